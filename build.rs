@@ -1,0 +1,158 @@
+//! Build-time checks of the committed deployment files, so a broken
+//! configuration fails `cargo build` instead of production:
+//!
+//! - `wrangler.toml` `[vars]` parse with the same code the worker runs
+//!   (`hookrelay_core::config`), with the secrets from `.dev.vars.example`;
+//! - the `webhooks` consumer keeps the contract's retry budget and DLQ;
+//! - both workers name the same D1 database;
+//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
+
+use hookrelay_core::config::RelayConfig;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs;
+
+fn main() {
+    for path in [
+        "wrangler.toml",
+        "dlq/wrangler.toml",
+        ".dev.vars.example",
+        "migrations",
+    ] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    if let Err(problem) = check() {
+        panic!("\n\nhookrelay build check failed: {problem}\n\n");
+    }
+}
+
+fn check() -> Result<(), String> {
+    let relay = read_toml("wrangler.toml")?;
+    let dlq = read_toml("dlq/wrangler.toml")?;
+    check_vars(&relay)?;
+    check_consumer(&relay)?;
+    check_same_database(&relay, &dlq)?;
+    check_migrations()
+}
+
+fn read_toml(path: &str) -> Result<toml::Value, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    toml::from_str(&text).map_err(|e| format!("{path} is not valid TOML: {e}"))
+}
+
+fn check_vars(relay: &toml::Value) -> Result<(), String> {
+    let vars = relay
+        .get("vars")
+        .ok_or("wrangler.toml has no [vars]; the demo SOURCES must be declared there")?;
+    let mut env: BTreeMap<String, Value> = serde_json::to_value(vars)
+        .map_err(|e| e.to_string())?
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    env.extend(dev_vars_example()?);
+    let config = RelayConfig::load(&env)
+        .map_err(|e| format!("wrangler.toml [vars] with .dev.vars.example: {e}"))?;
+    for scheme in hookrelay_core::signature::Scheme::ALL {
+        if !config.sources.values().any(|s| s.spec.scheme == scheme) {
+            return Err(format!(
+                "wrangler.toml declares no demo source for scheme {scheme}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn dev_vars_example() -> Result<BTreeMap<String, Value>, String> {
+    let text = fs::read_to_string(".dev.vars.example")
+        .map_err(|e| format!("cannot read .dev.vars.example: {e}"))?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| {
+            (
+                k.trim().to_string(),
+                Value::String(v.trim().trim_matches('"').to_string()),
+            )
+        })
+        .collect())
+}
+
+fn check_consumer(relay: &toml::Value) -> Result<(), String> {
+    let consumers = relay
+        .get("queues")
+        .and_then(|q| q.get("consumers"))
+        .and_then(toml::Value::as_array)
+        .ok_or("wrangler.toml has no [[queues.consumers]]")?;
+    let webhooks = consumers
+        .iter()
+        .find(|c| c.get("queue").and_then(toml::Value::as_str) == Some("webhooks"))
+        .ok_or("wrangler.toml has no consumer for queue `webhooks`")?;
+    let int = |k: &str| webhooks.get(k).and_then(toml::Value::as_integer);
+    if int("max_retries") != Some(5) {
+        return Err("the `webhooks` consumer must set max_retries = 5".into());
+    }
+    if webhooks
+        .get("dead_letter_queue")
+        .and_then(toml::Value::as_str)
+        != Some("webhooks-dlq")
+    {
+        return Err("the `webhooks` consumer must set dead_letter_queue = \"webhooks-dlq\"".into());
+    }
+    if int("max_batch_size").is_none() || int("max_batch_timeout").is_none() {
+        return Err(
+            "the `webhooks` consumer must set max_batch_size and max_batch_timeout explicitly"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
+    let id = |t: &toml::Value| {
+        t.get("d1_databases")
+            .and_then(toml::Value::as_array)
+            .and_then(|dbs| {
+                dbs.iter()
+                    .find(|d| d.get("binding").and_then(toml::Value::as_str) == Some("DB"))
+            })
+            .and_then(|d| d.get("database_id"))
+            .and_then(toml::Value::as_str)
+            .map(str::to_string)
+    };
+    match (id(relay), id(dlq)) {
+        (Some(a), Some(b)) if a == b => Ok(()),
+        (a, b) => Err(format!(
+            "both workers must bind DB to the same D1 database (wrangler.toml: {a:?}, dlq/wrangler.toml: {b:?})"
+        )),
+    }
+}
+
+fn check_migrations() -> Result<(), String> {
+    let mut names: Vec<String> = fs::read_dir("migrations")
+        .map_err(|e| format!("cannot read migrations/: {e}"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Err("migrations/ is empty".into());
+    }
+    for (i, name) in names.iter().enumerate() {
+        let expected = format!("{:04}_", i + 1);
+        let well_formed = name.ends_with(".sql")
+            && name.len() > 9
+            && name[5..name.len() - 4]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !name.starts_with(&expected) || !well_formed {
+            return Err(format!(
+                "migrations/{name}: expected {expected}<lower_snake_name>.sql (files must be numbered 0001, 0002, … without gaps)"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! What happens to one queue message after one attempt, as a value.
+//!
+//! The consumer glue computes an outcome per message, asks [`decide`] what to
+//! do with it, and applies the answer in exactly one place.
+
+use crate::error_code::{Failure, FailureClass};
+use crate::retry_policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
+
+/// The result of attempting one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The event was written to D1 for the first time.
+    Ingested,
+    /// The event was already in D1; nothing new happened.
+    Duplicate,
+    /// The attempt failed.
+    Failed(Failure),
+}
+
+/// What to do with the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    /// Acknowledge: the message is done.
+    Ack,
+    /// Ask the platform to redeliver it after `delay_s` seconds.
+    Retry {
+        /// Seconds before the next attempt.
+        delay_s: u32,
+        /// Why this attempt failed.
+        failure: Failure,
+    },
+    /// Hand it to `webhooks-dlq` with its reason, then acknowledge it.
+    DeadLetter {
+        /// Why it can never succeed.
+        failure: Failure,
+    },
+}
+
+/// Decides the fate of a message whose attempt number `attempts` (1-based,
+/// from the platform) ended with `outcome`.
+///
+/// Transient and unknown failures are retried on the schedule; a failure's
+/// own `retry_after_s` (a downstream's `Retry-After`) is a lower bound. When
+/// the platform's `max_retries` runs out it dead-letters the message itself,
+/// so this function never counts attempts against a budget.
+pub fn decide(outcome: Outcome, attempts: u32, schedule: &RetrySchedule) -> Disposition {
+    match outcome {
+        Outcome::Ingested | Outcome::Duplicate => Disposition::Ack,
+        Outcome::Failed(failure) => match failure.class() {
+            FailureClass::Poison => Disposition::DeadLetter { failure },
+            FailureClass::Transient | FailureClass::Unknown => {
+                let scheduled = schedule.delay_after(attempts);
+                let delay_s = scheduled
+                    .max(failure.retry_after_s.unwrap_or(0))
+                    .min(MAX_QUEUE_DELAY_S);
+                Disposition::Retry { delay_s, failure }
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error_code::ErrorCode;
+
+    fn failed(code: ErrorCode) -> Outcome {
+        Outcome::Failed(Failure::new(code, "boom"))
+    }
+
+    #[test]
+    fn successes_are_acked() {
+        let s = RetrySchedule::default();
+        assert_eq!(decide(Outcome::Ingested, 1, &s), Disposition::Ack);
+        assert_eq!(decide(Outcome::Duplicate, 4, &s), Disposition::Ack);
+    }
+
+    #[test]
+    fn each_class_takes_its_path() {
+        let s = RetrySchedule::default();
+        let table = [
+            (ErrorCode::D1Unavailable, 1, Some(30)),
+            (ErrorCode::Upstream5xx, 3, Some(120)),
+            (ErrorCode::Timeout, 5, Some(480)),
+            (ErrorCode::CircuitOpen, 2, Some(60)),
+            (ErrorCode::Unknown, 4, Some(240)),
+            (ErrorCode::Unknown, 6, Some(480)),
+            (ErrorCode::BadPayload, 1, None),
+            (ErrorCode::SchemaMismatch, 3, None),
+            (ErrorCode::Upstream4xx, 1, None),
+            (ErrorCode::AuthExpired, 1, None),
+        ];
+        for (code, attempts, delay) in table {
+            let got = decide(failed(code), attempts, &s);
+            match (delay, got) {
+                (Some(d), Disposition::Retry { delay_s, failure }) => {
+                    assert_eq!(delay_s, d, "{code} at attempt {attempts}");
+                    assert_eq!(failure.code, code);
+                }
+                (None, Disposition::DeadLetter { failure }) => assert_eq!(failure.code, code),
+                (want, got) => panic!("{code}: wanted delay {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_retry_after_hint_is_a_lower_bound_on_the_delay() {
+        let s = RetrySchedule::default();
+        let hinted = |secs| {
+            let mut f = Failure::new(ErrorCode::RateLimited, "429");
+            f.retry_after_s = Some(secs);
+            Outcome::Failed(f)
+        };
+        let delay = |o| match decide(o, 1, &s) {
+            Disposition::Retry { delay_s, .. } => delay_s,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            delay(hinted(10)),
+            30,
+            "a shorter hint does not shorten the schedule"
+        );
+        assert_eq!(delay(hinted(90)), 90, "a longer hint is honoured");
+        assert_eq!(
+            delay(hinted(1_000_000)),
+            MAX_QUEUE_DELAY_S,
+            "capped at the queue limit"
+        );
+    }
+}

@@ -1,0 +1,377 @@
+//! The dead-letter envelope: everything an on-call engineer needs to debug
+//! and replay one dead letter, built from the DLQ message and the attempt
+//! history the consumer recorded in D1.
+//!
+//! Two kinds of DLQ message arrive: a [`PoisonHandoff`] the consumer sent
+//! with its reason, and an original `webhooks` message that Cloudflare
+//! moved after `max_retries` with no reason at all. Both become one
+//! envelope shape.
+
+use crate::error_code::{ErrorCode, Failure, FailureClass};
+use crate::idempotency::content_hash;
+use crate::poison_handoff::PoisonHandoff;
+use crate::queued_event::{decode_value, EventBody, QueuedEvent};
+use crate::redact::{redact_map, truncate};
+use crate::UnixMillis;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// Bytes of the original body kept for display.
+pub const EXCERPT_BYTES: usize = 4096;
+
+/// One failed consumer attempt, as recorded in D1's `attempts` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// Platform attempt number.
+    pub attempt: u32,
+    /// Failure class.
+    pub class: FailureClass,
+    /// Stable code.
+    pub code: ErrorCode,
+    /// Message (no payload, no secret).
+    pub message: String,
+    /// When it failed (unix ms).
+    pub at_ms: UnixMillis,
+}
+
+/// How the message reached the DLQ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadLetterKind {
+    /// The consumer handed a poison message over at once.
+    PoisonHandoff,
+    /// Cloudflare moved it after `max_retries`.
+    RetriesExhausted,
+}
+
+/// Who the event is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The event id, when the message decoded.
+    pub event_id: Option<String>,
+    /// The idempotency key, when the message decoded.
+    pub idempotency_key: Option<String>,
+    /// The source, when the message decoded.
+    pub source: Option<String>,
+    /// The queue the message failed on.
+    pub queue: String,
+    /// The message id on that queue.
+    pub queue_message_id: String,
+}
+
+/// When things happened (unix ms).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timing {
+    /// When the message was first enqueued.
+    pub enqueued_at_ms: UnixMillis,
+    /// The relay's receive time, when known.
+    pub received_at_ms: Option<UnixMillis>,
+    /// The first recorded failed attempt.
+    pub first_attempt_at_ms: Option<UnixMillis>,
+    /// The last recorded failed attempt.
+    pub last_attempt_at_ms: Option<UnixMillis>,
+    /// When the DLQ worker stored it.
+    pub dead_lettered_at_ms: UnixMillis,
+}
+
+/// Delivery attempts made before dead-lettering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryState {
+    /// How many attempts were made.
+    pub attempts: u32,
+    /// Every recorded failed attempt, oldest first.
+    pub history: Vec<AttemptRecord>,
+}
+
+/// Why it failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureEvidence {
+    /// The last error code.
+    pub code: ErrorCode,
+    /// Its class.
+    pub class: FailureClass,
+    /// The last error message.
+    pub message: String,
+    /// A stable hash of the code and normalized message, for grouping.
+    pub signature: String,
+}
+
+/// How the request arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transport {
+    /// Request headers, credentials and signatures redacted.
+    pub headers: BTreeMap<String, String>,
+    /// The provider's delivery id.
+    pub delivery_id: Option<String>,
+}
+
+/// What was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Input {
+    /// The original `webhooks` message, whole, for replay.
+    pub original: Value,
+    /// The first 4 KB of the event body (or of the message, if it is not an event).
+    pub excerpt: String,
+    /// Whether the excerpt is shorter than the body.
+    pub excerpt_truncated: bool,
+    /// The body's size in bytes.
+    pub body_bytes: u64,
+    /// Where a claim-checked body is stored (`payloads.event_id`).
+    pub body_ref: Option<String>,
+    /// SHA-256 of source and body: the dedupe key.
+    pub content_hash: String,
+}
+
+/// The whole dead-letter envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The entry id (`dlq_…`), derived from the queue message id so a
+    /// redelivered DLQ message maps to the same entry.
+    pub id: String,
+    /// How it got here.
+    pub kind: DeadLetterKind,
+    /// Who it is.
+    pub identity: Identity,
+    /// When.
+    pub timing: Timing,
+    /// Attempts.
+    pub delivery: DeliveryState,
+    /// Why.
+    pub failure: FailureEvidence,
+    /// How it arrived.
+    pub transport: Transport,
+    /// What it was.
+    pub input: Input,
+}
+
+/// What the DLQ worker knows about one DLQ message.
+pub struct DeadLetterInput<'a> {
+    /// The DLQ message body.
+    pub body: &'a Value,
+    /// The DLQ message id (Cloudflare keeps the original id when it moves one).
+    pub queue_message_id: &'a str,
+    /// The DLQ message timestamp (the original enqueue time when moved).
+    pub enqueued_at_ms: UnixMillis,
+    /// Failed attempts recorded for this event or message, any order.
+    pub history: Vec<AttemptRecord>,
+    /// The claim-checked body, when the event has one and it was loaded.
+    pub stored_body: Option<&'a str>,
+    /// The DLQ worker's clock.
+    pub now_ms: UnixMillis,
+}
+
+/// The entry id for a queue message id.
+pub fn entry_id(queue_message_id: &str) -> String {
+    let digest = Sha256::digest(queue_message_id.as_bytes());
+    format!("dlq_{}", &hex::encode(digest)[..24])
+}
+
+/// The id under which a hand-off or moved message's failures were
+/// recorded: the original queue message id.
+pub fn original_message_id<'a>(body: &'a Value, queue_message_id: &'a str) -> &'a str {
+    PoisonHandoff::from_dlq_message(body)
+        .and(body.get("queue_message_id").and_then(Value::as_str))
+        .unwrap_or(queue_message_id)
+}
+
+/// The event inside a DLQ message, if it decodes.
+pub fn event_of(body: &Value) -> Option<QueuedEvent> {
+    match PoisonHandoff::from_dlq_message(body) {
+        Some(h) => decode_value(&h.original).ok(),
+        None => decode_value(body).ok(),
+    }
+}
+
+/// Builds the envelope.
+pub fn build(input: DeadLetterInput<'_>) -> Envelope {
+    let handoff = PoisonHandoff::from_dlq_message(input.body);
+    let (kind, original, original_id, enqueued_at_ms) = match &handoff {
+        Some(h) => (
+            DeadLetterKind::PoisonHandoff,
+            h.original.clone(),
+            h.queue_message_id.clone(),
+            h.enqueued_at_ms,
+        ),
+        None => (
+            DeadLetterKind::RetriesExhausted,
+            input.body.clone(),
+            input.queue_message_id.to_string(),
+            input.enqueued_at_ms,
+        ),
+    };
+    let event = decode_value(&original).ok();
+
+    let mut history = input.history;
+    history.sort_by_key(|a| (a.at_ms, a.attempt));
+    if let Some(h) = &handoff {
+        // The hand-off may overtake its own attempt record; its reason is authoritative.
+        if !history
+            .iter()
+            .any(|a| a.attempt == h.attempts && a.code == h.failure.code)
+        {
+            history.push(AttemptRecord {
+                attempt: h.attempts,
+                class: h.class,
+                code: h.failure.code,
+                message: h.failure.message.clone(),
+                at_ms: h.failed_at_ms,
+            });
+        }
+    }
+    let last = history.last();
+    let failure = match (&handoff, last) {
+        (Some(h), _) => h.failure.clone(),
+        (None, Some(a)) => Failure::new(a.code, a.message.clone()),
+        (None, None) => Failure::new(
+            ErrorCode::Unknown,
+            "no failed attempt was recorded; Cloudflare moved the message after max_retries",
+        ),
+    };
+    let attempts = history
+        .iter()
+        .map(|a| a.attempt)
+        .max()
+        .unwrap_or(0)
+        .max(handoff.as_ref().map_or(0, |h| h.attempts));
+
+    let (body_text, body_bytes, body_ref) = match &event {
+        Some(e) => match &e.body {
+            EventBody::Inline { body } => (body.clone(), body.len() as u64, None),
+            EventBody::Stored {
+                body_ref,
+                body_bytes,
+            } => (
+                input.stored_body.unwrap_or_default().to_string(),
+                *body_bytes,
+                Some(body_ref.clone()),
+            ),
+        },
+        None => {
+            let text = match &original {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let len = text.len() as u64;
+            (text, len, None)
+        }
+    };
+    let excerpt = truncate(&body_text, EXCERPT_BYTES).to_string();
+    // A message that failed to decode may still name itself; keep what it says.
+    let hint = |field: &str| match &event {
+        Some(e) => match field {
+            "event_id" => Some(e.event_id.clone()),
+            "idempotency_key" => Some(e.idempotency_key.clone()),
+            _ => Some(e.source.clone()),
+        },
+        None => original
+            .get(field)
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    };
+    let source = hint("source");
+    Envelope {
+        id: entry_id(&original_id),
+        kind,
+        identity: Identity {
+            event_id: hint("event_id"),
+            idempotency_key: hint("idempotency_key"),
+            source: source.clone(),
+            queue: "webhooks".to_string(),
+            queue_message_id: original_id,
+        },
+        timing: Timing {
+            enqueued_at_ms,
+            received_at_ms: event.as_ref().map(|e| e.received_at_ms),
+            first_attempt_at_ms: history.first().map(|a| a.at_ms),
+            last_attempt_at_ms: history.last().map(|a| a.at_ms),
+            dead_lettered_at_ms: input.now_ms,
+        },
+        delivery: DeliveryState { attempts, history },
+        failure: FailureEvidence {
+            signature: error_signature(failure.code, &failure.message),
+            code: failure.code,
+            class: failure.class(),
+            message: failure.message,
+        },
+        transport: Transport {
+            headers: event
+                .as_ref()
+                .map(|e| redact_map(&e.headers))
+                .unwrap_or_default(),
+            delivery_id: event.as_ref().and_then(|e| e.delivery_id.clone()),
+        },
+        input: Input {
+            excerpt_truncated: excerpt.len() < body_text.len(),
+            excerpt,
+            body_bytes,
+            body_ref,
+            content_hash: content_hash(source.as_deref().unwrap_or(""), body_text.as_bytes()),
+            original,
+        },
+    }
+}
+
+/// A stable grouping hash of a code and a message with its variable parts
+/// (numbers, hex ids, quoted values) normalized away: `sig_` and 16 hex.
+pub fn error_signature(code: ErrorCode, message: &str) -> String {
+    let normalized = normalize_message(message);
+    let digest = Sha256::digest(format!("{}|{}", code.as_str(), normalized).as_bytes());
+    format!("sig_{}", &hex::encode(digest)[..16])
+}
+
+/// Lower-cases, replaces quoted strings with `?` and runs of digits or
+/// long hex with `#`, and collapses whitespace.
+pub fn normalize_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut chars = message.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '"' || c == '\'' {
+            for d in chars.by_ref() {
+                if d == c {
+                    break;
+                }
+            }
+            out.push('?');
+        } else if c.is_ascii_alphanumeric() {
+            let mut token = String::from(c);
+            while let Some(&d) = chars.peek() {
+                if d.is_ascii_alphanumeric() || d == '_' || d == '-' {
+                    token.push(d);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push_str(&normalize_token(&token));
+        } else if c.is_whitespace() {
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+fn normalize_token(token: &str) -> String {
+    let digits = token.bytes().filter(u8::is_ascii_digit).count();
+    let is_hexish = token.len() >= 8 && token.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+    if is_hexish && digits > 0 || token.bytes().all(|b| b.is_ascii_digit()) {
+        return "#".to_string();
+    }
+    // Ids such as evt_1NG8Du2eZvKYlo2C: keep the prefix, drop the variable part.
+    if digits > 0 {
+        if let Some((prefix, _)) = token.split_once('_') {
+            return format!("{}_#", prefix.to_ascii_lowercase());
+        }
+        let lettered: String = token.chars().filter(|c| !c.is_ascii_digit()).collect();
+        return format!("{}#", lettered.to_ascii_lowercase());
+    }
+    token.to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests;

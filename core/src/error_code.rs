@@ -1,0 +1,222 @@
+//! Stable error codes and failure classes.
+//!
+//! A failure gets its code and class where it is created, at the boundary
+//! that observed it; everything downstream (retry, dead-lettering, logs,
+//! envelopes, metrics) reads the code rather than re-parsing messages.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How a failure should be handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureClass {
+    /// Likely to succeed later: retried on the schedule.
+    Transient,
+    /// Will never succeed as it is: dead-lettered at once.
+    Poison,
+    /// Not classified: retried like transient until attempts run out.
+    Unknown,
+}
+
+impl FailureClass {
+    /// The lower-case name used in logs, D1 and the admin API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::Transient => "transient",
+            FailureClass::Poison => "poison",
+            FailureClass::Unknown => "unknown",
+        }
+    }
+
+    /// Parses the lower-case name.
+    pub fn parse(s: &str) -> Option<FailureClass> {
+        [
+            FailureClass::Transient,
+            FailureClass::Poison,
+            FailureClass::Unknown,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The stable error codes of DESIGN §3. Their spelling is part of the
+/// contract: dashboards and alerts match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ErrorCode {
+    /// The message or event body cannot be decoded.
+    #[serde(rename = "BAD_PAYLOAD")]
+    BadPayload,
+    /// The message decodes but does not have the expected shape.
+    #[serde(rename = "SCHEMA_MISMATCH")]
+    SchemaMismatch,
+    /// A signature did not verify.
+    #[serde(rename = "SIGNATURE_INVALID")]
+    SignatureInvalid,
+    /// The downstream refused our credentials (401/403).
+    #[serde(rename = "AUTH_EXPIRED")]
+    AuthExpired,
+    /// The downstream did not answer in time (or answered 408).
+    #[serde(rename = "TIMEOUT")]
+    Timeout,
+    /// The downstream answered 5xx, or could not be reached.
+    #[serde(rename = "UPSTREAM_5XX")]
+    Upstream5xx,
+    /// The downstream answered a 4xx other than 401/403/408/429.
+    #[serde(rename = "UPSTREAM_4XX")]
+    Upstream4xx,
+    /// The downstream answered 429.
+    #[serde(rename = "RATE_LIMITED")]
+    RateLimited,
+    /// The destination's circuit breaker is open; no call was made.
+    #[serde(rename = "CIRCUIT_OPEN")]
+    CircuitOpen,
+    /// D1 was busy or unavailable.
+    #[serde(rename = "D1_UNAVAILABLE")]
+    D1Unavailable,
+    /// Anything not classified.
+    #[serde(rename = "UNKNOWN")]
+    Unknown,
+}
+
+impl ErrorCode {
+    /// Every code, in the contract's order.
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::BadPayload,
+        ErrorCode::SchemaMismatch,
+        ErrorCode::SignatureInvalid,
+        ErrorCode::AuthExpired,
+        ErrorCode::Timeout,
+        ErrorCode::Upstream5xx,
+        ErrorCode::Upstream4xx,
+        ErrorCode::RateLimited,
+        ErrorCode::CircuitOpen,
+        ErrorCode::D1Unavailable,
+        ErrorCode::Unknown,
+    ];
+
+    /// The contract spelling, e.g. `UPSTREAM_5XX`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadPayload => "BAD_PAYLOAD",
+            ErrorCode::SchemaMismatch => "SCHEMA_MISMATCH",
+            ErrorCode::SignatureInvalid => "SIGNATURE_INVALID",
+            ErrorCode::AuthExpired => "AUTH_EXPIRED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Upstream5xx => "UPSTREAM_5XX",
+            ErrorCode::Upstream4xx => "UPSTREAM_4XX",
+            ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::CircuitOpen => "CIRCUIT_OPEN",
+            ErrorCode::D1Unavailable => "D1_UNAVAILABLE",
+            ErrorCode::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// Parses the contract spelling.
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The class every failure with this code belongs to.
+    pub fn class(self) -> FailureClass {
+        match self {
+            ErrorCode::BadPayload
+            | ErrorCode::SchemaMismatch
+            | ErrorCode::SignatureInvalid
+            | ErrorCode::AuthExpired
+            | ErrorCode::Upstream4xx => FailureClass::Poison,
+            ErrorCode::Timeout
+            | ErrorCode::Upstream5xx
+            | ErrorCode::RateLimited
+            | ErrorCode::CircuitOpen
+            | ErrorCode::D1Unavailable => FailureClass::Transient,
+            ErrorCode::Unknown => FailureClass::Unknown,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One classified failure of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The stable code.
+    pub code: ErrorCode,
+    /// A human-readable message. It never contains payload bytes or secrets.
+    pub message: String,
+    /// A lower bound on the next retry delay the failing party asked for
+    /// (for example a downstream's `Retry-After`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u32>,
+}
+
+impl Failure {
+    /// A failure with a code and message and no retry hint.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            retry_after_s: None,
+        }
+    }
+
+    /// The class this failure belongs to, from its code.
+    pub fn class(&self) -> FailureClass {
+        self.code.class()
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.code, self.class(), self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_the_class_the_contract_gives_it() {
+        use ErrorCode::*;
+        use FailureClass::*;
+        let table = [
+            (BadPayload, Poison),
+            (SchemaMismatch, Poison),
+            (SignatureInvalid, Poison),
+            (AuthExpired, Poison),
+            (Upstream4xx, Poison),
+            (Timeout, Transient),
+            (Upstream5xx, Transient),
+            (RateLimited, Transient),
+            (CircuitOpen, Transient),
+            (D1Unavailable, Transient),
+            (ErrorCode::Unknown, FailureClass::Unknown),
+        ];
+        assert_eq!(table.len(), ErrorCode::ALL.len());
+        for (code, class) in table {
+            assert_eq!(code.class(), class, "{code}");
+        }
+    }
+
+    #[test]
+    fn codes_serialize_with_the_contract_spelling_and_parse_back() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::parse("upstream_5xx"), None);
+    }
+}

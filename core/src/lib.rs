@@ -1,0 +1,24 @@
+//! hookrelay-core: every decision hookrelay makes, as plain Rust.
+//!
+//! This crate has no `worker` dependency and never reads a clock or a random
+//! source: callers pass `now` in. The relay and DLQ workers are thin glue that
+//! move bytes between the platform and these functions, then carry out the
+//! decisions they return. Everything here is tested natively with `cargo test`.
+
+pub mod claim_check;
+pub mod classify;
+pub mod config;
+pub mod disposition;
+pub mod dlq_capacity;
+pub mod envelope;
+pub mod error_code;
+pub mod idempotency;
+pub mod ingest;
+pub mod poison_handoff;
+pub mod queued_event;
+pub mod redact;
+pub mod retry_policy;
+pub mod signature;
+
+/// Milliseconds since the unix epoch, as read once by the platform glue.
+pub type UnixMillis = i64;

@@ -1,0 +1,95 @@
+//! The message the consumer puts on `webhooks-dlq` for a poison failure.
+//!
+//! Cloudflare's own dead-lettering moves the original message and carries no
+//! reason. A poison failure skips the retry budget, so the consumer sends
+//! this hand-off instead: the original message plus why it failed. The DLQ
+//! worker tells the two apart by the `kind` field.
+
+use crate::error_code::{Failure, FailureClass};
+use crate::UnixMillis;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `kind` value that marks a hand-off.
+pub const HANDOFF_KIND: &str = "poison_handoff";
+
+/// A poison message handed to `webhooks-dlq` by the consumer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoisonHandoff {
+    /// Always [`HANDOFF_KIND`].
+    pub kind: String,
+    /// Why it failed.
+    pub failure: Failure,
+    /// Its class (always poison today; stored so readers need not re-derive it).
+    pub class: FailureClass,
+    /// The platform attempt on which it failed.
+    pub attempts: u32,
+    /// The original queue message id.
+    pub queue_message_id: String,
+    /// When the original message was enqueued (unix ms).
+    pub enqueued_at_ms: UnixMillis,
+    /// When the consumer gave up on it (unix ms).
+    pub failed_at_ms: UnixMillis,
+    /// The original message body, whole.
+    pub original: Value,
+}
+
+impl PoisonHandoff {
+    /// Builds a hand-off for `original` that failed with `failure`.
+    pub fn new(
+        failure: Failure,
+        attempts: u32,
+        queue_message_id: String,
+        enqueued_at_ms: UnixMillis,
+        failed_at_ms: UnixMillis,
+        original: Value,
+    ) -> PoisonHandoff {
+        PoisonHandoff {
+            kind: HANDOFF_KIND.to_string(),
+            class: failure.class(),
+            failure,
+            attempts,
+            queue_message_id,
+            enqueued_at_ms,
+            failed_at_ms,
+            original,
+        }
+    }
+
+    /// Reads a DLQ message as a hand-off, or `None` if it is an original
+    /// message that Cloudflare moved after `max_retries`.
+    pub fn from_dlq_message(value: &Value) -> Option<PoisonHandoff> {
+        if value.get("kind")?.as_str()? != HANDOFF_KIND {
+            return None;
+        }
+        serde_json::from_value(value.clone()).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error_code::ErrorCode;
+    use serde_json::json;
+
+    #[test]
+    fn a_handoff_roundtrips_and_is_told_apart_from_an_original_message() {
+        let h = PoisonHandoff::new(
+            Failure::new(ErrorCode::BadPayload, "message is not JSON"),
+            1,
+            "m1".into(),
+            10,
+            20,
+            json!("garbage"),
+        );
+        let value = serde_json::to_value(&h).unwrap();
+        assert_eq!(value["failure"]["code"], "BAD_PAYLOAD");
+        assert_eq!(value["class"], "poison");
+        assert_eq!(PoisonHandoff::from_dlq_message(&value), Some(h));
+        assert_eq!(
+            PoisonHandoff::from_dlq_message(&json!({"v": 1, "event_id": "e"})),
+            None
+        );
+        assert_eq!(PoisonHandoff::from_dlq_message(&json!("garbage")), None);
+    }
+}

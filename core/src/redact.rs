@@ -1,0 +1,129 @@
+//! Header capture with credentials and signatures redacted.
+//!
+//! Headers are redacted at the front door, before an event is enqueued, so
+//! no signature or credential ever reaches the queue, D1, a log or an
+//! envelope.
+
+use std::collections::BTreeMap;
+
+/// The value stored in place of a redacted header.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Headers that carry credentials or signatures in any scheme hookrelay knows.
+const CREDENTIAL_HEADERS: [&str; 12] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+    "webhook-signature",
+    "stripe-signature",
+    "x-hub-signature",
+    "x-hub-signature-256",
+    "x-signature",
+    "x-webhook-secret",
+];
+
+/// Name fragments that mark a header as sensitive even when it is not listed.
+const SENSITIVE_FRAGMENTS: [&str; 5] = ["secret", "token", "signature", "password", "auth"];
+
+/// At most this many headers are kept, so a hostile request cannot bloat a message.
+pub const MAX_HEADERS: usize = 64;
+/// Each kept value is cut to this many bytes.
+pub const MAX_HEADER_VALUE_BYTES: usize = 1024;
+
+/// Whether a header (lower-case name) must never be stored.
+pub fn is_sensitive(name: &str) -> bool {
+    CREDENTIAL_HEADERS.contains(&name) || SENSITIVE_FRAGMENTS.iter().any(|f| name.contains(f))
+}
+
+/// Lower-cases names, redacts sensitive values, and bounds the result.
+pub fn capture_headers<'a>(
+    headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, value) in headers {
+        if out.len() >= MAX_HEADERS {
+            break;
+        }
+        let name = name.to_ascii_lowercase();
+        let value = if is_sensitive(&name) {
+            REDACTED.to_string()
+        } else {
+            truncate(value, MAX_HEADER_VALUE_BYTES).to_string()
+        };
+        out.insert(name, value);
+    }
+    out
+}
+
+/// Redacts an already captured map again, for data that came from elsewhere
+/// (for example a message put on the queue by another producer).
+pub fn redact_map(headers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    capture_headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
+pub fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_credential_header_of_every_scheme_is_redacted() {
+        let names = [
+            "Authorization",
+            "Proxy-Authorization",
+            "Cookie",
+            "Set-Cookie",
+            "X-Api-Key",
+            "webhook-signature",
+            "Stripe-Signature",
+            "X-Hub-Signature",
+            "X-Hub-Signature-256",
+            "X-Signature",
+            "X-Custom-Token",
+            "X-Client-Secret",
+        ];
+        let headers: Vec<(&str, &str)> = names.iter().map(|n| (*n, "sekrit")).collect();
+        let captured = capture_headers(headers);
+        assert_eq!(captured.len(), names.len());
+        for (name, value) in &captured {
+            assert_eq!(value, REDACTED, "{name}");
+        }
+    }
+
+    #[test]
+    fn ordinary_headers_are_kept_lower_cased() {
+        let captured = capture_headers([
+            ("Content-Type", "application/json"),
+            ("webhook-id", "msg_1"),
+            ("webhook-timestamp", "1700000000"),
+            ("X-GitHub-Delivery", "abc"),
+        ]);
+        assert_eq!(captured["content-type"], "application/json");
+        assert_eq!(captured["webhook-id"], "msg_1");
+        assert_eq!(captured["webhook-timestamp"], "1700000000");
+        assert_eq!(captured["x-github-delivery"], "abc");
+    }
+
+    #[test]
+    fn headers_are_bounded_in_count_and_length() {
+        let long = "é".repeat(2000);
+        let names: Vec<String> = (0..100).map(|i| format!("x-h{i}")).collect();
+        let captured = capture_headers(names.iter().map(|n| (n.as_str(), long.as_str())));
+        assert_eq!(captured.len(), MAX_HEADERS);
+        assert!(captured.values().all(|v| v.len() <= MAX_HEADER_VALUE_BYTES));
+    }
+}

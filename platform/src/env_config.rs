@@ -1,0 +1,25 @@
+//! Reads wrangler vars and secrets for `hookrelay_core::config`.
+
+use hookrelay_core::config::ConfigEnv;
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+use worker::Env;
+
+/// `Env` seen as a configuration source. Strings (vars and secrets) come
+/// through as JSON strings; object vars (such as `SOURCES` declared as a
+/// TOML table) come through as JSON objects.
+pub struct WorkerEnv<'a>(pub &'a Env);
+
+impl ConfigEnv for WorkerEnv<'_> {
+    fn get(&self, name: &str) -> Option<Value> {
+        let value = js_sys::Reflect::get(self.0, &JsValue::from_str(name)).ok()?;
+        if value.is_undefined() || value.is_null() {
+            return None;
+        }
+        if let Some(text) = value.as_string() {
+            return Some(Value::String(text));
+        }
+        let json: String = js_sys::JSON::stringify(&value).ok()?.into();
+        serde_json::from_str(&json).ok()
+    }
+}

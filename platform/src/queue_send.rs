@@ -1,0 +1,31 @@
+//! Sending JSON messages to a queue.
+//!
+//! Messages are serialized with serde_json and parsed into a plain JS object
+//! here, rather than through serde-wasm-bindgen, because the latter turns
+//! maps into JS `Map`s, which the queue's JSON content type stores as `{}`.
+
+use wasm_bindgen::JsValue;
+use worker::{Queue, QueueContentType, RawMessageBuilder, SendMessage};
+
+/// Parses JSON text into a JS value for sending.
+fn to_js(json: &str) -> worker::Result<JsValue> {
+    js_sys::JSON::parse(json).map_err(worker::Error::from)
+}
+
+fn message(json: &str) -> worker::Result<SendMessage<JsValue>> {
+    Ok(RawMessageBuilder::new(to_js(json)?).build_with_content_type(QueueContentType::Json))
+}
+
+/// Sends one message given as JSON text.
+pub async fn send_json(queue: &Queue, json: &str) -> worker::Result<()> {
+    queue.send_raw(message(json)?).await
+}
+
+/// Sends several messages given as JSON text in one call.
+pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
+    let messages = jsons
+        .iter()
+        .map(|j| message(j))
+        .collect::<worker::Result<Vec<_>>>()?;
+    queue.send_raw_batch(messages).await
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds both workers to build/index.js + build/index_bg.wasm with
+# worker-build, pointed at registry-installed tools instead of its own
+# downloads. Skips a worker whose build output is newer than every source.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+export PATH="$CARGO_BIN:$PATH"
+
+ESBUILD_PLATFORM=$(node -p 'process.platform + "-" + process.arch')
+export WASM_BINDGEN_BIN="$CARGO_BIN/wasm-bindgen"
+export ESBUILD_BIN="$ROOT/node_modules/@esbuild/$ESBUILD_PLATFORM/bin/esbuild"
+export WASM_OPT_BIN="$ROOT/node_modules/binaryen/bin/wasm-opt"
+export WRANGLER_SEND_METRICS=false
+
+# Sources that feed a worker: its own crate plus the shared crates.
+up_to_date() {
+  local out="$1/build/index_bg.wasm"; shift
+  [ -f "$out" ] || return 1
+  [ -z "$(find "$@" Cargo.toml Cargo.lock -newer "$out" -type f 2>/dev/null | head -1)" ]
+}
+
+build() {
+  local dir="$1"; shift
+  if up_to_date "$dir" "$@"; then
+    echo "[build] $dir: up to date"
+    return
+  fi
+  echo "[build] $dir"
+  (cd "$dir" && worker-build --release)
+}
+
+build . src build.rs wrangler.toml core/src platform/src migrations .dev.vars.example
+build dlq dlq/src dlq/Cargo.toml core/src platform/src

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Signs a webhook for a local demo source with the secret from .dev.vars and
+// sends it to the local relay (or prints the curl command with --print).
+//
+//   npm run sign -- demo-stripe '{"id":"evt_1","object":"event"}'
+//   npm run sign -- demo-github '{"zen":"hi"}' --print
+//   npm run sign -- demo-hmac '{"op":"x"}' --url http://127.0.0.1:8790
+import { createHmac, randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+
+const args = process.argv.slice(2);
+const flag = (name) => {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const [, value] = args.splice(i, 2);
+  return value ?? true;
+};
+const print = args.includes("--print") && args.splice(args.indexOf("--print"), 1);
+const base = flag("--url") ?? "http://127.0.0.1:8787";
+const [source = "demo-standard", body = JSON.stringify({ id: `evt_${randomUUID()}`, type: "demo.ping", at: new Date().toISOString() })] = args;
+
+const varsFile = existsSync(".dev.vars") ? ".dev.vars" : ".dev.vars.example";
+const vars = Object.fromEntries(
+  readFileSync(varsFile, "utf8")
+    .split("\n")
+    .filter((l) => l.includes("=") && !l.trim().startsWith("#"))
+    .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim().replace(/^"|"$/g, "")]),
+);
+const secretName = `WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`;
+const secret = vars[secretName];
+if (!secret) {
+  console.error(`no ${secretName} in ${varsFile}; which scheme does '${source}' use? (demo sources: demo-standard, demo-stripe, demo-github, demo-hmac)`);
+  process.exit(2);
+}
+const scheme = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256" }[source] ?? flag("--scheme");
+const ts = Math.floor(Date.now() / 1000);
+const hmac = (key, data, enc) => createHmac("sha256", key).update(data).digest(enc);
+const headers = { "content-type": "application/json" };
+switch (scheme) {
+  case "standard-webhooks": {
+    const id = `msg_${randomUUID()}`;
+    const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+    Object.assign(headers, { "webhook-id": id, "webhook-timestamp": String(ts), "webhook-signature": `v1,${hmac(key, `${id}.${ts}.${body}`, "base64")}` });
+    break;
+  }
+  case "stripe":
+    headers["stripe-signature"] = `t=${ts},v1=${hmac(secret, `${ts}.${body}`, "hex")}`;
+    break;
+  case "github":
+    Object.assign(headers, { "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${hmac(secret, body, "hex")}` });
+    break;
+  case "hmac-sha256":
+    Object.assign(headers, { "x-timestamp": String(ts), "x-operation-id": `op_${randomUUID()}`, "x-signature": hmac(secret, `${ts}.${body}`, "hex") });
+    break;
+  default:
+    console.error(`unknown scheme for '${source}'; pass --scheme standard-webhooks|stripe|github|hmac-sha256`);
+    process.exit(2);
+}
+const url = `${base}/webhooks/${source}`;
+if (print) {
+  const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
+  console.log(["curl -i -X POST", quote(url), ...Object.entries(headers).map(([k, v]) => `-H ${quote(`${k}: ${v}`)}`), `--data-binary ${quote(body)}`].join(" \\\n  "));
+} else {
+  const res = await fetch(url, { method: "POST", headers, body });
+  console.log(res.status, await res.text());
+}

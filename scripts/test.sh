@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test, in the order that fails fastest: format, lints, native unit
+# tests, the wasm build, then the integration tests on the compiled workers
+# in Miniflare (workerd) with local D1 and local queues.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+bash scripts/setup.sh
+
+echo "[test] cargo fmt --check"
+cargo fmt --all -- --check
+echo "[test] cargo clippy (native, with tests) -D warnings"
+cargo clippy -p hookrelay-core --all-targets -- -D warnings
+echo "[test] cargo clippy (wasm32, both workers) -D warnings"
+cargo clippy --workspace --target wasm32-unknown-unknown -- -D warnings
+echo "[test] cargo test (native core)"
+cargo test -p hookrelay-core
+echo "[test] wasm build"
+bash scripts/build.sh
+echo "[test] integration tests (Miniflare)"
+WRANGLER_SEND_METRICS=false node --test --test-concurrency=1 tests/

@@ -1,0 +1,36 @@
+//! The relay configuration, validated once per isolate.
+
+use hookrelay_core::config::{ConfigError, RelayConfig};
+use hookrelay_platform::env_config::WorkerEnv;
+use hookrelay_platform::log;
+use std::cell::OnceCell;
+use std::rc::Rc;
+use worker::Env;
+
+thread_local! {
+    static CONFIG: OnceCell<Rc<Result<RelayConfig, ConfigError>>> = const { OnceCell::new() };
+}
+
+/// The validated configuration, or the error that names the bad key. The
+/// first call in an isolate parses and logs the outcome; later calls reuse it.
+pub fn relay_config(env: &Env) -> Rc<Result<RelayConfig, ConfigError>> {
+    CONFIG.with(|cell| {
+        cell.get_or_init(|| {
+            let loaded = RelayConfig::load(&WorkerEnv(env));
+            match &loaded {
+                Ok(c) => log::info(
+                    "relay",
+                    "config_loaded",
+                    serde_json::json!({"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s()}),
+                ),
+                Err(e) => log::error(
+                    "relay",
+                    "config_invalid",
+                    serde_json::json!({"key": e.key, "problem": e.problem}),
+                ),
+            }
+            Rc::new(loaded)
+        })
+        .clone()
+    })
+}

@@ -1,0 +1,22 @@
+//! `GET /healthz`: version and configured source names, never secrets.
+
+use crate::{config_cache::relay_config, responses, VERSION};
+use serde_json::json;
+use worker::{Env, Method, Request, Response, Result};
+
+/// Answers the health check.
+pub fn handle(req: &Request, env: &Env) -> Result<Response> {
+    if req.method() != Method::Get && req.method() != Method::Head {
+        let resp = responses::error(405, "METHOD_NOT_ALLOWED", "use GET /healthz")?;
+        resp.headers().set("Allow", "GET, HEAD")?;
+        return Ok(resp);
+    }
+    match &*relay_config(env) {
+        Ok(config) => Response::from_json(&json!({
+            "status": "ok",
+            "version": VERSION,
+            "sources": config.sources.keys().collect::<Vec<_>>(),
+        })),
+        Err(e) => responses::config_invalid(e),
+    }
+}

@@ -1,0 +1,42 @@
+//! The relay worker (`hookrelay`).
+//!
+//! - `fetch`: `POST /webhooks/{source}` verifies and enqueues; `GET /healthz`;
+//!   `/api/v1/admin/…` is passed to the DLQ worker through a service binding.
+//! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once.
+//!
+//! Every decision is made in `hookrelay-core`; this crate moves bytes.
+
+mod admin_proxy;
+mod config_cache;
+mod consumer;
+mod event_store;
+mod health_route;
+mod ingest_route;
+mod queue_entry;
+mod responses;
+
+use worker::{event, Context, Env, Request, Response, Result};
+
+/// The crate version, reported by `/healthz`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+    console_error_panic_hook::set_once();
+    let path = req.path();
+    if path == "/healthz" {
+        return health_route::handle(&req, &env);
+    }
+    if let Some(source) = path.strip_prefix("/webhooks/") {
+        let source = source.trim_end_matches('/').to_string();
+        return ingest_route::handle(req, &env, &source).await;
+    }
+    if path.starts_with("/api/v1/admin/") || path == "/api/v1/admin" {
+        return admin_proxy::handle(req, &env).await;
+    }
+    responses::error(
+        404,
+        "NOT_FOUND",
+        "no such route; webhooks go to POST /webhooks/{source}",
+    )
+}

@@ -1,0 +1,166 @@
+// Front door: every scheme accepted with its provider's own signer, and
+// every refusal status of DESIGN §2.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows, SECRETS } from "./support/harness.mjs";
+import { standardHeaders, stripeHeaders, githubHeaders, hmacHeaders } from "./support/signers.mjs";
+import { randomUUID } from "node:crypto";
+
+let relay;
+before(async () => {
+  relay = await startRelay({ relayVars: { RETRY_DELAYS_S: "1,1,1,1,1", MAX_BODY_BYTES: "400000" } });
+});
+after(() => relay?.dispose());
+
+const post = (source, body, headers) => relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers });
+
+async function expectIngested(eventId) {
+  return waitFor(async () => (await rows(relay.db, "SELECT * FROM events WHERE event_id = ?", eventId))[0], { what: `event ${eventId} in D1` });
+}
+
+test("a Standard Webhooks delivery signed by the standardwebhooks library is queued and ingested", async () => {
+  const body = JSON.stringify({ type: "invoice.paid", data: { n: 1 } });
+  const res = await post("demo-standard", body, standardHeaders(body, { id: "msg_std_1" }));
+  assert.equal(res.status, 202);
+  const json = await res.json();
+  assert.equal(json.status, "queued");
+  assert.match(json.event_id, /^evt_[0-9a-f]{32}$/);
+  const row = await expectIngested(json.event_id);
+  assert.equal(row.idempotency_key, "demo-standard:msg_std_1");
+  assert.equal(row.body, body, "the raw body is kept byte for byte");
+  const headers = JSON.parse(row.headers);
+  assert.equal(headers["webhook-signature"], "[REDACTED]");
+  assert.equal(headers["webhook-id"], "msg_std_1");
+});
+
+test("a Stripe delivery signed by the stripe library is keyed by the event id in its body", async () => {
+  const body = JSON.stringify({ id: "evt_stripe_1", object: "event", type: "charge.succeeded" });
+  const res = await post("demo-stripe", body, stripeHeaders(body));
+  assert.equal(res.status, 202);
+  const row = await expectIngested((await res.json()).event_id);
+  assert.equal(row.idempotency_key, "demo-stripe:evt_stripe_1");
+  assert.equal(JSON.parse(row.headers)["stripe-signature"], "[REDACTED]");
+});
+
+test("a GitHub delivery signed by @octokit/webhooks-methods is keyed by X-GitHub-Delivery", async () => {
+  const body = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+  const delivery = randomUUID();
+  const res = await post("demo-github", body, await githubHeaders(body, { delivery }));
+  assert.equal(res.status, 202);
+  const row = await expectIngested((await res.json()).event_id);
+  assert.equal(row.idempotency_key, `demo-github:${delivery}`);
+});
+
+test("a generic HMAC delivery uses X-Operation-Id, or a hash of the body without one", async () => {
+  const body = JSON.stringify({ op: "create", n: Math.random() });
+  const res = await post("demo-hmac", body, hmacHeaders(body, { operationId: "op-42" }));
+  assert.equal(res.status, 202);
+  assert.equal((await expectIngested((await res.json()).event_id)).idempotency_key, "demo-hmac:op-42");
+
+  const res2 = await post("demo-hmac", body, hmacHeaders(body));
+  assert.equal(res2.status, 202);
+  assert.match((await expectIngested((await res2.json()).event_id)).idempotency_key, /^demo-hmac:sha256:[0-9a-f]{64}$/);
+});
+
+test("several signatures in one header are accepted when any one matches (secret rotation)", async () => {
+  const body = JSON.stringify({ rotation: true });
+  const good = standardHeaders(body, { id: "msg_rot" });
+  const old = standardHeaders(body, { id: "msg_rot", secret: "whsec_" + Buffer.from("an old secret, rotated").toString("base64") });
+  good["webhook-signature"] = `${old["webhook-signature"]} ${good["webhook-signature"]}`;
+  assert.equal((await post("demo-standard", body, good)).status, 202);
+
+  const sbody = JSON.stringify({ id: "evt_rot" });
+  const t = Math.floor(Date.now() / 1000);
+  const sig = (secret) => stripeHeaders(sbody, { secret })["stripe-signature"].split(",").find((p) => p.startsWith("v1="));
+  const header = `t=${t},${sig("whsec_old")},${sig(SECRETS.WEBHOOK_SECRET_DEMO_STRIPE)}`;
+  assert.equal((await post("demo-stripe", sbody, { "stripe-signature": header })).status, 202);
+});
+
+test("bad, missing and stale signatures are refused with 401 and say which, never the expected value", async () => {
+  const body = JSON.stringify({ a: 1 });
+  const cases = [
+    ["missing", {}, "SIGNATURE_MISSING"],
+    ["wrong secret", standardHeaders(body, { secret: "whsec_" + Buffer.from("wrong").toString("base64") }), "SIGNATURE_INVALID"],
+    ["stale by 301 s", standardHeaders(body, { at: new Date(Date.now() - 301_000) }), "SIGNATURE_STALE"],
+    ["future by 301 s", standardHeaders(body, { at: new Date(Date.now() + 301_000) }), "SIGNATURE_STALE"],
+  ];
+  for (const [label, headers, code] of cases) {
+    const res = await post("demo-standard", body, headers);
+    assert.equal(res.status, 401, label);
+    const json = await res.json();
+    assert.equal(json.status, "error");
+    assert.equal(json.error.code, code, label);
+    const expected = standardHeaders(body)["webhook-signature"].slice(3);
+    assert.ok(!JSON.stringify(json).includes(expected), `${label}: no expected signature in the answer`);
+  }
+  const tampered = stripeHeaders(body);
+  assert.equal((await post("demo-stripe", JSON.stringify({ a: 2 }), tampered)).status, 401, "tampered Stripe body");
+  const gh = await githubHeaders(body);
+  assert.equal((await post("demo-github", body + " ", gh)).status, 401, "one extra byte breaks a GitHub signature");
+});
+
+test("unknown sources, wrong methods, oversized and unacceptable bodies get 404, 405, 413 and 400", async () => {
+  const body = JSON.stringify({ a: 1 });
+  assert.equal((await post("nope", body, standardHeaders(body))).status, 404);
+  const get = await relay.fetch("/webhooks/demo-standard");
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get("allow"), "POST");
+  const big = JSON.stringify({ pad: "x".repeat(400_001) });
+  assert.equal((await post("demo-standard", big, standardHeaders(big))).status, 413);
+  const notJson = "definitely not json";
+  const bad = await post("demo-standard", notJson, standardHeaders(notJson));
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).error.code, "BAD_PAYLOAD");
+  const noId = JSON.stringify({ object: "event" });
+  assert.equal((await post("demo-stripe", noId, stripeHeaders(noId))).status, 400, "a Stripe event needs an id");
+  assert.equal((await relay.fetch("/elsewhere")).status, 404);
+});
+
+test("GET /healthz reports the version and source names and no secret", async () => {
+  const res = await relay.fetch("/healthz");
+  assert.equal(res.status, 200);
+  const json = await res.json();
+  assert.equal(json.status, "ok");
+  assert.match(json.version, /^\d+\.\d+\.\d+/);
+  assert.deepEqual([...json.sources].sort(), ["demo-github", "demo-hmac", "demo-standard", "demo-stripe"]);
+  const text = JSON.stringify(json);
+  for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret));
+});
+
+test("a 300 KB body is claim-checked through D1 and ingested by reference", async () => {
+  const body = JSON.stringify({ type: "bulk", pad: "y".repeat(300_000) });
+  const res = await post("demo-standard", body, standardHeaders(body, { id: "msg_big" }));
+  assert.equal(res.status, 202);
+  const { event_id } = await res.json();
+  const row = await expectIngested(event_id);
+  assert.equal(row.body, null);
+  assert.equal(row.body_ref, event_id);
+  assert.equal(row.body_bytes, body.length);
+  const [payload] = await rows(relay.db, "SELECT body FROM payloads WHERE event_id = ?", event_id);
+  assert.equal(payload.body, body);
+});
+
+test("when D1 cannot keep a claim-checked body the relay answers 503 with Retry-After and keeps nothing", async () => {
+  await relay.db.prepare("ALTER TABLE payloads RENAME TO payloads_away").run();
+  try {
+    const body = JSON.stringify({ pad: "z".repeat(200_000) });
+    const res = await post("demo-standard", body, standardHeaders(body, { id: "msg_503" }));
+    assert.equal(res.status, 503);
+    assert.ok(Number(res.headers.get("retry-after")) > 0);
+    assert.equal((await res.json()).error.code, "UNAVAILABLE");
+  } finally {
+    await relay.db.prepare("ALTER TABLE payloads_away RENAME TO payloads").run();
+  }
+  const body = JSON.stringify({ pad: "z".repeat(200_000) });
+  assert.equal((await post("demo-standard", body, standardHeaders(body, { id: "msg_503" }))).status, 202, "the provider's retry is accepted");
+});
+
+test("no log line carries a payload or a secret", async () => {
+  const marker = `payload-marker-${randomUUID()}`;
+  const body = JSON.stringify({ marker });
+  assert.equal((await post("demo-hmac", body, hmacHeaders(body, { operationId: marker.slice(0, 20) }))).status, 202);
+  await waitFor(() => relay.logs.some((l) => l.includes('"event":"batch_done"')), { what: "a consumer batch" });
+  const text = relay.logs.join("\n");
+  assert.ok(!text.includes(marker), "payload marker in logs");
+  for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret), "secret in logs");
+});
