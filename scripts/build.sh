@@ -9,7 +9,9 @@ CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 export PATH="$CARGO_BIN:$PATH"
 
 ESBUILD_PLATFORM=$(node -p 'process.platform + "-" + process.arch')
-export WASM_BINDGEN_BIN="$CARGO_BIN/wasm-bindgen"
+# The wasm-bindgen that setup.sh checked, wherever it is installed.
+WASM_BINDGEN_BIN=$(command -v wasm-bindgen) || { echo "[build] wasm-bindgen not found; run: bash scripts/setup.sh" >&2; exit 1; }
+export WASM_BINDGEN_BIN
 export ESBUILD_BIN="$ROOT/node_modules/@esbuild/$ESBUILD_PLATFORM/bin/esbuild"
 export WASM_OPT_BIN="$ROOT/node_modules/binaryen/bin/wasm-opt"
 export WRANGLER_SEND_METRICS=false

@@ -14,15 +14,18 @@
 //! 6. apply each disposition to its own message: nothing here throws, so
 //!    the platform never retries the whole batch.
 
-use crate::{config_cache::relay_config, event_store};
-use event_store::FailedAttempt;
+use crate::config_cache::relay_config;
+use hookrelay_core::breaker::BreakerOpenAction;
+use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::disposition::{decide, Disposition, Outcome};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::poison_handoff::PoisonHandoff;
 use hookrelay_core::queued_event::{decode, event_id_hint, QueuedEvent};
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_platform::deliveries::Delivery;
+use hookrelay_platform::event_store::{self, FailedAttempt};
 use hookrelay_platform::log::{self, Level};
+use hookrelay_platform::pipeline::{self, Item};
 use hookrelay_platform::{d1::error_message, now_ms, queue_send};
 use serde_json::json;
 use worker::Env;
@@ -33,18 +36,23 @@ pub async fn consume(deliveries: Vec<Delivery>, env: &Env) {
         return;
     }
     let now = now_ms();
-    let schedule = match &*relay_config(env) {
-        Ok(c) => c.retry.clone(),
-        Err(_) => RetrySchedule::default(),
+    let config = relay_config(env);
+    let (schedule, delivery, open_action) = match &*config {
+        Ok(c) => (
+            c.retry.clone(),
+            Some(&c.delivery),
+            c.delivery.breaker_open_action,
+        ),
+        Err(_) => (RetrySchedule::default(), None, BreakerOpenAction::default()),
     };
     let decoded: Vec<Result<QueuedEvent, Failure>> =
         deliveries.iter().map(|d| decode(&d.body_json)).collect();
-    let outcomes = ingest_all(env, &deliveries, &decoded, now).await;
+    let outcomes = process(env, &deliveries, &decoded, delivery, now).await;
 
     let mut dispositions: Vec<Disposition> = outcomes
         .iter()
         .zip(&deliveries)
-        .map(|(o, d)| decide(o.clone(), d.attempts, &schedule))
+        .map(|(o, d)| decide(o.clone(), d.attempts, &schedule, open_action))
         .collect();
     // Attempts are recorded before the hand-off so the DLQ worker, which may
     // pick the hand-off up at once, finds the full history.
@@ -67,36 +75,60 @@ pub async fn consume(deliveries: Vec<Delivery>, env: &Env) {
     );
 }
 
-async fn ingest_all(
+/// Ingests (and delivers) every decodable event; undecodable ones keep their
+/// poison outcome. Without a valid configuration nothing is attempted, and
+/// every message is retried until the configuration is fixed.
+async fn process(
     env: &Env,
     deliveries: &[Delivery],
     decoded: &[Result<QueuedEvent, Failure>],
+    delivery: Option<&DeliveryConfig>,
     now: i64,
 ) -> Vec<Outcome> {
     let mut outcomes: Vec<Outcome> = decoded
         .iter()
         .map(|r| match r {
-            Ok(_) => Outcome::Failed(Failure::new(ErrorCode::Unknown, "not attempted")),
+            Ok(_) => Outcome::Failed(Failure::new(
+                ErrorCode::Unknown,
+                "the relay configuration is invalid; see the config_invalid log line",
+            )),
             Err(f) => Outcome::Failed(f.clone()),
         })
         .collect();
-    let (indexes, events): (Vec<usize>, Vec<(&QueuedEvent, &str)>) = decoded
+    let Some(delivery) = delivery else {
+        return outcomes;
+    };
+    let (indexes, items): (Vec<usize>, Vec<Item>) = decoded
         .iter()
         .zip(deliveries)
         .enumerate()
-        .filter_map(|(i, (r, d))| r.as_ref().ok().map(|e| (i, (e, d.id.as_str()))))
+        .filter_map(|(i, (r, d))| {
+            r.as_ref().ok().map(|event| {
+                (
+                    i,
+                    Item {
+                        event,
+                        queue_message_id: d.id.as_str(),
+                    },
+                )
+            })
+        })
         .unzip();
-    if events.is_empty() {
+    if items.is_empty() {
         return outcomes;
     }
     let results = match env.d1("DB") {
-        Ok(db) => event_store::ingest(&db, &events, now).await,
+        Ok(db) => pipeline::run(&db, &items, delivery, now)
+            .await
+            .into_iter()
+            .map(|p| p.outcome)
+            .collect(),
         Err(e) => {
             let failure = Failure::new(
                 ErrorCode::D1Unavailable,
                 format!("D1 binding DB: {}", error_message(&e)),
             );
-            vec![Outcome::Failed(failure); events.len()]
+            vec![Outcome::Failed(failure); items.len()]
         }
     };
     for (i, outcome) in indexes.into_iter().zip(results) {

@@ -4,11 +4,11 @@
 //! claim-checked body (if any) is in D1. Any failure before that answers 503
 //! with `Retry-After`, so the provider keeps the event and retries.
 
-use crate::{config_cache::relay_config, event_store, responses};
+use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::ingest::{accept, precheck, Accepted, Inbound};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
-use hookrelay_platform::{d1, log, now_ms, queue_send};
+use hookrelay_platform::{d1, event_store, log, now_ms, queue_send};
 use serde_json::json;
 use std::collections::BTreeMap;
 use worker::{Env, Request, Response, Result};
@@ -57,43 +57,48 @@ pub async fn handle(mut req: Request, env: &Env, source: &str) -> Result<Respons
 }
 
 async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response> {
-    let body_bytes = accepted.body.len() as u64;
-    let mut message = QueuedEvent {
+    let Accepted {
+        event_id,
+        idempotency_key,
+        source,
+        delivery_id,
+        headers,
+        body,
+    } = accepted;
+    let body_bytes = body.len() as u64;
+    let message = |body: EventBody| QueuedEvent {
         v: MESSAGE_VERSION,
-        event_id: accepted.event_id.clone(),
-        idempotency_key: accepted.idempotency_key,
-        source: accepted.source,
-        delivery_id: accepted.delivery_id,
+        event_id: event_id.clone(),
+        idempotency_key: idempotency_key.clone(),
+        source: source.clone(),
+        delivery_id: delivery_id.clone(),
         received_at_ms: now_ms,
-        headers: accepted.headers,
-        body: EventBody::Inline {
-            body: accepted.body,
-        },
+        headers: headers.clone(),
+        body,
     };
-    let mut json = serde_json::to_string(&message)?;
-    let mut claim_checked = false;
-    if !fits_inline(json.len()) {
+    let inline = serde_json::to_string(&message(EventBody::Inline { body: body.clone() }))?;
+    let claim_checked = !fits_inline(inline.len());
+    let json = if claim_checked {
         // Queue messages are limited to 128 KB: keep the body in D1 first.
-        let EventBody::Inline { body } = &message.body else {
-            unreachable!("built inline above")
+        let stored = match env.d1("DB") {
+            Ok(db) => event_store::store_payload(&db, &event_id, &source, &body, now_ms).await,
+            Err(e) => Err(e),
         };
-        if let Err(e) =
-            event_store::store_payload(env, &message.event_id, &message.source, body, now_ms).await
-        {
+        if let Err(e) = stored {
             log::error(
                 "relay",
                 "claim_check_failed",
-                json!({"event_id": message.event_id, "err": d1::error_message(&e)}),
+                json!({"event_id": event_id, "err": d1::error_message(&e)}),
             );
             return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S);
         }
-        message.body = EventBody::Stored {
-            body_ref: message.event_id.clone(),
+        serde_json::to_string(&message(EventBody::Stored {
+            body_ref: event_id.clone(),
             body_bytes,
-        };
-        json = serde_json::to_string(&message)?;
-        claim_checked = true;
-    }
+        }))?
+    } else {
+        inline
+    };
     let sent = match env.queue("WEBHOOKS") {
         Ok(queue) => queue_send::send_json(&queue, &json).await,
         Err(e) => Err(e),
@@ -102,17 +107,14 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
         log::error(
             "relay",
             "enqueue_failed",
-            json!({"event_id": message.event_id, "source": message.source, "err": e.to_string()}),
+            json!({"event_id": event_id, "source": source, "err": e.to_string()}),
         );
         return responses::unavailable("the queue did not accept the event", RETRY_AFTER_S);
     }
     log::info(
         "relay",
         "enqueued",
-        json!({"event_id": message.event_id, "source": message.source, "bytes": body_bytes, "claim_checked": claim_checked}),
+        json!({"event_id": event_id, "source": source, "bytes": body_bytes, "claim_checked": claim_checked}),
     );
-    Ok(
-        Response::from_json(&json!({"event_id": message.event_id, "status": "queued"}))?
-            .with_status(202),
-    )
+    Ok(Response::from_json(&json!({"event_id": event_id, "status": "queued"}))?.with_status(202))
 }

@@ -9,7 +9,6 @@
 mod admin_proxy;
 mod config_cache;
 mod consumer;
-mod event_store;
 mod health_route;
 mod ingest_route;
 mod queue_entry;

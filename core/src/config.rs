@@ -5,6 +5,7 @@
 //! default. `build.rs` runs the same parsers over the committed
 //! `wrangler.toml`, so a broken demo configuration fails the build.
 
+use crate::breaker::{BreakerConfig, BreakerOpenAction};
 use crate::retry_policy::RetrySchedule;
 use crate::signature::{Scheme, SigningKey};
 use serde_json::Value;
@@ -251,6 +252,65 @@ fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
     }
 }
 
+/// Downstream delivery settings, shared by the consumer and by replay.
+#[derive(Debug, Clone)]
+pub struct DeliveryConfig {
+    /// Source name to downstream URL, for sources that forward.
+    pub downstreams: BTreeMap<String, String>,
+    /// The key from `DOWNSTREAM_SIGNING_SECRET`; required when any source forwards.
+    pub signing_key: Option<SigningKey>,
+    /// `DELIVERY_TIMEOUT_MS`: per-attempt timeout.
+    pub timeout_ms: u64,
+    /// `BREAKER_FAILURE_THRESHOLD`, `BREAKER_SUCCESS_THRESHOLD`, `BREAKER_COOLDOWN_S`.
+    pub breaker: BreakerConfig,
+    /// `BREAKER_OPEN_ACTION`: `retry` (default) or `dead-letter`.
+    pub breaker_open_action: BreakerOpenAction,
+}
+
+impl DeliveryConfig {
+    /// Reads the delivery settings for the declared sources.
+    pub fn load(env: &impl ConfigEnv, specs: &[SourceSpec]) -> Result<DeliveryConfig, ConfigError> {
+        let downstreams: BTreeMap<String, String> = specs
+            .iter()
+            .filter_map(|s| s.downstream.clone().map(|d| (s.name.clone(), d)))
+            .collect();
+        let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")
+            .and_then(|s| SigningKey::from_secret(Scheme::HmacSha256, &s).ok());
+        if signing_key.is_none() && !downstreams.is_empty() {
+            let names: Vec<&str> = downstreams.keys().map(String::as_str).collect();
+            return Err(ConfigError::new(
+                "DOWNSTREAM_SIGNING_SECRET",
+                format!("is not set, but source(s) {} forward to a downstream; set it with `wrangler secret put DOWNSTREAM_SIGNING_SECRET`", names.join(", ")),
+            ));
+        }
+        let breaker_open_action = match text(env, "BREAKER_OPEN_ACTION") {
+            None => BreakerOpenAction::default(),
+            Some(raw) => BreakerOpenAction::parse(&raw).ok_or_else(|| {
+                ConfigError::new("BREAKER_OPEN_ACTION", "must be `retry` or `dead-letter`")
+            })?,
+        };
+        Ok(DeliveryConfig {
+            downstreams,
+            signing_key,
+            timeout_ms: parse_bounded(
+                env,
+                "DELIVERY_TIMEOUT_MS",
+                DEFAULT_DELIVERY_TIMEOUT_MS,
+                100..=120_000,
+            )?,
+            breaker: BreakerConfig {
+                failure_threshold: parse_bounded(env, "BREAKER_FAILURE_THRESHOLD", 5, 1..=1000)?
+                    as u32,
+                success_threshold: parse_bounded(env, "BREAKER_SUCCESS_THRESHOLD", 1, 1..=100)?
+                    as u32,
+                cooldown_ms: parse_bounded(env, "BREAKER_COOLDOWN_S", 60, 1..=86_400)? as i64
+                    * 1000,
+            },
+            breaker_open_action,
+        })
+    }
+}
+
 /// Everything the relay worker needs, validated.
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
@@ -260,21 +320,16 @@ pub struct RelayConfig {
     pub retry: RetrySchedule,
     /// Largest accepted request body.
     pub max_body_bytes: u64,
-    /// Per-attempt downstream timeout.
-    pub delivery_timeout_ms: u64,
+    /// Downstream delivery.
+    pub delivery: DeliveryConfig,
 }
 
 impl RelayConfig {
     /// Reads and validates the relay's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<RelayConfig, ConfigError> {
-        let raw_sources = env.get("SOURCES").ok_or_else(|| {
-            ConfigError::new(
-                "SOURCES",
-                "is not set; declare the sources in wrangler.toml [vars]",
-            )
-        })?;
+        let specs = load_sources(env)?;
         let mut sources = BTreeMap::new();
-        for spec in parse_sources(&raw_sources)? {
+        for spec in specs.iter().cloned() {
             let secret_key = spec.secret_name();
             let secret = text(env, &secret_key).filter(|s| !s.is_empty()).ok_or_else(|| {
                 ConfigError::new(
@@ -299,14 +354,20 @@ impl RelayConfig {
                 DEFAULT_MAX_BODY_BYTES,
                 1..=100 * 1024 * 1024,
             )?,
-            delivery_timeout_ms: parse_bounded(
-                env,
-                "DELIVERY_TIMEOUT_MS",
-                DEFAULT_DELIVERY_TIMEOUT_MS,
-                100..=120_000,
-            )?,
+            delivery: DeliveryConfig::load(env, &specs)?,
         })
     }
+}
+
+/// Reads `SOURCES`, which is required.
+pub fn load_sources(env: &impl ConfigEnv) -> Result<Vec<SourceSpec>, ConfigError> {
+    let raw = env.get("SOURCES").ok_or_else(|| {
+        ConfigError::new(
+            "SOURCES",
+            "is not set; declare the sources in wrangler.toml [vars]",
+        )
+    })?;
+    parse_sources(&raw)
 }
 
 #[cfg(test)]
@@ -335,7 +396,41 @@ mod tests {
                 "WEBHOOK_SECRET_DEMO_STANDARD",
                 json!("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
             ),
+            ("DOWNSTREAM_SIGNING_SECRET", json!("down-secret")),
         ])
+    }
+
+    #[test]
+    fn a_forwarding_source_needs_the_downstream_signing_secret() {
+        let mut e = demo_env();
+        e.remove("DOWNSTREAM_SIGNING_SECRET");
+        let err = RelayConfig::load(&e).unwrap_err();
+        assert_eq!(err.key, "DOWNSTREAM_SIGNING_SECRET");
+        assert!(err.problem.contains("demo-standard"));
+        e.insert(
+            "SOURCES".into(),
+            json!({"demo-stripe": {"scheme": "stripe"}}),
+        );
+        assert!(
+            RelayConfig::load(&e).is_ok(),
+            "not needed without a downstream"
+        );
+    }
+
+    #[test]
+    fn the_breaker_settings_are_read_and_the_secret_is_not_debug_printed() {
+        let mut e = demo_env();
+        e.insert("BREAKER_FAILURE_THRESHOLD".into(), json!("3"));
+        e.insert("BREAKER_COOLDOWN_S".into(), json!("2"));
+        e.insert("BREAKER_OPEN_ACTION".into(), json!("dead-letter"));
+        let d = RelayConfig::load(&e).unwrap().delivery;
+        assert_eq!(
+            (d.breaker.failure_threshold, d.breaker.cooldown_ms),
+            (3, 2000)
+        );
+        assert_eq!(d.breaker_open_action, BreakerOpenAction::DeadLetter);
+        assert_eq!(d.downstreams["demo-standard"], "http://127.0.0.1:9/x");
+        assert!(!format!("{d:?}").contains("down-secret"));
     }
 
     #[test]
@@ -403,7 +498,9 @@ mod tests {
         assert_eq!(cfg.sources.len(), 2);
         assert_eq!(cfg.retry, RetrySchedule::default());
         assert_eq!(cfg.max_body_bytes, 1_048_576);
-        assert_eq!(cfg.delivery_timeout_ms, 10_000);
+        assert_eq!(cfg.delivery.timeout_ms, 10_000);
+        assert_eq!(cfg.delivery.breaker, BreakerConfig::default());
+        assert_eq!(cfg.delivery.breaker_open_action, BreakerOpenAction::Retry);
         assert_eq!(cfg.sources["demo-standard"].spec.tolerance_s, 60);
     }
 
@@ -424,6 +521,9 @@ mod tests {
             ("DELIVERY_TIMEOUT_MS", json!("ten")),
             ("MAX_BODY_BYTES", json!("0")),
             ("RETRY_DELAYS_S", json!("30,x")),
+            ("BREAKER_FAILURE_THRESHOLD", json!("0")),
+            ("BREAKER_COOLDOWN_S", json!("-1")),
+            ("BREAKER_OPEN_ACTION", json!("drop")),
         ];
         for (key, value) in table {
             let mut e = demo_env();
@@ -432,7 +532,7 @@ mod tests {
         }
         let mut e = demo_env();
         e.insert("DELIVERY_TIMEOUT_MS".into(), json!("100"));
-        assert_eq!(RelayConfig::load(&e).unwrap().delivery_timeout_ms, 100);
+        assert_eq!(RelayConfig::load(&e).unwrap().delivery.timeout_ms, 100);
     }
 
     #[test]
@@ -455,6 +555,8 @@ pub struct DlqConfig {
     pub capacity: u64,
     /// Delay before a dead letter that could not be stored is retried (`DLQ_RETRY_DELAY_S`).
     pub retry_delay_s: u32,
+    /// Failed replays before an entry becomes `poisoned` (`MAX_REPLAY_ATTEMPTS`).
+    pub max_replay_attempts: u32,
 }
 
 impl DlqConfig {
@@ -468,6 +570,7 @@ impl DlqConfig {
                 1..=10_000_000,
             )?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,
+            max_replay_attempts: parse_bounded(env, "MAX_REPLAY_ATTEMPTS", 5, 1..=100)? as u32,
         })
     }
 }
@@ -484,13 +587,15 @@ mod dlq_config_tests {
             DlqConfig::load(&empty).unwrap(),
             DlqConfig {
                 capacity: 10_000,
-                retry_delay_s: 30
+                retry_delay_s: 30,
+                max_replay_attempts: 5
             }
         );
         for (key, value) in [
             ("DLQ_CAPACITY", json!("0")),
             ("DLQ_CAPACITY", json!("lots")),
             ("DLQ_RETRY_DELAY_S", json!("43201")),
+            ("MAX_REPLAY_ATTEMPTS", json!("0")),
         ] {
             let env: BTreeMap<String, Value> = [(key.to_string(), value)].into_iter().collect();
             assert_eq!(DlqConfig::load(&env).unwrap_err().key, key);

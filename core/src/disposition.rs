@@ -3,7 +3,8 @@
 //! The consumer glue computes an outcome per message, asks [`decide`] what to
 //! do with it, and applies the answer in exactly one place.
 
-use crate::error_code::{Failure, FailureClass};
+use crate::breaker::BreakerOpenAction;
+use crate::error_code::{ErrorCode, Failure, FailureClass};
 use crate::retry_policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
 
 /// The result of attempting one message.
@@ -43,9 +44,23 @@ pub enum Disposition {
 /// own `retry_after_s` (a downstream's `Retry-After`) is a lower bound. When
 /// the platform's `max_retries` runs out it dead-letters the message itself,
 /// so this function never counts attempts against a budget.
-pub fn decide(outcome: Outcome, attempts: u32, schedule: &RetrySchedule) -> Disposition {
+///
+/// `CIRCUIT_OPEN` is transient, but with [`BreakerOpenAction::DeadLetter`]
+/// it is handed to the DLQ at once.
+pub fn decide(
+    outcome: Outcome,
+    attempts: u32,
+    schedule: &RetrySchedule,
+    open_action: BreakerOpenAction,
+) -> Disposition {
     match outcome {
         Outcome::Ingested | Outcome::Duplicate => Disposition::Ack,
+        Outcome::Failed(failure)
+            if failure.code == ErrorCode::CircuitOpen
+                && open_action == BreakerOpenAction::DeadLetter =>
+        {
+            Disposition::DeadLetter { failure }
+        }
         Outcome::Failed(failure) => match failure.class() {
             FailureClass::Poison => Disposition::DeadLetter { failure },
             FailureClass::Transient | FailureClass::Unknown => {
@@ -62,7 +77,8 @@ pub fn decide(outcome: Outcome, attempts: u32, schedule: &RetrySchedule) -> Disp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+
+    const RETRY: BreakerOpenAction = BreakerOpenAction::Retry;
 
     fn failed(code: ErrorCode) -> Outcome {
         Outcome::Failed(Failure::new(code, "boom"))
@@ -71,8 +87,8 @@ mod tests {
     #[test]
     fn successes_are_acked() {
         let s = RetrySchedule::default();
-        assert_eq!(decide(Outcome::Ingested, 1, &s), Disposition::Ack);
-        assert_eq!(decide(Outcome::Duplicate, 4, &s), Disposition::Ack);
+        assert_eq!(decide(Outcome::Ingested, 1, &s, RETRY), Disposition::Ack);
+        assert_eq!(decide(Outcome::Duplicate, 4, &s, RETRY), Disposition::Ack);
     }
 
     #[test]
@@ -91,7 +107,7 @@ mod tests {
             (ErrorCode::AuthExpired, 1, None),
         ];
         for (code, attempts, delay) in table {
-            let got = decide(failed(code), attempts, &s);
+            let got = decide(failed(code), attempts, &s, RETRY);
             match (delay, got) {
                 (Some(d), Disposition::Retry { delay_s, failure }) => {
                     assert_eq!(delay_s, d, "{code} at attempt {attempts}");
@@ -104,6 +120,41 @@ mod tests {
     }
 
     #[test]
+    fn an_open_circuit_retries_by_default_and_dead_letters_when_configured() {
+        let s = RetrySchedule::default();
+        assert!(matches!(
+            decide(
+                failed(ErrorCode::CircuitOpen),
+                1,
+                &s,
+                BreakerOpenAction::Retry
+            ),
+            Disposition::Retry { delay_s: 30, .. }
+        ));
+        assert!(matches!(
+            decide(
+                failed(ErrorCode::CircuitOpen),
+                1,
+                &s,
+                BreakerOpenAction::DeadLetter
+            ),
+            Disposition::DeadLetter { .. }
+        ));
+        assert!(
+            matches!(
+                decide(
+                    failed(ErrorCode::Upstream5xx),
+                    1,
+                    &s,
+                    BreakerOpenAction::DeadLetter
+                ),
+                Disposition::Retry { .. }
+            ),
+            "only CIRCUIT_OPEN is affected"
+        );
+    }
+
+    #[test]
     fn a_retry_after_hint_is_a_lower_bound_on_the_delay() {
         let s = RetrySchedule::default();
         let hinted = |secs| {
@@ -111,7 +162,7 @@ mod tests {
             f.retry_after_s = Some(secs);
             Outcome::Failed(f)
         };
-        let delay = |o| match decide(o, 1, &s) {
+        let delay = |o| match decide(o, 1, &s, RETRY) {
             Disposition::Retry { delay_s, .. } => delay_s,
             other => panic!("{other:?}"),
         };

@@ -5,11 +5,14 @@
 //! move bytes between the platform and these functions, then carry out the
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
+pub mod breaker;
 pub mod claim_check;
 pub mod classify;
 pub mod config;
+pub mod delivery_outcome;
 pub mod disposition;
 pub mod dlq_capacity;
+pub mod downstream_request;
 pub mod envelope;
 pub mod error_code;
 pub mod idempotency;

@@ -64,6 +64,20 @@ pub fn redact_map(headers: &BTreeMap<String, String>) -> BTreeMap<String, String
     capture_headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
+/// A destination URL fit for logs and the stats endpoint: scheme, host and
+/// path only, since user-info and query strings often carry credentials.
+pub fn destination_label(url: &str) -> String {
+    let without_query = url.split(['?', '#']).next().unwrap_or_default();
+    match without_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let host = authority.rsplit('@').next().unwrap_or_default();
+            format!("{scheme}://{host}{path}")
+        }
+        None => without_query.to_string(),
+    }
+}
+
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
 pub fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
@@ -116,6 +130,24 @@ mod tests {
         assert_eq!(captured["webhook-id"], "msg_1");
         assert_eq!(captured["webhook-timestamp"], "1700000000");
         assert_eq!(captured["x-github-delivery"], "abc");
+    }
+
+    #[test]
+    fn destination_labels_drop_credentials_and_queries() {
+        let table = [
+            (
+                "https://user:pw@hooks.example.com/in?token=abc",
+                "https://hooks.example.com/in",
+            ),
+            (
+                "http://127.0.0.1:9000/a/b#frag",
+                "http://127.0.0.1:9000/a/b",
+            ),
+            ("https://example.com", "https://example.com"),
+        ];
+        for (url, label) in table {
+            assert_eq!(destination_label(url), label);
+        }
     }
 
     #[test]

@@ -102,6 +102,23 @@ pub async fn store(db: &D1Database, env: &Envelope, capacity: u64, now: i64) -> 
         ])?;
     let pending = db.prepare("SELECT count(*) AS n FROM dead_letters WHERE status = 'pending'");
     let results = db.batch(vec![dedupe, insert, pending]).await?;
+    // "Did this webhook arrive?" should say it failed, not that it is still
+    // pending. Best effort, outside the batch: the dead letter is already
+    // safe, and the events table may be the very thing that is broken.
+    if let Some(event_id) = env.identity.event_id.as_deref() {
+        let marked = db
+            .prepare("UPDATE events SET delivery_status = 'failed' WHERE event_id = ?1 AND delivery_status IN ('pending', 'delivering')")
+            .bind(&[text(event_id)])?
+            .run()
+            .await;
+        if let Err(e) = marked {
+            hookrelay_platform::log::warn(
+                "dlq",
+                "event_status_not_updated",
+                serde_json::json!({"event_id": event_id, "err": hookrelay_platform::d1::error_message(&e)}),
+            );
+        }
+    }
     let changed = |i: usize| {
         results
             .get(i)

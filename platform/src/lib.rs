@@ -4,10 +4,14 @@
 //! `hookrelay-core`; none of it decides anything. If a function here grows
 //! an `if` about business rules, that rule belongs in the core.
 
+pub mod breaker_store;
 pub mod d1;
 pub mod deliveries;
+pub mod downstream;
 pub mod env_config;
+pub mod event_store;
 pub mod log;
+pub mod pipeline;
 pub mod queue_send;
 
 /// The current time in unix milliseconds, read once per request or batch.

@@ -1,0 +1,335 @@
+//! The per-destination circuit breaker, as a pure state machine.
+//!
+//! CLOSED counts consecutive failures; at the threshold it opens. OPEN
+//! refuses every call until the cooldown has passed, then admits one probe
+//! and becomes HALF_OPEN. In HALF_OPEN a successful probe counts towards
+//! the success threshold (then CLOSED); a failed probe reopens it. A probe
+//! that never reports back (its isolate died) is forgotten after another
+//! cooldown, so the breaker cannot stay stuck half-open.
+//!
+//! Time comes in as `now_ms`; the platform glue persists the state in D1
+//! and applies these transitions with compare-and-set, so every isolate
+//! sees one breaker per destination.
+
+use crate::UnixMillis;
+use serde::{Deserialize, Serialize};
+
+/// Breaker settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerConfig {
+    /// Consecutive failures that open a closed breaker.
+    pub failure_threshold: u32,
+    /// Consecutive successful probes that close a half-open breaker.
+    pub success_threshold: u32,
+    /// How long an open breaker refuses calls before admitting a probe.
+    pub cooldown_ms: i64,
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            failure_threshold: 5,
+            success_threshold: 1,
+            cooldown_ms: 60_000,
+        }
+    }
+}
+
+/// What a delivery does while its destination's breaker is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BreakerOpenAction {
+    /// Take the retry path with `CIRCUIT_OPEN` (transient); a breaker that
+    /// stays open ends in the DLQ through `max_retries`.
+    #[default]
+    Retry,
+    /// Hand the event to `webhooks-dlq` at once with `CIRCUIT_OPEN`, as the
+    /// seed service does.
+    DeadLetter,
+}
+
+impl BreakerOpenAction {
+    /// Parses `BREAKER_OPEN_ACTION`: `retry` or `dead-letter`.
+    pub fn parse(raw: &str) -> Option<BreakerOpenAction> {
+        match raw.trim() {
+            "retry" => Some(BreakerOpenAction::Retry),
+            "dead-letter" => Some(BreakerOpenAction::DeadLetter),
+            _ => None,
+        }
+    }
+}
+
+/// The breaker's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BreakerState {
+    /// Calls flow; failures are counted.
+    Closed {
+        /// Consecutive failures so far.
+        failures: u32,
+    },
+    /// Calls are refused until the cooldown passes.
+    Open {
+        /// When it opened.
+        opened_at_ms: UnixMillis,
+    },
+    /// One probe at a time is admitted.
+    HalfOpen {
+        /// Successful probes so far.
+        successes: u32,
+        /// When the current probe was admitted, if one is in flight.
+        probe_started_at_ms: Option<UnixMillis>,
+    },
+}
+
+impl Default for BreakerState {
+    fn default() -> Self {
+        BreakerState::Closed { failures: 0 }
+    }
+}
+
+impl BreakerState {
+    /// `CLOSED`, `OPEN` or `HALF_OPEN`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BreakerState::Closed { .. } => "CLOSED",
+            BreakerState::Open { .. } => "OPEN",
+            BreakerState::HalfOpen { .. } => "HALF_OPEN",
+        }
+    }
+}
+
+/// Whether a call may go out now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Call normally.
+    Allow,
+    /// Call as the single probe; persist `next` first so no other isolate probes too.
+    Probe {
+        /// The state that claims the probe.
+        next: BreakerState,
+    },
+    /// Do not call: the breaker is open (or a probe is in flight).
+    Reject {
+        /// When a probe may next be admitted.
+        retry_at_ms: UnixMillis,
+    },
+}
+
+/// Decides whether a call may go out at `now_ms`.
+pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Admission {
+    match state {
+        BreakerState::Closed { .. } => Admission::Allow,
+        BreakerState::Open { opened_at_ms } => {
+            let ready_at = opened_at_ms.saturating_add(cfg.cooldown_ms);
+            if now_ms >= ready_at {
+                Admission::Probe {
+                    next: BreakerState::HalfOpen {
+                        successes: 0,
+                        probe_started_at_ms: Some(now_ms),
+                    },
+                }
+            } else {
+                Admission::Reject {
+                    retry_at_ms: ready_at,
+                }
+            }
+        }
+        BreakerState::HalfOpen {
+            successes,
+            probe_started_at_ms,
+        } => match probe_started_at_ms {
+            Some(started) if now_ms < started.saturating_add(cfg.cooldown_ms) => {
+                Admission::Reject {
+                    retry_at_ms: started.saturating_add(cfg.cooldown_ms),
+                }
+            }
+            _ => Admission::Probe {
+                next: BreakerState::HalfOpen {
+                    successes,
+                    probe_started_at_ms: Some(now_ms),
+                },
+            },
+        },
+    }
+}
+
+/// The state after a call that went out finished; `healthy` is false only
+/// for failures that say the destination is unwell (5xx, 429, timeouts,
+/// network errors), not for a 4xx it answered deliberately.
+pub fn record(
+    state: BreakerState,
+    healthy: bool,
+    now_ms: UnixMillis,
+    cfg: &BreakerConfig,
+) -> BreakerState {
+    match (state, healthy) {
+        (BreakerState::Closed { .. }, true) => BreakerState::Closed { failures: 0 },
+        (BreakerState::Closed { failures }, false) => {
+            let failures = failures.saturating_add(1);
+            if failures >= cfg.failure_threshold {
+                BreakerState::Open {
+                    opened_at_ms: now_ms,
+                }
+            } else {
+                BreakerState::Closed { failures }
+            }
+        }
+        (BreakerState::HalfOpen { successes, .. }, true) => {
+            let successes = successes.saturating_add(1);
+            if successes >= cfg.success_threshold {
+                BreakerState::Closed { failures: 0 }
+            } else {
+                BreakerState::HalfOpen {
+                    successes,
+                    probe_started_at_ms: None,
+                }
+            }
+        }
+        (BreakerState::HalfOpen { .. }, false) => BreakerState::Open {
+            opened_at_ms: now_ms,
+        },
+        // A call admitted while closed may finish after another isolate
+        // opened the breaker; it does not change an open breaker.
+        (open @ BreakerState::Open { .. }, _) => open,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CFG: BreakerConfig = BreakerConfig {
+        failure_threshold: 5,
+        success_threshold: 1,
+        cooldown_ms: 60_000,
+    };
+
+    fn closed(failures: u32) -> BreakerState {
+        BreakerState::Closed { failures }
+    }
+
+    #[test]
+    fn a_closed_breaker_opens_after_the_threshold_of_consecutive_failures() {
+        let mut s = BreakerState::default();
+        for n in 1..=4 {
+            s = record(s, false, 1000, &CFG);
+            assert_eq!(s, closed(n));
+            assert_eq!(admit(s, 1000, &CFG), Admission::Allow);
+        }
+        s = record(s, false, 1000, &CFG);
+        assert_eq!(s, BreakerState::Open { opened_at_ms: 1000 });
+    }
+
+    #[test]
+    fn a_success_resets_the_failure_count() {
+        let s = record(closed(4), true, 0, &CFG);
+        assert_eq!(s, closed(0));
+        assert_eq!(record(s, false, 0, &CFG), closed(1));
+    }
+
+    #[test]
+    fn an_open_breaker_rejects_until_the_cooldown_then_admits_one_probe() {
+        let open = BreakerState::Open {
+            opened_at_ms: 10_000,
+        };
+        assert_eq!(
+            admit(open, 10_000, &CFG),
+            Admission::Reject {
+                retry_at_ms: 70_000
+            }
+        );
+        assert_eq!(
+            admit(open, 69_999, &CFG),
+            Admission::Reject {
+                retry_at_ms: 70_000
+            }
+        );
+        let probe = admit(open, 70_000, &CFG);
+        let Admission::Probe { next } = probe else {
+            panic!("{probe:?}")
+        };
+        assert_eq!(
+            next,
+            BreakerState::HalfOpen {
+                successes: 0,
+                probe_started_at_ms: Some(70_000)
+            }
+        );
+        assert_eq!(next.name(), "HALF_OPEN");
+        assert_eq!(
+            admit(next, 70_001, &CFG),
+            Admission::Reject {
+                retry_at_ms: 130_000
+            },
+            "only one probe in flight"
+        );
+    }
+
+    #[test]
+    fn a_successful_probe_closes_and_a_failed_probe_reopens() {
+        let half = BreakerState::HalfOpen {
+            successes: 0,
+            probe_started_at_ms: Some(70_000),
+        };
+        assert_eq!(record(half, true, 70_500, &CFG), closed(0));
+        assert_eq!(
+            record(half, false, 70_500, &CFG),
+            BreakerState::Open {
+                opened_at_ms: 70_500
+            }
+        );
+    }
+
+    #[test]
+    fn with_a_success_threshold_of_two_each_successful_probe_admits_the_next() {
+        let cfg = BreakerConfig {
+            success_threshold: 2,
+            ..CFG
+        };
+        let half = BreakerState::HalfOpen {
+            successes: 0,
+            probe_started_at_ms: Some(0),
+        };
+        let after_one = record(half, true, 1, &cfg);
+        assert_eq!(
+            after_one,
+            BreakerState::HalfOpen {
+                successes: 1,
+                probe_started_at_ms: None
+            }
+        );
+        assert!(matches!(admit(after_one, 2, &cfg), Admission::Probe { .. }));
+        assert_eq!(record(after_one, true, 3, &cfg), closed(0));
+    }
+
+    #[test]
+    fn a_probe_that_never_reports_back_is_replaced_after_a_cooldown() {
+        let stuck = BreakerState::HalfOpen {
+            successes: 0,
+            probe_started_at_ms: Some(0),
+        };
+        assert!(matches!(
+            admit(stuck, 59_999, &CFG),
+            Admission::Reject { .. }
+        ));
+        assert!(matches!(
+            admit(stuck, 60_000, &CFG),
+            Admission::Probe { .. }
+        ));
+    }
+
+    #[test]
+    fn a_late_result_does_not_change_an_open_breaker() {
+        let open = BreakerState::Open { opened_at_ms: 5 };
+        assert_eq!(record(open, true, 6, &CFG), open);
+        assert_eq!(record(open, false, 6, &CFG), open);
+    }
+
+    #[test]
+    fn states_serialize_with_their_names() {
+        let json = serde_json::to_string(&BreakerState::Open { opened_at_ms: 1 }).unwrap();
+        assert_eq!(json, r#"{"state":"OPEN","opened_at_ms":1}"#);
+        let back: BreakerState = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, BreakerState::Open { opened_at_ms: 1 });
+    }
+}

@@ -1,0 +1,213 @@
+//! What a downstream's answer means: its status (and `Retry-After`) mapped
+//! onto the stable codes and classes, at the boundary where it is observed.
+
+use crate::error_code::{ErrorCode, Failure};
+use crate::retry_policy::MAX_QUEUE_DELAY_S;
+use crate::UnixMillis;
+
+/// Classifies a downstream's HTTP answer. `Ok` for 2xx.
+///
+/// `retry_after` is the raw `Retry-After` header; it is honoured (as a lower
+/// bound on the next delay) for 429 and 503.
+pub fn classify_status(
+    status: u16,
+    retry_after: Option<&str>,
+    now_ms: UnixMillis,
+) -> Result<(), Failure> {
+    let fail = |code, what: &str| {
+        Err(Failure::new(
+            code,
+            format!("downstream answered {status} {what}"),
+        ))
+    };
+    let mut result = match status {
+        200..=299 => return Ok(()),
+        408 => fail(ErrorCode::Timeout, "(request timeout)"),
+        429 => fail(ErrorCode::RateLimited, "(rate limited)"),
+        401 | 403 => fail(
+            ErrorCode::AuthExpired,
+            "(credentials refused; check the downstream's auth and DOWNSTREAM_SIGNING_SECRET)",
+        ),
+        400..=499 => fail(
+            ErrorCode::Upstream4xx,
+            "(the downstream refused this event)",
+        ),
+        500..=599 => fail(ErrorCode::Upstream5xx, "(server error)"),
+        _ => fail(ErrorCode::Unknown, "(unexpected status)"),
+    };
+    if let (Err(f), Some(raw)) = (&mut result, retry_after) {
+        if matches!(status, 429 | 503) {
+            f.retry_after_s = parse_retry_after(raw, now_ms);
+        }
+    }
+    result
+}
+
+/// The failure for a call that did not finish within `timeout_ms`.
+pub fn timed_out(timeout_ms: u64) -> Failure {
+    Failure::new(
+        ErrorCode::Timeout,
+        format!("downstream did not answer within {timeout_ms} ms (DELIVERY_TIMEOUT_MS)"),
+    )
+}
+
+/// The failure for a call that never got an answer (DNS, refused, reset).
+pub fn network_error(detail: &str) -> Failure {
+    Failure::new(
+        ErrorCode::Upstream5xx,
+        format!(
+            "downstream unreachable: {}",
+            crate::redact::truncate(detail, 200)
+        ),
+    )
+}
+
+/// Whether a failed delivery says the destination is unwell, so that it
+/// counts against the circuit breaker. A deliberate 4xx does not.
+pub fn counts_against_breaker(failure: &Failure) -> bool {
+    matches!(
+        failure.code,
+        ErrorCode::Upstream5xx | ErrorCode::Timeout | ErrorCode::RateLimited | ErrorCode::Unknown
+    )
+}
+
+/// `Retry-After` as whole seconds from now: either delay-seconds or an
+/// HTTP-date. Capped at the queue's maximum delay; `None` if unparseable.
+pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
+    let raw = raw.trim();
+    let seconds = if let Ok(s) = raw.parse::<u64>() {
+        s
+    } else {
+        let at_ms = parse_http_date(raw)?;
+        u64::try_from((at_ms - now_ms).max(0)).ok()?.div_ceil(1000)
+    };
+    Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
+}
+
+/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) into unix ms.
+fn parse_http_date(raw: &str) -> Option<UnixMillis> {
+    let parts: Vec<&str> = raw.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let day: i64 = day.parse().ok()?;
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as i64
+        + 1;
+    let year: i64 = year.parse().ok()?;
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
+        return None;
+    }
+    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error_code::FailureClass;
+
+    #[test]
+    fn each_status_maps_to_its_code_and_class() {
+        use ErrorCode::*;
+        let table = [
+            (500, Some(Upstream5xx), FailureClass::Transient),
+            (502, Some(Upstream5xx), FailureClass::Transient),
+            (503, Some(Upstream5xx), FailureClass::Transient),
+            (408, Some(Timeout), FailureClass::Transient),
+            (429, Some(RateLimited), FailureClass::Transient),
+            (401, Some(AuthExpired), FailureClass::Poison),
+            (403, Some(AuthExpired), FailureClass::Poison),
+            (400, Some(Upstream4xx), FailureClass::Poison),
+            (404, Some(Upstream4xx), FailureClass::Poison),
+            (422, Some(Upstream4xx), FailureClass::Poison),
+            (302, Some(ErrorCode::Unknown), FailureClass::Unknown),
+        ];
+        for (status, code, class) in table {
+            let f = classify_status(status, None, 0).unwrap_err();
+            assert_eq!(Some(f.code), code, "{status}");
+            assert_eq!(f.class(), class, "{status}");
+        }
+        for ok in [200, 201, 202, 204, 299] {
+            assert!(classify_status(ok, None, 0).is_ok());
+        }
+    }
+
+    #[test]
+    fn retry_after_is_read_as_seconds_or_an_http_date() {
+        let now = 784_111_777_000; // Sun, 06 Nov 1994 08:49:37 GMT
+        let table = [
+            ("120", Some(120)),
+            (" 5 ", Some(5)),
+            ("Sun, 06 Nov 1994 08:50:37 GMT", Some(60)),
+            ("Sun, 06 Nov 1994 08:49:37 GMT", Some(0)),
+            ("Sat, 05 Nov 1994 08:49:37 GMT", Some(0)),
+            ("99999999", Some(MAX_QUEUE_DELAY_S)),
+            ("soon", None),
+            ("-5", None),
+            ("Sun, 06 Nov 1994 25:00:00 GMT", None),
+        ];
+        for (raw, want) in table {
+            assert_eq!(parse_retry_after(raw, now), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn retry_after_is_kept_on_429_and_503_only() {
+        assert_eq!(
+            classify_status(429, Some("90"), 0)
+                .unwrap_err()
+                .retry_after_s,
+            Some(90)
+        );
+        assert_eq!(
+            classify_status(503, Some("7"), 0)
+                .unwrap_err()
+                .retry_after_s,
+            Some(7)
+        );
+        assert_eq!(
+            classify_status(500, Some("7"), 0)
+                .unwrap_err()
+                .retry_after_s,
+            None
+        );
+    }
+
+    #[test]
+    fn only_signs_of_an_unwell_destination_count_against_the_breaker() {
+        let counts =
+            |status| counts_against_breaker(&classify_status(status, None, 0).unwrap_err());
+        assert!(counts(500) && counts(503) && counts(429) && counts(408));
+        assert!(!counts(400) && !counts(401) && !counts(404));
+        assert!(counts_against_breaker(&timed_out(100)));
+        assert!(counts_against_breaker(&network_error("connection refused")));
+    }
+
+    #[test]
+    fn the_civil_date_conversion_matches_known_days() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1994, 11, 6), 9_075);
+    }
+}

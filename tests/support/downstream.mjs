@@ -1,0 +1,40 @@
+// A real HTTP server on loopback standing in for a customer's endpoint.
+// Each path has a behaviour; every request is recorded with its headers
+// and raw body so tests can verify signatures independently.
+import http from "node:http";
+
+/**
+ * `behaviours` maps a path to a function `(req, count) => {status, delayMs?, headers?}`
+ * where `count` is how many requests that path has had (1-based).
+ */
+export async function startDownstream(behaviours = {}) {
+  const requests = [];
+  const counts = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const path = new URL(req.url, "http://x").pathname;
+      const count = (counts.get(path) ?? 0) + 1;
+      counts.set(path, count);
+      const body = Buffer.concat(chunks).toString("utf8");
+      requests.push({ path, headers: req.headers, body, at: Date.now() });
+      const behaviour = behaviours[path] ?? (() => ({ status: 200 }));
+      const { status = 200, delayMs = 0, headers = {} } = behaviour(req, count) ?? {};
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(status, { "content-type": "application/json", ...headers });
+        res.end(JSON.stringify({ ok: status < 300 }));
+      };
+      delayMs ? setTimeout(send, delayMs) : send();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    requests,
+    hits: (path) => requests.filter((r) => r.path === path),
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
+  };
+}
