@@ -201,6 +201,7 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             input.enqueued_at_ms,
         ),
     };
+    let original = redact_original(original);
     let event = decode_value(&original).ok();
 
     let mut history = input.history;
@@ -249,9 +250,12 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             ),
         },
         None => {
-            let text = match &original {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+            // Not an event: excerpt the body it carries if it has one (so
+            // equal payloads dedupe), else the message itself.
+            let text = match (&original, original.get("body")) {
+                (_, Some(Value::String(body))) => body.clone(),
+                (Value::String(s), _) => s.clone(),
+                (other, _) => other.to_string(),
             };
             let len = text.len() as u64;
             (text, len, None)
@@ -296,10 +300,7 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             message: failure.message,
         },
         transport: Transport {
-            headers: event
-                .as_ref()
-                .map(|e| redact_map(&e.headers))
-                .unwrap_or_default(),
+            headers: headers_of(&original),
             delivery_id: event.as_ref().and_then(|e| e.delivery_id.clone()),
         },
         input: Input {
@@ -311,6 +312,32 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             original,
         },
     }
+}
+
+/// The original message with any `headers` object redacted. The relay
+/// redacts before enqueueing; this covers messages from other producers, so
+/// no credential reaches the dead-letter store either way.
+fn redact_original(mut original: Value) -> Value {
+    let redacted = headers_of(&original);
+    if let Some(Value::Object(headers)) = original.get_mut("headers") {
+        *headers = redacted
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+    }
+    original
+}
+
+/// The message's string headers, redacted.
+fn headers_of(original: &Value) -> BTreeMap<String, String> {
+    let Some(Value::Object(headers)) = original.get("headers") else {
+        return BTreeMap::new();
+    };
+    let strings: BTreeMap<String, String> = headers
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect();
+    redact_map(&strings)
 }
 
 /// A stable grouping hash of a code and a message with its variable parts

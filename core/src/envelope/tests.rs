@@ -61,7 +61,14 @@ fn an_exhausted_message_takes_its_evidence_from_the_last_recorded_attempt() {
     assert_eq!(env.timing.last_attempt_at_ms, Some(1006));
     assert_eq!(env.timing.received_at_ms, Some(900));
     assert_eq!(env.timing.dead_lettered_at_ms, 9000);
-    assert_eq!(env.input.original, body, "the original is kept whole");
+    let mut expected = body.clone();
+    for name in ["webhook-signature", "authorization", "cookie"] {
+        expected["headers"][name] = json!(REDACTED);
+    }
+    assert_eq!(
+        env.input.original, expected,
+        "the original is kept whole, credentials aside"
+    );
     assert_eq!(env.transport.delivery_id.as_deref(), Some("msg_1"));
 }
 
@@ -135,6 +142,20 @@ fn credentials_and_signatures_are_redacted_in_the_transport_context() {
         assert_eq!(env.transport.headers[name], REDACTED, "{name}");
     }
     assert_eq!(env.transport.headers["content-type"], "application/json");
+    assert_eq!(
+        env.input.original["headers"]["authorization"], REDACTED,
+        "the kept original too"
+    );
+    assert!(!serde_json::to_string(&env).unwrap().contains("Bearer x"));
+}
+
+#[test]
+fn a_message_that_is_not_an_event_has_its_headers_redacted_too() {
+    let mut original = event("not json {");
+    original["v"] = json!(99);
+    let env = build(input(&original, vec![]));
+    assert_eq!(env.transport.headers["authorization"], REDACTED);
+    assert!(!serde_json::to_string(&env).unwrap().contains("Bearer x"));
 }
 
 #[test]
