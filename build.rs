@@ -32,6 +32,7 @@ fn check() -> Result<(), String> {
     check_vars(&relay)?;
     check_consumer(&relay)?;
     check_same_database(&relay, &dlq)?;
+    check_shared_vars(&relay, &dlq)?;
     check_migrations()
 }
 
@@ -129,6 +130,28 @@ fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Str
             "both workers must bind DB to the same D1 database (wrangler.toml: {a:?}, dlq/wrangler.toml: {b:?})"
         )),
     }
+}
+
+/// Replays in the DLQ worker deliver like the consumer does, so the
+/// settings both workers read must not drift apart.
+fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
+    for key in [
+        "SOURCES",
+        "DELIVERY_TIMEOUT_MS",
+        "BREAKER_FAILURE_THRESHOLD",
+        "BREAKER_SUCCESS_THRESHOLD",
+        "BREAKER_COOLDOWN_S",
+        "BREAKER_OPEN_ACTION",
+    ] {
+        let a = relay.get("vars").and_then(|v| v.get(key));
+        let b = dlq.get("vars").and_then(|v| v.get(key));
+        if a != b {
+            return Err(format!(
+                "[vars] {key} differs between wrangler.toml ({a:?}) and dlq/wrangler.toml ({b:?}); replays would deliver differently from the consumer"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_migrations() -> Result<(), String> {

@@ -18,7 +18,7 @@ after(() => downstream?.close());
 
 function relayWith(extra) {
   return startRelay({
-    relayVars: {
+    vars: {
       SOURCES: JSON.stringify({ flaky: { scheme: "hmac-sha256", downstream: downstream.url("/flaky") } }),
       WEBHOOK_SECRET_FLAKY: secret,
       DOWNSTREAM_SIGNING_SECRET: "breaker-down-secret",

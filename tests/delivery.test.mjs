@@ -27,7 +27,7 @@ before(async () => {
     sources[name] = { scheme: "hmac-sha256", downstream: downstream.url(path) };
   }
   relay = await startRelay({
-    relayVars: {
+    vars: {
       SOURCES: JSON.stringify(sources),
       ...secrets,
       DOWNSTREAM_SIGNING_SECRET: SECRET,

@@ -5,6 +5,7 @@
 //! move bytes between the platform and these functions, then carry out the
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
+pub mod admin_query;
 pub mod breaker;
 pub mod claim_check;
 pub mod classify;
@@ -17,9 +18,11 @@ pub mod envelope;
 pub mod error_code;
 pub mod idempotency;
 pub mod ingest;
+pub mod jwt;
 pub mod poison_handoff;
 pub mod queued_event;
 pub mod redact;
+pub mod replay_plan;
 pub mod retry_policy;
 pub mod signature;
 

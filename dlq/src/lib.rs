@@ -6,20 +6,21 @@
 //! - `fetch`: the admin API under `/api/v1/admin/…`, reached through the
 //!   relay's service binding.
 
+mod admin;
+mod admin_store;
+mod config_cache;
 mod dead_letter_store;
 mod queue_entry;
+mod replay;
 mod triage;
 
-use serde_json::json;
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]
-async fn fetch(req: Request, _env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
-    let _ = req;
-    Ok(Response::from_json(&json!({
-        "status": "error",
-        "error": {"code": "NOT_FOUND", "message": "no such admin route"}
-    }))?
-    .with_status(404))
+    if req.path().starts_with("/api/v1/admin/") {
+        return admin::handle(req, &env).await;
+    }
+    admin::ApiError::NotFound("the DLQ worker serves /api/v1/admin/… only".into()).into_response()
 }

@@ -4,8 +4,9 @@
 import http from "node:http";
 
 /**
- * `behaviours` maps a path to a function `(req, count) => {status, delayMs?, headers?}`
- * where `count` is how many requests that path has had (1-based).
+ * `behaviours` maps a path to a function `(request, count) => {status, delayMs?, headers?}`
+ * where `request` is `{path, headers, body}` and `count` is how many requests
+ * that path has had (1-based).
  */
 export async function startDownstream(behaviours = {}) {
   const requests = [];
@@ -18,9 +19,10 @@ export async function startDownstream(behaviours = {}) {
       const count = (counts.get(path) ?? 0) + 1;
       counts.set(path, count);
       const body = Buffer.concat(chunks).toString("utf8");
-      requests.push({ path, headers: req.headers, body, at: Date.now() });
+      const recorded = { path, headers: req.headers, body, at: Date.now() };
+      requests.push(recorded);
       const behaviour = behaviours[path] ?? (() => ({ status: 200 }));
-      const { status = 200, delayMs = 0, headers = {} } = behaviour(req, count) ?? {};
+      const { status = 200, delayMs = 0, headers = {} } = behaviour(recorded, count) ?? {};
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(status, { "content-type": "application/json", ...headers });

@@ -45,18 +45,19 @@ function workerOptions(configPath, name, { vars = {}, consumers = {} } = {}) {
 
 /**
  * Starts the relay and the DLQ worker in one Miniflare, applies the D1
- * migrations, and returns helpers. `relayVars` / `dlqVars` override vars
- * and secrets; `consumers` overrides queue consumer settings by queue name.
+ * migrations, and returns helpers. `vars` override vars and secrets of both
+ * workers, `relayVars` / `dlqVars` of one; `consumers` overrides queue
+ * consumer settings by queue name.
  */
-export async function startRelay({ relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [] } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [] } = {}) {
   const logs = [];
   const mf = new Miniflare({
     cf: false,
     host: "127.0.0.1",
     port: 0,
     workers: [
-      workerOptions("wrangler.toml", "hookrelay", { vars: relayVars, consumers }),
-      workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: dlqVars, consumers }),
+      workerOptions("wrangler.toml", "hookrelay", { vars: { ...vars, ...relayVars }, consumers }),
+      workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: { ...vars, ...dlqVars }, consumers }),
       ...extraWorkers,
     ],
     handleRuntimeStdio(stdout, stderr) {

@@ -1,0 +1,95 @@
+//! One error type for the admin API, mapped to responses in one place:
+//! `{"status":"error","error":{"code","message"}}` with the right status.
+
+use hookrelay_core::config::ConfigError;
+use hookrelay_core::jwt::AuthError;
+use serde_json::{json, Value};
+use worker::{Response, Result};
+
+/// Why an admin request failed.
+pub enum ApiError {
+    /// 401 or 403.
+    Auth(AuthError),
+    /// 400: a parameter or body field is wrong.
+    BadRequest {
+        /// The parameter or field.
+        param: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// 404.
+    NotFound(String),
+    /// 405.
+    MethodNotAllowed(&'static str),
+    /// 409: the entry is not in a state that allows this.
+    Conflict(String),
+    /// 500: the worker is misconfigured.
+    Config(ConfigError),
+    /// 503: D1 did not answer.
+    Unavailable(String),
+}
+
+impl ApiError {
+    /// The response for this error.
+    pub fn into_response(self) -> Result<Response> {
+        let (status, code, message) = match self {
+            ApiError::Auth(e) => (e.status(), e.code().to_string(), e.message()),
+            ApiError::BadRequest { param, message } => {
+                (400, "BAD_REQUEST".into(), format!("{param}: {message}"))
+            }
+            ApiError::NotFound(m) => (404, "NOT_FOUND".into(), m),
+            ApiError::MethodNotAllowed(allow) => {
+                (405, "METHOD_NOT_ALLOWED".into(), format!("use {allow}"))
+            }
+            ApiError::Conflict(m) => (409, "CONFLICT".into(), m),
+            ApiError::Config(e) => (500, "CONFIG_INVALID".into(), e.to_string()),
+            ApiError::Unavailable(m) => (503, "UNAVAILABLE".into(), m),
+        };
+        let resp = Response::from_json(
+            &json!({"status": "error", "error": {"code": code, "message": message}}),
+        )?
+        .with_status(status);
+        if status == 401 {
+            resp.headers().set("WWW-Authenticate", "Bearer")?;
+        }
+        if status == 503 {
+            resp.headers().set("Retry-After", "5")?;
+        }
+        Ok(resp)
+    }
+}
+
+impl From<worker::Error> for ApiError {
+    fn from(e: worker::Error) -> Self {
+        ApiError::Unavailable(format!(
+            "D1 did not answer: {}",
+            hookrelay_platform::d1::error_message(&e)
+        ))
+    }
+}
+
+impl From<hookrelay_core::admin_query::QueryError> for ApiError {
+    fn from(e: hookrelay_core::admin_query::QueryError) -> Self {
+        ApiError::BadRequest {
+            param: e.param,
+            message: e.message,
+        }
+    }
+}
+
+impl From<hookrelay_core::replay_plan::BodyError> for ApiError {
+    fn from(e: hookrelay_core::replay_plan::BodyError) -> Self {
+        ApiError::BadRequest {
+            param: e.field,
+            message: e.message,
+        }
+    }
+}
+
+/// A success response: `{"status":"success","data":…}`.
+pub fn success(data: Value) -> Result<Response> {
+    Response::from_json(&json!({"status": "success", "data": data}))
+}
+
+/// The result type of every admin handler.
+pub type ApiResult = std::result::Result<Value, ApiError>;

@@ -1,0 +1,163 @@
+//! The admin API, under `/api/v1/admin/`. Every route needs an HS256 bearer
+//! token with `role: "admin"`; authentication runs before routing, so an
+//! unauthenticated caller learns nothing about which routes exist.
+
+mod api_error;
+mod audit_route;
+mod dead_letter_routes;
+mod events_route;
+mod replay_routes;
+mod stats_route;
+
+use crate::config_cache::config;
+pub use api_error::{success, ApiError, ApiResult};
+use hookrelay_core::jwt::{authorize, Claims};
+use hookrelay_platform::{log, now_ms};
+use serde_json::json;
+use worker::{Env, Method, Request, Response, Result};
+
+/// Query parameters as pairs.
+pub fn query_pairs(req: &Request) -> Vec<(String, String)> {
+    req.url()
+        .map(|u| {
+            u.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A JSON request body, or a 400 naming what is wrong.
+pub async fn json_body(req: &mut Request) -> std::result::Result<serde_json::Value, ApiError> {
+    let text = req.text().await.map_err(|_| ApiError::BadRequest {
+        param: "body".into(),
+        message: "could not be read".into(),
+    })?;
+    if text.trim().is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    serde_json::from_str(&text).map_err(|e| ApiError::BadRequest {
+        param: "body".into(),
+        message: format!(
+            "is not valid JSON (line {}, column {})",
+            e.line(),
+            e.column()
+        ),
+    })
+}
+
+/// Handles one admin request.
+pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
+    let cfg = config(env);
+    let cfg = match &*cfg {
+        Ok(c) => c,
+        Err(e) => return ApiError::Config(e.clone()).into_response(),
+    };
+    let now = now_ms();
+    let header = req.headers().get("authorization")?;
+    let claims = match authorize(header.as_deref(), &cfg.admin_key, now.div_euclid(1000)) {
+        Ok(c) => c,
+        Err(e) => {
+            log::warn(
+                "admin",
+                "auth_refused",
+                json!({"status": e.status(), "code": e.code(), "path": req.path()}),
+            );
+            return ApiError::Auth(e).into_response();
+        }
+    };
+    let path = req.path();
+    let segments: Vec<&str> = path
+        .trim_start_matches("/api/v1/admin/")
+        .trim_end_matches('/')
+        .split('/')
+        .collect();
+    let db = env.d1("DB")?;
+    let method = req.method();
+    let result = route(&mut req, &method, &segments, &db, cfg, &claims, now).await;
+    match result {
+        Ok(data) => success(data),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn route(
+    req: &mut Request,
+    method: &Method,
+    segments: &[&str],
+    db: &worker::D1Database,
+    cfg: &crate::config_cache::Config,
+    claims: &Claims,
+    now: i64,
+) -> ApiResult {
+    let actor = claims.sub.clone().unwrap_or_else(|| "admin".to_string());
+    match (method, segments) {
+        (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
+        (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
+        (Method::Get, ["webhook-dlq", id]) => dead_letter_routes::get(db, id).await,
+        (Method::Post, ["webhook-dlq", id, "replay"]) => {
+            let body = json_body(req).await?;
+            replay_routes::replay_one(db, cfg, id, &body, &actor, now).await
+        }
+        (Method::Post, ["webhooks", "dlq", "replay-all"]) => {
+            let body = json_body(req).await?;
+            replay_routes::replay_all(db, cfg, &body, &actor, now).await
+        }
+        (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
+        (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
+        (
+            _,
+            ["webhook-dlq"]
+            | ["webhook-dlq", "stats"]
+            | ["webhook-dlq", _]
+            | ["events"]
+            | ["audit"],
+        ) => Err(ApiError::MethodNotAllowed("GET")),
+        (_, ["webhook-dlq", _, "replay"] | ["webhooks", "dlq", "replay-all"]) => {
+            Err(ApiError::MethodNotAllowed("POST"))
+        }
+        _ => Err(ApiError::NotFound(
+            "no such admin route; see README for the routes".into(),
+        )),
+    }
+}
+
+/// Cuts a `limit + 1` row query into a page and the cursor of the next one.
+pub fn page<T>(
+    mut rows: Vec<T>,
+    limit: u32,
+    cursor_of: impl Fn(&T) -> hookrelay_core::admin_query::Cursor,
+) -> (Vec<T>, Option<String>) {
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next = if more {
+        rows.last()
+            .map(|r| hookrelay_core::admin_query::encode_cursor(&cursor_of(r)))
+    } else {
+        None
+    };
+    (rows, next)
+}
+
+/// The `cursor` query parameter, decoded.
+pub fn cursor_param(
+    params: &[(String, String)],
+) -> std::result::Result<Option<hookrelay_core::admin_query::Cursor>, ApiError> {
+    match params
+        .iter()
+        .find(|(k, _)| k == "cursor")
+        .map(|(_, v)| v.as_str())
+    {
+        None | Some("") => Ok(None),
+        Some(raw) => Ok(Some(hookrelay_core::admin_query::decode_cursor(raw)?)),
+    }
+}
+
+/// The `limit` query parameter.
+pub fn limit_param(params: &[(String, String)]) -> std::result::Result<u32, ApiError> {
+    let raw = params
+        .iter()
+        .find(|(k, _)| k == "limit")
+        .map(|(_, v)| v.as_str());
+    Ok(hookrelay_core::admin_query::parse_limit(raw)?)
+}

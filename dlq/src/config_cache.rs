@@ -1,0 +1,61 @@
+//! The DLQ worker's configuration, validated once per isolate.
+
+use hookrelay_core::config::{load_sources, ConfigEnv, ConfigError, DeliveryConfig, DlqConfig};
+use hookrelay_platform::env_config::WorkerEnv;
+use hookrelay_platform::log;
+use serde_json::Value;
+use std::cell::OnceCell;
+use std::rc::Rc;
+use worker::Env;
+
+/// Everything the DLQ worker needs.
+pub struct Config {
+    /// Capacity, retry delay, replay limit.
+    pub dlq: DlqConfig,
+    /// Downstream delivery, for replays.
+    pub delivery: DeliveryConfig,
+    /// The `ADMIN_JWT_SECRET` bytes.
+    pub admin_key: Vec<u8>,
+}
+
+thread_local! {
+    static CONFIG: OnceCell<Rc<Result<Config, ConfigError>>> = const { OnceCell::new() };
+}
+
+fn load(env: &impl ConfigEnv) -> Result<Config, ConfigError> {
+    let dlq = DlqConfig::load(env)?;
+    let specs = load_sources(env)?;
+    let delivery = DeliveryConfig::load(env, &specs)?;
+    let admin_key = match env.get("ADMIN_JWT_SECRET") {
+        Some(Value::String(s)) if !s.is_empty() => s.into_bytes(),
+        _ => {
+            return Err(ConfigError::new(
+                "ADMIN_JWT_SECRET",
+                "is not set; the admin API cannot authenticate anyone. Set it with `wrangler secret put ADMIN_JWT_SECRET --config dlq/wrangler.toml` (or in .dev.vars locally)",
+            ))
+        }
+    };
+    Ok(Config {
+        dlq,
+        delivery,
+        admin_key,
+    })
+}
+
+/// The validated configuration, or the error naming the bad key.
+pub fn config(env: &Env) -> Rc<Result<Config, ConfigError>> {
+    CONFIG.with(|cell| {
+        cell.get_or_init(|| {
+            let loaded = load(&WorkerEnv(env));
+            if let Err(e) = &loaded {
+                log::error(
+                    "dlq",
+                    "config_invalid",
+                    serde_json::json!({"key": e.key, "problem": e.problem}),
+                );
+            }
+            Rc::new(loaded)
+        })
+        .clone()
+    })
+}
