@@ -19,12 +19,14 @@ use hookrelay_core::breaker::BreakerOpenAction;
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::disposition::{decide, Disposition, Outcome};
 use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::metrics::Metric;
 use hookrelay_core::poison_handoff::PoisonHandoff;
 use hookrelay_core::queued_event::{decode, event_id_hint, QueuedEvent};
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_platform::deliveries::Delivery;
 use hookrelay_platform::event_store::{self, FailedAttempt};
 use hookrelay_platform::log::{self, Level};
+use hookrelay_platform::metrics;
 use hookrelay_platform::pipeline::{self, Item};
 use hookrelay_platform::{d1::error_message, now_ms, queue_send};
 use serde_json::json;
@@ -61,8 +63,28 @@ pub async fn consume(deliveries: Vec<Delivery>, env: &Env) {
     log_failures(&deliveries, &decoded, &dispositions);
 
     let mut tally = Tally::default();
-    for ((delivery, disposition), outcome) in deliveries.iter().zip(&dispositions).zip(&outcomes) {
+    for ((disposition, outcome), event) in dispositions.iter().zip(&outcomes).zip(&decoded) {
         tally.count(outcome, disposition);
+        let source = event.as_ref().map_or("", |e| e.source.as_str());
+        match disposition {
+            Disposition::Ack => {}
+            Disposition::Retry { failure, .. } => metrics::count(
+                Metric::new("retry", "consumer")
+                    .source(source)
+                    .code(failure.code),
+                1,
+            ),
+            Disposition::DeadLetter { failure } => metrics::count(
+                Metric::new("dead_letter_handoff", "consumer")
+                    .source(source)
+                    .code(failure.code),
+                1,
+            ),
+        }
+    }
+    // Counters first: once a message is acked its batch may end at any time.
+    metrics::flush(env).await;
+    for (delivery, disposition) in deliveries.iter().zip(&dispositions) {
         match disposition {
             Disposition::Ack | Disposition::DeadLetter { .. } => delivery.ack(),
             Disposition::Retry { delay_s, .. } => delivery.retry(*delay_s),
@@ -118,7 +140,7 @@ async fn process(
         return outcomes;
     }
     let results = match env.d1("DB") {
-        Ok(db) => pipeline::run(&db, &items, delivery, now)
+        Ok(db) => pipeline::run(&db, &items, delivery, "consumer", now)
             .await
             .into_iter()
             .map(|p| p.outcome)

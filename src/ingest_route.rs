@@ -7,8 +7,9 @@
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::ingest::{accept, precheck, Accepted, Inbound};
+use hookrelay_core::metrics::Metric;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
-use hookrelay_platform::{d1, event_store, log, now_ms, queue_send};
+use hookrelay_platform::{body, d1, event_store, log, metrics, now_ms, queue_send};
 use serde_json::json;
 use std::collections::BTreeMap;
 use worker::{Env, Request, Response, Result};
@@ -29,6 +30,7 @@ pub async fn handle(mut req: Request, env: &Env, source: &str) -> Result<Respons
         .get("content-length")?
         .and_then(|v| v.trim().parse::<u64>().ok());
     if let Err(r) = precheck(config, &method, source, content_length) {
+        body::drain(&mut req).await;
         return responses::rejection(&r);
     }
     let body = req.bytes().await?;
@@ -111,6 +113,7 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
         );
         return responses::unavailable("the queue did not accept the event", RETRY_AFTER_S);
     }
+    metrics::count(Metric::new("enqueue", "relay").source(&source), 1);
     log::info(
         "relay",
         "enqueued",

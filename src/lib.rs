@@ -20,15 +20,19 @@ use worker::{event, Context, Env, Request, Response, Result};
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
     let path = req.path();
     if path == "/healthz" {
+        hookrelay_platform::body::drain(&mut req).await;
         return health_route::handle(&req, &env);
     }
     if let Some(source) = path.strip_prefix("/webhooks/") {
         let source = source.trim_end_matches('/').to_string();
-        return ingest_route::handle(req, &env, &source).await;
+        let response = ingest_route::handle(req, &env, &source).await;
+        // The counter write must not delay the provider's answer.
+        ctx.wait_until(async move { hookrelay_platform::metrics::flush(&env).await });
+        return response;
     }
     if path.starts_with("/api/v1/admin/") || path == "/api/v1/admin" {
         return admin_proxy::handle(req, &env).await;

@@ -10,7 +10,9 @@ const poison = (n, body = `not json {${n}`) => ({
   received_at_ms: Date.now(), headers: { "x-signature": "abc", authorization: "Bearer t" }, body,
 });
 const entry = (relay, n) => waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ?", `evt_dlq_${n}`))[0], { what: `entry ${n}` });
-const counter = async (relay, name) => (await rows(relay.db, "SELECT value FROM counters WHERE name = ?", name))[0]?.value ?? 0;
+// Counters are kept per metric and label (`dlq_deduped:BAD_PAYLOAD`); sum a metric's labels.
+const counter = async (relay, name) =>
+  (await rows(relay.db, "SELECT sum(value) AS n FROM counters WHERE name = ? OR name LIKE ?", name, `${name}:%`))[0]?.n ?? 0;
 
 test("a dead letter is kept as a whole envelope with the credentials redacted, and logged", async () => {
   const relay = await startRelay();

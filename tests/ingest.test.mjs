@@ -164,3 +164,13 @@ test("no log line carries a payload or a secret", async () => {
   assert.ok(!text.includes(marker), "payload marker in logs");
   for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret), "secret in logs");
 });
+
+test("early refusals answer with their status instead of resetting the connection", async () => {
+  // workerd resets a connection answered before its body was read; the relay reads it first.
+  const big = "x".repeat(2 * 1024 * 1024);
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await post("demo-standard", big, { "content-type": "application/json" })).status, 413);
+    assert.equal((await post("nope", JSON.stringify({ i }), {})).status, 404);
+    assert.equal((await relay.fetch("/healthz", { method: "POST", body: "{}" })).status, 405);
+  }
+});

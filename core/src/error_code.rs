@@ -49,7 +49,7 @@ impl fmt::Display for FailureClass {
 
 /// The stable error codes of DESIGN §3. Their spelling is part of the
 /// contract: dashboards and alerts match on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ErrorCode {
     /// The message or event body cannot be decoded.
     #[serde(rename = "BAD_PAYLOAD")]

@@ -19,6 +19,7 @@ pub mod error_code;
 pub mod idempotency;
 pub mod ingest;
 pub mod jwt;
+pub mod metrics;
 pub mod poison_handoff;
 pub mod queued_event;
 pub mod redact;

@@ -4,7 +4,9 @@
 use hookrelay_core::dlq_capacity::evictions_needed;
 use hookrelay_core::envelope::{AttemptRecord, Envelope};
 use hookrelay_core::error_code::{ErrorCode, FailureClass};
+use hookrelay_core::metrics::Metric;
 use hookrelay_platform::d1::{int, opt_text, text};
+use hookrelay_platform::metrics;
 use serde::Deserialize;
 use worker::{D1Database, Result};
 
@@ -138,15 +140,23 @@ pub async fn store(db: &D1Database, env: &Envelope, capacity: u64, now: i64) -> 
         .and_then(|r| r.results::<Count>().ok())
         .and_then(|rows| rows.first().map(|c| c.n as u64))
         .unwrap_or(0);
-    let counter = match outcome {
-        "stored" => Some("dead_lettered"),
-        "deduped" => Some("dlq_deduped"),
-        _ => None,
-    };
-    let mut statements = Vec::new();
-    if let Some(name) = counter {
-        statements.push(bump(db, name, 1)?);
+    let source = env.identity.source.as_deref().unwrap_or("");
+    match outcome {
+        "stored" => metrics::count(
+            Metric::new("dead_lettered", "dlq")
+                .source(source)
+                .code(env.failure.code),
+            1,
+        ),
+        "deduped" => metrics::count(
+            Metric::new("dlq_deduped", "dlq")
+                .source(source)
+                .code(env.failure.code),
+            1,
+        ),
+        _ => {}
     }
+    let mut statements = Vec::new();
     let evict = evictions_needed(pending_count, capacity);
     let oldest =
         "SELECT id FROM dead_letters WHERE status = 'pending' ORDER BY created_at, id LIMIT ?1";
@@ -159,7 +169,7 @@ pub async fn store(db: &D1Database, env: &Envelope, capacity: u64, now: i64) -> 
             ))
             .bind(&[int(evict as i64), int(now)])?,
         );
-        statements.push(bump(db, "drop_overflow", evict as i64)?);
+        metrics::count(Metric::new("drop_overflow", "dlq"), evict);
         statements.push(
             db.prepare(format!(
                 "DELETE FROM dead_letters WHERE id IN ({oldest}) RETURNING id"
@@ -177,10 +187,4 @@ pub async fn store(db: &D1Database, env: &Envelope, capacity: u64, now: i64) -> 
         }
     }
     Ok(Stored { outcome, evicted })
-}
-
-/// Adds `by` to a counter.
-pub fn bump(db: &D1Database, name: &str, by: i64) -> Result<worker::D1PreparedStatement> {
-    db.prepare("INSERT INTO counters (name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value")
-        .bind(&[text(name), int(by)])
 }

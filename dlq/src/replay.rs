@@ -11,12 +11,12 @@ use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::metrics::Metric;
 use hookrelay_core::queued_event::decode_value;
 use hookrelay_core::replay_plan::{after_replay, EntryStatus};
 use hookrelay_platform::d1::{int, opt_text, text};
-use hookrelay_platform::event_store::bump_counter;
-use hookrelay_platform::log;
 use hookrelay_platform::pipeline::{self, Delivery, Item};
+use hookrelay_platform::{log, metrics};
 use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
@@ -84,7 +84,10 @@ async fn attempt(
         event: &event,
         queue_message_id: &envelope.identity.queue_message_id,
     };
-    let Some(processed) = pipeline::run(db, &[item], delivery, now_ms).await.pop() else {
+    let Some(processed) = pipeline::run(db, &[item], delivery, "admin", now_ms)
+        .await
+        .pop()
+    else {
         return (
             Err(Failure::new(
                 ErrorCode::Unknown,
@@ -133,16 +136,32 @@ pub async fn replay_entry(
         (Err(_), _) => "failed",
     };
     let error = result.err();
-    let mut stmts = vec![
+    let stmts = vec![
         db.prepare("UPDATE dead_letters SET status = ?2, replay_attempts = ?3, replayed_at = CASE WHEN ?2 = 'replayed' THEN ?4 ELSE replayed_at END WHERE id = ?1")
             .bind(&[text(&entry.summary.id), text(status.as_str()), int(i64::from(replay_attempts)), int(ctx.now_ms)])?,
         audit_statement(db, &entry.summary.id, entry.summary.event_id.as_deref(), ctx, outcome, error.as_ref())?,
-        bump_counter(db, if error.is_none() { "replay_succeeded" } else { "replay_failed" }, 1)?,
     ];
-    if status == EntryStatus::Poisoned {
-        stmts.push(bump_counter(db, "drop_poison", 1)?);
-    }
     db.batch(stmts).await?;
+    let source = entry.summary.source.as_deref().unwrap_or("");
+    let replay_metric = Metric::new(
+        if error.is_none() {
+            "replay_succeeded"
+        } else {
+            "replay_failed"
+        },
+        "admin",
+    )
+    .source(source);
+    metrics::count(
+        match &error {
+            Some(f) => replay_metric.code(f.code),
+            None => replay_metric,
+        },
+        1,
+    );
+    if status == EntryStatus::Poisoned {
+        metrics::count(Metric::new("drop_poison", "admin").source(source), 1);
+    }
     log::emit(
         if error.is_some() {
             log::Level::Warn

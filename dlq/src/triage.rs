@@ -42,7 +42,8 @@ pub async fn triage(deliveries: Vec<Delivery>, env: &Env) {
         }
     };
     for delivery in &deliveries {
-        match triage_one(&db, delivery, &config).await {
+        let result = triage_one(&db, delivery, &config).await;
+        match result {
             Ok(()) => delivery.ack(),
             Err(e) => {
                 log::error(
@@ -54,6 +55,7 @@ pub async fn triage(deliveries: Vec<Delivery>, env: &Env) {
             }
         }
     }
+    hookrelay_platform::metrics::flush(env).await;
 }
 
 async fn triage_one(

@@ -59,6 +59,11 @@ async fn compare_and_set(
 
 fn log_transition(destination: &str, from: BreakerState, to: BreakerState) {
     if from.name() != to.name() {
+        crate::metrics::count(
+            hookrelay_core::metrics::Metric::new("breaker_transition", "consumer")
+                .detail(to.name()),
+            1,
+        );
         log::warn(
             "consumer",
             "breaker_transition",

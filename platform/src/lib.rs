@@ -4,6 +4,7 @@
 //! `hookrelay-core`; none of it decides anything. If a function here grows
 //! an `if` about business rules, that rule belongs in the core.
 
+pub mod body;
 pub mod breaker_store;
 pub mod d1;
 pub mod deliveries;
@@ -11,6 +12,7 @@ pub mod downstream;
 pub mod env_config;
 pub mod event_store;
 pub mod log;
+pub mod metrics;
 pub mod pipeline;
 pub mod queue_send;
 

@@ -11,7 +11,7 @@
 use crate::breaker_store::{admit_call, record_call};
 use crate::d1::error_message;
 use crate::event_store::{self, DeliveryRecord, IngestItem, IngestKind};
-use crate::{downstream, log};
+use crate::{downstream, log, metrics};
 use hookrelay_core::breaker::Admission;
 use hookrelay_core::classify::classify_d1_error;
 use hookrelay_core::config::DeliveryConfig;
@@ -19,6 +19,7 @@ use hookrelay_core::delivery_outcome::counts_against_breaker;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::metrics::Metric;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use serde_json::json;
@@ -67,7 +68,43 @@ fn outcome_of(kind: IngestKind) -> Outcome {
 }
 
 /// Ingests every item in one round trip, then delivers those that forward.
+/// `component` labels the counters (`consumer`, or `admin` for a replay).
 pub async fn run(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    component: &'static str,
+    now_ms: i64,
+) -> Vec<Processed> {
+    let out = run_uncounted(db, items, cfg, now_ms).await;
+    for (item, p) in items.iter().zip(&out) {
+        let source = item.event.source.as_str();
+        match p.ingest {
+            Some(IngestKind::Fresh) => {
+                metrics::count(Metric::new("ingest", component).source(source), 1)
+            }
+            Some(IngestKind::Duplicate) => {
+                metrics::count(Metric::new("duplicate", component).source(source), 1)
+            }
+            _ => {}
+        }
+        match (&p.delivery, &p.outcome) {
+            (Delivery::Delivered, _) => {
+                metrics::count(Metric::new("delivered", component).source(source), 1)
+            }
+            (Delivery::Failed, Outcome::Failed(f)) => metrics::count(
+                Metric::new("delivery_failed", component)
+                    .source(source)
+                    .code(f.code),
+                1,
+            ),
+            _ => {}
+        }
+    }
+    out
+}
+
+async fn run_uncounted(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,

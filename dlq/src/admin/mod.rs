@@ -51,13 +51,17 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let cfg = config(env);
     let cfg = match &*cfg {
         Ok(c) => c,
-        Err(e) => return ApiError::Config(e.clone()).into_response(),
+        Err(e) => {
+            hookrelay_platform::body::drain(&mut req).await;
+            return ApiError::Config(e.clone()).into_response();
+        }
     };
     let now = now_ms();
     let header = req.headers().get("authorization")?;
     let claims = match authorize(header.as_deref(), &cfg.admin_key, now.div_euclid(1000)) {
         Ok(c) => c,
         Err(e) => {
+            hookrelay_platform::body::drain(&mut req).await;
             log::warn(
                 "admin",
                 "auth_refused",
@@ -75,6 +79,10 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let db = env.d1("DB")?;
     let method = req.method();
     let result = route(&mut req, &method, &segments, &db, cfg, &claims, now).await;
+    if !req.inner().body_used() {
+        hookrelay_platform::body::drain(&mut req).await;
+    }
+    hookrelay_platform::metrics::flush(env).await;
     match result {
         Ok(data) => success(data),
         Err(e) => e.into_response(),

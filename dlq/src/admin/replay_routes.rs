@@ -11,13 +11,13 @@ use crate::config_cache::Config;
 use crate::replay::{audit_statement, replay_entry, ReplayContext, ReplayResult};
 use futures_util::future::join_all;
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
+use hookrelay_core::metrics::Metric;
 use hookrelay_core::replay_plan::{
     batch_start_offset_ms, check_replayable, parse_replay_all, plan, validate_reason, Candidate,
     EntryStatus,
 };
 use hookrelay_platform::d1::text;
-use hookrelay_platform::event_store::bump_counter;
-use hookrelay_platform::now_ms;
+use hookrelay_platform::{metrics, now_ms};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -198,7 +198,7 @@ async fn mark_deduped(
         );
         stmts.push(audit_statement(db, id, None, ctx, "deduped", None)?);
     }
-    stmts.push(bump_counter(db, "replay_deduped", ids.len() as i64)?);
     db.batch(stmts).await?;
+    metrics::count(Metric::new("replay_deduped", "admin"), ids.len() as u64);
     Ok(ids.len())
 }

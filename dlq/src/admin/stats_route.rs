@@ -33,8 +33,9 @@ fn counts(rows: Vec<KeyCount>) -> Map<String, Value> {
 }
 
 /// Depth, oldest pending age, ingress in the last hour, the dominant failure
-/// code, counts by status and class, replay outcomes, breaker states and
-/// every counter, in one D1 round trip.
+/// code, counts by status and class, replay outcomes, breaker states, and
+/// every counter (totals by metric, and by metric and code), in one D1
+/// round trip.
 pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
     let hour_ago = now - 3_600_000;
     let results = db
@@ -45,8 +46,9 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
             db.prepare("SELECT status AS k, count(*) AS n FROM dead_letters GROUP BY status"),
             db.prepare("SELECT error_class AS k, count(*) AS n FROM dead_letters WHERE status = 'pending' GROUP BY error_class"),
             db.prepare("SELECT outcome AS k, count(*) AS n FROM replay_audit GROUP BY outcome"),
-            db.prepare("SELECT name AS k, value AS n FROM counters"),
+            db.prepare("SELECT substr(name, 1, instr(name || ':', ':') - 1) AS k, sum(value) AS n FROM counters GROUP BY k"),
             db.prepare("SELECT destination, state_name, updated_at FROM breakers ORDER BY destination"),
+            db.prepare("SELECT name AS k, value AS n FROM counters WHERE instr(name, ':') > 0"),
         ])
         .await?;
     let rows = |i: usize| {
@@ -87,5 +89,6 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         "replay": replay,
         "breakers": breakers,
         "counters": counts(rows(6)),
+        "counters_by_label": counts(rows(8)),
     }))
 }

@@ -1,0 +1,179 @@
+//! Counters, in one shape for both places they go: Workers Analytics Engine
+//! (the dashboard) and D1's `counters` table (the stats endpoint, locally).
+//!
+//! An Analytics Engine data point is
+//! `index1 = metric`, `blob1 = metric`, `blob2 = component`, `blob3 = source`,
+//! `blob4 = code`, `blob5 = detail`, `double1 = count`, so every query groups
+//! by the same columns (see the README for example SQL). The D1 key is the
+//! metric plus its code or detail, e.g. `retry:UPSTREAM_5XX`.
+
+use crate::error_code::ErrorCode;
+use std::collections::BTreeMap;
+
+/// One counted thing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Metric {
+    /// `enqueue`, `ingest`, `duplicate`, `retry`, `dead_lettered`, …
+    pub name: &'static str,
+    /// `relay`, `consumer`, `dlq` or `admin`.
+    pub component: &'static str,
+    /// The webhook source, when there is one.
+    pub source: Option<String>,
+    /// The error code, for failure counters.
+    pub code: Option<ErrorCode>,
+    /// Anything else that splits the count (a breaker transition, say).
+    pub detail: Option<String>,
+}
+
+impl Metric {
+    /// A metric with no labels.
+    pub fn new(name: &'static str, component: &'static str) -> Metric {
+        Metric {
+            name,
+            component,
+            source: None,
+            code: None,
+            detail: None,
+        }
+    }
+
+    /// With a source label.
+    pub fn source(mut self, source: &str) -> Metric {
+        self.source = Some(source.to_string());
+        self
+    }
+
+    /// With a code label.
+    pub fn code(mut self, code: ErrorCode) -> Metric {
+        self.code = Some(code);
+        self
+    }
+
+    /// With a detail label.
+    pub fn detail(mut self, detail: impl Into<String>) -> Metric {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// The `counters` row this metric adds to. Sources are not part of the
+    /// key, so the table stays small; Analytics Engine keeps them.
+    pub fn d1_key(&self) -> String {
+        match (&self.code, &self.detail) {
+            (Some(code), _) => format!("{}:{}", self.name, code.as_str()),
+            (None, Some(detail)) => format!("{}:{}", self.name, detail),
+            (None, None) => self.name.to_string(),
+        }
+    }
+
+    /// The five blobs of the Analytics Engine data point, in order.
+    pub fn blobs(&self) -> [String; 5] {
+        [
+            self.name.to_string(),
+            self.component.to_string(),
+            self.source.clone().unwrap_or_default(),
+            self.code
+                .map(|c| c.as_str().to_string())
+                .unwrap_or_default(),
+            self.detail.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+/// Increments gathered during one request or batch, merged by metric.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally(BTreeMap<Metric, u64>);
+
+impl Tally {
+    /// Adds `by` to `metric`.
+    pub fn add(&mut self, metric: Metric, by: u64) {
+        if by > 0 {
+            *self.0.entry(metric).or_insert(0) += by;
+        }
+    }
+
+    /// Every metric with its count.
+    pub fn points(&self) -> impl Iterator<Item = (&Metric, u64)> {
+        self.0.iter().map(|(m, n)| (m, *n))
+    }
+
+    /// Totals per D1 key.
+    pub fn d1_totals(&self) -> BTreeMap<String, u64> {
+        let mut out = BTreeMap::new();
+        for (m, n) in self.points() {
+            *out.entry(m.d1_key()).or_insert(0) += n;
+        }
+        out
+    }
+
+    /// Moves everything out, leaving this tally empty.
+    pub fn take(&mut self) -> Tally {
+        std::mem::take(self)
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn increments_merge_by_metric_and_roll_up_to_d1_keys() {
+        let mut t = Tally::default();
+        t.add(
+            Metric::new("retry", "consumer")
+                .source("a")
+                .code(ErrorCode::Upstream5xx),
+            2,
+        );
+        t.add(
+            Metric::new("retry", "consumer")
+                .source("b")
+                .code(ErrorCode::Upstream5xx),
+            1,
+        );
+        t.add(
+            Metric::new("retry", "consumer")
+                .source("a")
+                .code(ErrorCode::Upstream5xx),
+            1,
+        );
+        t.add(Metric::new("ingest", "consumer").source("a"), 3);
+        t.add(Metric::new("ingest", "consumer"), 0);
+        t.add(Metric::new("breaker", "consumer").detail("OPEN"), 1);
+        assert_eq!(
+            t.points().count(),
+            4,
+            "sources stay apart for Analytics Engine"
+        );
+        let totals = t.d1_totals();
+        assert_eq!(totals["retry:UPSTREAM_5XX"], 4);
+        assert_eq!(totals["ingest"], 3);
+        assert_eq!(totals["breaker:OPEN"], 1);
+        assert_eq!(totals.len(), 3);
+    }
+
+    #[test]
+    fn every_data_point_has_the_same_five_blobs() {
+        let m = Metric::new("retry", "consumer")
+            .source("demo-stripe")
+            .code(ErrorCode::Timeout);
+        assert_eq!(
+            m.blobs(),
+            ["retry", "consumer", "demo-stripe", "TIMEOUT", ""].map(String::from)
+        );
+        assert_eq!(Metric::new("enqueue", "relay").blobs()[2], "");
+    }
+
+    #[test]
+    fn take_empties_the_tally() {
+        let mut t = Tally::default();
+        t.add(Metric::new("ingest", "consumer"), 1);
+        let taken = t.take();
+        assert!(t.is_empty());
+        assert!(!taken.is_empty());
+    }
+}

@@ -1,0 +1,66 @@
+//! Counting, and flushing the counts to Analytics Engine and D1.
+//!
+//! Code anywhere in an invocation calls [`count`]; the entry point calls
+//! [`flush`] once at the end, which writes one Analytics Engine data point
+//! per metric (the `METRICS` binding; skipped when it is not bound) and adds
+//! the totals to D1 `counters` in one round trip. The buffer is per isolate;
+//! whichever flush runs first writes what is buffered, so every increment is
+//! written exactly once even when invocations interleave.
+
+use crate::d1::error_message;
+use crate::event_store::bump_counter;
+use crate::log;
+use hookrelay_core::metrics::{Metric, Tally};
+use serde_json::json;
+use std::cell::RefCell;
+use worker::{AnalyticsEngineDataPointBuilder, Env};
+
+thread_local! {
+    static PENDING: RefCell<Tally> = RefCell::new(Tally::default());
+}
+
+/// Adds `by` to `metric`.
+pub fn count(metric: Metric, by: u64) {
+    PENDING.with(|t| t.borrow_mut().add(metric, by));
+}
+
+/// Writes everything counted so far.
+pub async fn flush(env: &Env) {
+    let tally = PENDING.with(|t| t.borrow_mut().take());
+    if tally.is_empty() {
+        return;
+    }
+    if let Ok(dataset) = env.analytics_engine("METRICS") {
+        for (metric, n) in tally.points() {
+            let point = AnalyticsEngineDataPointBuilder::new()
+                .indexes([metric.name])
+                .blobs(metric.blobs())
+                .add_double(n as f64)
+                .build();
+            if let Err(e) = dataset.write_data_point(&point) {
+                log::warn(
+                    "metrics",
+                    "analytics_write_failed",
+                    json!({"metric": metric.name, "err": e.to_string()}),
+                );
+            }
+        }
+    }
+    let Ok(db) = env.d1("DB") else { return };
+    let statements: Result<Vec<_>, _> = tally
+        .d1_totals()
+        .iter()
+        .map(|(k, n)| bump_counter(&db, k, *n as i64))
+        .collect();
+    let written = match statements {
+        Ok(s) => db.batch(s).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        log::warn(
+            "metrics",
+            "counter_write_failed",
+            json!({"err": error_message(&e)}),
+        );
+    }
+}
