@@ -13,6 +13,16 @@ bash scripts/build.sh
 if [ ! -f .dev.vars ]; then
   echo "[start] creating .dev.vars from .dev.vars.example (development secrets)"
   cp .dev.vars.example .dev.vars
+else
+  # A .dev.vars from an older checkout may lack a secret added since.
+  while IFS= read -r line; do
+    key="${line%%=*}"
+    case "$line" in ''|'#'*) continue ;; esac
+    if ! grep -q "^${key}=" .dev.vars; then
+      echo "[start] adding missing ${key} to .dev.vars from .dev.vars.example"
+      printf '%s\n' "$line" >> .dev.vars
+    fi
+  done < .dev.vars.example
 fi
 # wrangler reads .dev.vars beside each config; the DLQ worker shares the relay's.
 [ -e dlq/.dev.vars ] || ln -s ../.dev.vars dlq/.dev.vars
