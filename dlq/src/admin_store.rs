@@ -38,25 +38,57 @@ pub struct EntryRow {
     pub envelope: String,
 }
 
-fn filter_sql(filter: &DeadLetterFilter, clauses: &mut Vec<String>, params: &mut Vec<JsValue>) {
-    for (column, value) in [
-        ("status", &filter.status),
-        ("error_class", &filter.class),
-        ("error_code", &filter.code),
-        ("source", &filter.source),
-    ] {
-        if let Some(v) = value {
-            params.push(text(v));
-            clauses.push(format!("{column} = ?{}", params.len()));
-        }
-    }
+/// A WHERE clause built from optional filters, with numbered parameters.
+#[derive(Default)]
+struct Where {
+    clauses: Vec<String>,
+    params: Vec<JsValue>,
 }
 
-fn where_clause(clauses: &[String]) -> String {
-    if clauses.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", clauses.join(" AND "))
+impl Where {
+    fn bind(&mut self, value: JsValue) -> String {
+        self.params.push(value);
+        format!("?{}", self.params.len())
+    }
+
+    /// `column = value`, when a value is given.
+    fn eq(&mut self, column: &str, value: Option<&str>) -> &mut Self {
+        if let Some(v) = value {
+            let p = self.bind(text(v));
+            self.clauses.push(format!("{column} = {p}"));
+        }
+        self
+    }
+
+    /// A keyset position: `(time_col, id_col) <op> (at, id)`.
+    fn after(&mut self, columns: &str, op: &str, at_ms: i64, id: JsValue) -> &mut Self {
+        let at = self.bind(int(at_ms));
+        let id = self.bind(id);
+        self.clauses.push(format!("({columns}) {op} ({at}, {id})"));
+        self
+    }
+
+    fn dead_letters(&mut self, filter: &DeadLetterFilter) -> &mut Self {
+        self.eq("status", filter.status.as_deref())
+            .eq("error_class", filter.class.as_deref())
+            .eq("error_code", filter.code.as_deref())
+            .eq("source", filter.source.as_deref())
+    }
+
+    /// The clause text and the parameter placeholder of `LIMIT limit + 1`
+    /// (the extra row says whether there is a next page).
+    fn finish(&mut self, limit: u32) -> (String, String) {
+        let limit = self.bind(int(i64::from(limit) + 1));
+        (self.clause(), limit)
+    }
+
+    /// The clause text alone.
+    fn clause(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.clauses.join(" AND "))
+        }
     }
 }
 
@@ -68,25 +100,14 @@ pub async fn list_entries(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<EntrySummary>> {
-    let mut clauses = Vec::new();
-    let mut params = Vec::new();
-    filter_sql(filter, &mut clauses, &mut params);
+    let mut w = Where::default();
+    w.dead_letters(filter);
     if let Some(c) = cursor {
-        params.push(int(c.at_ms));
-        params.push(text(&c.id));
-        clauses.push(format!(
-            "(created_at, id) < (?{}, ?{})",
-            params.len() - 1,
-            params.len()
-        ));
+        w.after("created_at, id", "<", c.at_ms, text(&c.id));
     }
-    params.push(int(i64::from(limit) + 1));
-    let sql = format!(
-        "SELECT {SUMMARY_COLUMNS} FROM dead_letters {} ORDER BY created_at DESC, id DESC LIMIT ?{}",
-        where_clause(&clauses),
-        params.len()
-    );
-    db.prepare(sql).bind(&params)?.all().await?.results()
+    let (clause, limit) = w.finish(limit);
+    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM dead_letters {clause} ORDER BY created_at DESC, id DESC LIMIT {limit}");
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
 
 /// One entry with its envelope.
@@ -114,51 +135,34 @@ pub async fn replay_candidates(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<CandidateRow>> {
-    let pending = DeadLetterFilter {
+    let mut w = Where::default();
+    w.dead_letters(&DeadLetterFilter {
         status: Some("pending".into()),
         ..filter.clone()
-    };
-    let mut clauses = Vec::new();
-    let mut params = Vec::new();
-    filter_sql(&pending, &mut clauses, &mut params);
+    });
     if let Some(c) = cursor {
-        params.push(int(c.at_ms));
-        params.push(text(&c.id));
-        clauses.push(format!(
-            "(created_at, id) > (?{}, ?{})",
-            params.len() - 1,
-            params.len()
-        ));
+        w.after("created_at, id", ">", c.at_ms, text(&c.id));
     }
-    params.push(int(i64::from(limit) + 1));
-    let sql = format!(
-        "SELECT id, content_hash, created_at FROM dead_letters {} ORDER BY created_at ASC, id ASC LIMIT ?{}",
-        where_clause(&clauses),
-        params.len()
-    );
-    db.prepare(sql).bind(&params)?.all().await?.results()
+    let (clause, limit) = w.finish(limit);
+    let sql = format!("SELECT id, content_hash, created_at FROM dead_letters {clause} ORDER BY created_at ASC, id ASC LIMIT {limit}");
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
 
 /// How many pending entries match `filter`.
 pub async fn count_pending(db: &D1Database, filter: &DeadLetterFilter) -> Result<i64> {
-    let pending = DeadLetterFilter {
-        status: Some("pending".into()),
-        ..filter.clone()
-    };
-    let mut clauses = Vec::new();
-    let mut params = Vec::new();
-    filter_sql(&pending, &mut clauses, &mut params);
     #[derive(Deserialize)]
     struct N {
         n: i64,
     }
-    let sql = format!(
-        "SELECT count(*) AS n FROM dead_letters {}",
-        where_clause(&clauses)
-    );
+    let mut w = Where::default();
+    w.dead_letters(&DeadLetterFilter {
+        status: Some("pending".into()),
+        ..filter.clone()
+    });
+    let sql = format!("SELECT count(*) AS n FROM dead_letters {}", w.clause());
     Ok(db
         .prepare(sql)
-        .bind(&params)?
+        .bind(&w.params)?
         .first::<N>(None)
         .await?
         .map_or(0, |r| r.n))
@@ -188,37 +192,22 @@ pub async fn list_events(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<EventSummary>> {
-    let mut clauses = Vec::new();
-    let mut params = Vec::new();
-    if let Some(s) = &filter.source {
-        params.push(text(s));
-        clauses.push(format!("source = ?{}", params.len()));
-    }
-    if let Some(k) = &filter.key {
-        params.push(text(k));
-        clauses.push(format!("idempotency_key = ?{}", params.len()));
-    }
+    let mut w = Where::default();
+    w.eq("source", filter.source.as_deref())
+        .eq("idempotency_key", filter.key.as_deref());
     if let Some(since) = filter.since_ms {
-        params.push(int(since));
-        clauses.push(format!("ingested_at >= ?{}", params.len()));
+        let p = w.bind(int(since));
+        w.clauses.push(format!("ingested_at >= {p}"));
     }
     if let Some(c) = cursor {
-        params.push(int(c.at_ms));
-        params.push(text(&c.id));
-        clauses.push(format!(
-            "(ingested_at, event_id) < (?{}, ?{})",
-            params.len() - 1,
-            params.len()
-        ));
+        w.after("ingested_at, event_id", "<", c.at_ms, text(&c.id));
     }
-    params.push(int(i64::from(limit) + 1));
+    let (clause, limit) = w.finish(limit);
     let sql = format!(
         "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error \
-         FROM events {} ORDER BY ingested_at DESC, event_id DESC LIMIT ?{}",
-        where_clause(&clauses),
-        params.len()
+         FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}"
     );
-    db.prepare(sql).bind(&params)?.all().await?.results()
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
 
 /// One audit record.
@@ -244,26 +233,19 @@ pub async fn list_audit(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<AuditRow>> {
-    let mut clauses = Vec::new();
-    let mut params = Vec::new();
-    if let Some(e) = entry_id {
-        params.push(text(e));
-        clauses.push(format!("entry_id = ?{}", params.len()));
-    }
+    let mut w = Where::default();
+    w.eq("entry_id", entry_id);
     if let Some(c) = cursor {
-        params.push(int(c.at_ms));
-        params.push(int(c.id.parse::<i64>().unwrap_or(i64::MAX)));
-        clauses.push(format!(
-            "(at, id) < (?{}, ?{})",
-            params.len() - 1,
-            params.len()
-        ));
+        w.after(
+            "at, id",
+            "<",
+            c.at_ms,
+            int(c.id.parse::<i64>().unwrap_or(i64::MAX)),
+        );
     }
-    params.push(int(i64::from(limit) + 1));
+    let (clause, limit) = w.finish(limit);
     let sql = format!(
-        "SELECT id, entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {} ORDER BY at DESC, id DESC LIMIT ?{}",
-        where_clause(&clauses),
-        params.len()
+        "SELECT id, entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {clause} ORDER BY at DESC, id DESC LIMIT {limit}"
     );
-    db.prepare(sql).bind(&params)?.all().await?.results()
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
