@@ -314,23 +314,60 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
     }
 }
 
-/// The original message with any `headers` object redacted. The relay
-/// redacts before enqueueing; this covers messages from other producers, so
-/// no credential reaches the dead-letter store either way.
+/// The original message with every `headers` object in it redacted, at any
+/// depth: the relay redacts before enqueueing, this covers messages from
+/// other producers (a hand-off-like message that does not parse as one
+/// still carries its `original.headers`), so no credential reaches the
+/// dead-letter store either way.
 fn redact_original(mut original: Value) -> Value {
-    let redacted = headers_of(&original);
-    if let Some(Value::Object(headers)) = original.get_mut("headers") {
-        *headers = redacted
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect();
-    }
+    redact_headers_deep(&mut original, 0);
     original
+}
+
+/// How deep `redact_headers_deep` looks; deeper nesting is not a message shape.
+const MAX_REDACT_DEPTH: usize = 16;
+
+fn redact_headers_deep(value: &mut Value, depth: usize) {
+    if depth > MAX_REDACT_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if key == "headers" && child.is_object() {
+                    let redacted = headers_of_object(child);
+                    if let Value::Object(h) = child {
+                        for (name, v) in h.iter_mut() {
+                            if let Some(clean) = redacted.get(&name.to_ascii_lowercase()) {
+                                if v.is_string() {
+                                    *v = Value::String(clean.clone());
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    redact_headers_deep(child, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| redact_headers_deep(v, depth + 1)),
+        _ => {}
+    }
 }
 
 /// The message's string headers, redacted.
 fn headers_of(original: &Value) -> BTreeMap<String, String> {
-    let Some(Value::Object(headers)) = original.get("headers") else {
+    original
+        .get("headers")
+        .map(headers_of_object)
+        .unwrap_or_default()
+}
+
+/// The string values of a headers object, names lower-cased, redacted.
+fn headers_of_object(headers: &Value) -> BTreeMap<String, String> {
+    let Value::Object(headers) = headers else {
         return BTreeMap::new();
     };
     let strings: BTreeMap<String, String> = headers

@@ -245,3 +245,19 @@ fn error_signatures_group_messages_that_differ_only_in_variable_parts() {
         "stable across calls"
     );
 }
+
+#[test]
+fn a_malformed_handoff_has_its_nested_headers_redacted_too() {
+    let body = json!({
+        "kind": "poison_handoff",
+        "original": {"headers": {"Authorization": "Bearer nested-secret-token"}},
+    });
+    let env = build(input(&body, vec![]));
+    assert_eq!(
+        env.kind,
+        DeadLetterKind::RetriesExhausted,
+        "it does not parse as a hand-off"
+    );
+    let text = serde_json::to_string(&env).unwrap();
+    assert!(!text.contains("nested-secret-token"), "{text}");
+}

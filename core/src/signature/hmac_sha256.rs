@@ -6,21 +6,13 @@
 //! space-separated signatures so a sender can overlap secrets while rotating.
 
 use super::{
-    check_tolerance, compute, matches, parse_timestamp, required, HeaderLookup, SignatureError,
-    SigningKey, Verified,
+    any_matches, check_fresh, compute, parse_timestamp, required, usable_macs, HeaderLookup,
+    SignatureError, SigningKey, Verified,
 };
 
 const TIMESTAMP: &str = "x-timestamp";
 const SIGNATURE: &str = "x-signature";
 const OPERATION_ID: &str = "x-operation-id";
-
-/// Each presented signature costs one MAC over the whole body, so a header
-/// stuffed with entries could make one request arbitrarily expensive. Real
-/// rotation overlaps two or three secrets.
-const MAX_SIGNATURES: usize = 8;
-
-/// HMAC-SHA256 output length; a signature of any other length cannot match.
-const MAC_LEN: usize = 32;
 
 /// Verifies a request signed with the generic scheme.
 ///
@@ -39,15 +31,13 @@ pub(super) fn verify(
 
     let timestamp = parse_timestamp(raw_timestamp, TIMESTAMP)?;
     let presented = parse_signatures(raw_signatures)?;
-    check_fresh(timestamp, now_s, tolerance_s)?;
+    check_fresh(timestamp, now_s, tolerance_s, TIMESTAMP)?;
 
     // Signed in canonical decimal form so `sign` and `verify` agree whatever
     // leading zeros or `+` a sender's header might carry.
     let timestamp_text = timestamp.to_string();
     let parts = signed_parts(&timestamp_text, body);
-    if !presented.iter().any(|sig| matches(key, &parts, sig)) {
-        return Err(SignatureError::Mismatch);
-    }
+    any_matches(key, &parts, &presented)?;
     let delivery_id = headers
         .header(OPERATION_ID)
         .map(str::trim)
@@ -70,48 +60,18 @@ fn signed_parts<'a>(timestamp: &'a str, body: &'a [u8]) -> [&'a [u8]; 3] {
     [timestamp.as_bytes(), b".", body]
 }
 
-/// The decoded MACs in `X-Signature`.
-///
-/// An entry that is not 64 hex digits is skipped rather than refused, so
-/// one garbled entry cannot hide a valid one during rotation; only a header
-/// with nothing usable at all is malformed.
+/// The decoded MACs in `X-Signature`, comma- or space-separated hex.
 fn parse_signatures(raw: &str) -> Result<Vec<Vec<u8>>, SignatureError> {
-    let presented: Vec<Vec<u8>> = raw
+    let candidates = raw
         .split(|c: char| c == ',' || c.is_ascii_whitespace())
         .filter(|entry| !entry.is_empty())
-        .filter_map(|entry| hex::decode(entry).ok())
-        .filter(|mac| mac.len() == MAC_LEN)
-        .collect();
-    if presented.is_empty() {
-        return Err(SignatureError::Malformed {
-            header: SIGNATURE,
-            reason: "no usable signature of 64 hex digits",
-        });
-    }
-    if presented.len() > MAX_SIGNATURES {
-        return Err(SignatureError::Malformed {
-            header: SIGNATURE,
-            reason: "more than 8 signatures",
-        });
-    }
-    Ok(presented)
-}
-
-/// `check_tolerance` subtracts unchecked, and `SignatureError::Stale`'s
-/// message takes the absolute difference, so a timestamp near the ends of
-/// `i64` would overflow; it is refused as out of range first.
-fn check_fresh(timestamp: i64, now_s: i64, tolerance_s: u32) -> Result<(), SignatureError> {
-    if now_s
-        .checked_sub(timestamp)
-        .and_then(i64::checked_abs)
-        .is_none()
-    {
-        return Err(SignatureError::Malformed {
-            header: TIMESTAMP,
-            reason: "timestamp is out of range",
-        });
-    }
-    check_tolerance(timestamp, now_s, tolerance_s)
+        .filter_map(|entry| hex::decode(entry).ok());
+    usable_macs(
+        candidates,
+        SIGNATURE,
+        "no usable signature of 64 hex digits",
+        "more than 8 signatures",
+    )
 }
 
 #[cfg(test)]
@@ -137,7 +97,7 @@ mod tests {
     // Well-formed (64 hex digits) but signed by no one.
     const UNRELATED: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-    type Outcome = Result<Verified, SignatureError>;
+    use crate::signature::test_support::Outcome;
 
     fn key(secret: &str) -> SigningKey {
         SigningKey::from_secret(Scheme::HmacSha256, secret).expect("test secret is non-empty")
@@ -158,16 +118,8 @@ mod tests {
         })
     }
 
-    /// Asserts the outcome, and that a refusal never quotes the expected MAC.
     fn assert_outcome(name: &str, got: Outcome, want: Outcome) {
-        if let Err(e) = &got {
-            let text = e.to_string();
-            assert!(
-                !text.contains(MAC_FRAGMENT),
-                "{name}: quotes the MAC: {text}"
-            );
-        }
-        assert_eq!(got, want, "{name}");
+        crate::signature::test_support::assert_outcome(name, got, want, MAC_FRAGMENT);
     }
 
     #[test]

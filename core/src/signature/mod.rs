@@ -216,6 +216,78 @@ pub fn verify(
     }
 }
 
+/// Each presented signature costs one MAC over the whole body, so a header
+/// stuffed with entries could make one request arbitrarily expensive. Real
+/// rotation overlaps two or three secrets.
+const MAX_SIGNATURES: usize = 8;
+
+/// HMAC-SHA256 output length; a presented value of any other length cannot match.
+const MAC_LEN: usize = 32;
+
+/// Keeps the decoded candidates that have a MAC's length. A garbled entry is
+/// skipped rather than refused, so it cannot hide a valid one during
+/// rotation; only a header with nothing usable, or with more than
+/// [`MAX_SIGNATURES`], is malformed.
+fn usable_macs(
+    candidates: impl IntoIterator<Item = Vec<u8>>,
+    header: &'static str,
+    none_usable: &'static str,
+    too_many: &'static str,
+) -> Result<Vec<Vec<u8>>, SignatureError> {
+    let presented: Vec<Vec<u8>> = candidates
+        .into_iter()
+        .filter(|mac| mac.len() == MAC_LEN)
+        .collect();
+    if presented.is_empty() {
+        return Err(SignatureError::Malformed {
+            header,
+            reason: none_usable,
+        });
+    }
+    if presented.len() > MAX_SIGNATURES {
+        return Err(SignatureError::Malformed {
+            header,
+            reason: too_many,
+        });
+    }
+    Ok(presented)
+}
+
+/// A timestamp whose distance from `now_s` does not fit in an `i64` is
+/// malformed rather than stale (it cannot be a clock skew); any other is
+/// checked against the tolerance.
+fn check_fresh(
+    timestamp: i64,
+    now_s: i64,
+    tolerance_s: u32,
+    header: &'static str,
+) -> Result<(), SignatureError> {
+    if now_s
+        .checked_sub(timestamp)
+        .and_then(i64::checked_abs)
+        .is_none()
+    {
+        return Err(SignatureError::Malformed {
+            header,
+            reason: "timestamp is out of range",
+        });
+    }
+    check_tolerance(timestamp, now_s, tolerance_s)
+}
+
+/// `Ok` when any presented MAC matches the signed parts.
+fn any_matches(
+    key: &SigningKey,
+    parts: &[&[u8]],
+    presented: &[Vec<u8>],
+) -> Result<(), SignatureError> {
+    if presented.iter().any(|sig| matches(key, parts, sig)) {
+        Ok(())
+    } else {
+        Err(SignatureError::Mismatch)
+    }
+}
+
 /// Refuses a timestamp further than `tolerance_s` from `now_s` either way.
 fn check_tolerance(timestamp: i64, now_s: i64, tolerance_s: u32) -> Result<(), SignatureError> {
     if now_s.saturating_sub(timestamp).unsigned_abs() > u64::from(tolerance_s) {
@@ -272,4 +344,26 @@ fn matches(key: &SigningKey, parts: &[&[u8]], presented: &[u8]) -> bool {
 fn compute(key: &SigningKey, parts: &[&[u8]]) -> Vec<u8> {
     use hmac::Mac;
     mac(key, parts).finalize().into_bytes().to_vec()
+}
+
+/// Assertions shared by the scheme modules' tests.
+#[cfg(test)]
+mod test_support {
+    use super::{SignatureError, Verified};
+
+    /// What a verification returns.
+    pub type Outcome = Result<Verified, SignatureError>;
+
+    /// Asserts the outcome, and that a refusal never quotes the expected MAC
+    /// (`mac_fragment` is a prefix of it).
+    pub fn assert_outcome(name: &str, got: Outcome, want: Outcome, mac_fragment: &str) {
+        if let Err(e) = &got {
+            let text = e.to_string();
+            assert!(
+                !text.contains(mac_fragment),
+                "{name}: quotes the MAC: {text}"
+            );
+        }
+        assert_eq!(got, want, "{name}");
+    }
 }

@@ -9,8 +9,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
 use super::{
-    check_tolerance, compute, matches, parse_timestamp, required, HeaderLookup, SignatureError,
-    SigningKey, Verified,
+    any_matches, check_fresh, compute, parse_timestamp, required, usable_macs, HeaderLookup,
+    SignatureError, SigningKey, Verified,
 };
 
 const ID: &str = "webhook-id";
@@ -20,14 +20,6 @@ const SIGNATURE: &str = "webhook-signature";
 /// The prefix senders put in front of the base64 secret; optional, because
 /// the reference libraries accept the bare base64 too.
 const SECRET_PREFIX: &str = "whsec_";
-
-/// Each presented signature costs one MAC over the whole body, so a header
-/// stuffed with entries could make one request arbitrarily expensive. Real
-/// rotation overlaps two or three secrets.
-const MAX_SIGNATURES: usize = 8;
-
-/// HMAC-SHA256 output length; a `v1` entry of any other length cannot match.
-const MAC_LEN: usize = 32;
 
 /// Decodes a configured `whsec_…` secret into HMAC key bytes.
 ///
@@ -70,21 +62,18 @@ pub(super) fn verify(
 
     let timestamp = parse_timestamp(raw_timestamp, TIMESTAMP)?;
     let presented = parse_signatures(raw_signatures)?;
-    check_fresh(timestamp, now_s, tolerance_s)?;
+    check_fresh(timestamp, now_s, tolerance_s, TIMESTAMP)?;
 
     // The timestamp is signed in its canonical decimal form, as the
     // reference libraries re-format the parsed integer rather than reuse
     // the header text.
     let timestamp_text = timestamp.to_string();
     let parts = signed_parts(id, &timestamp_text, body);
-    if presented.iter().any(|sig| matches(key, &parts, sig)) {
-        Ok(Verified {
-            delivery_id: Some(id.to_owned()),
-            timestamp: Some(timestamp),
-        })
-    } else {
-        Err(SignatureError::Mismatch)
-    }
+    any_matches(key, &parts, &presented)?;
+    Ok(Verified {
+        delivery_id: Some(id.to_owned()),
+        timestamp: Some(timestamp),
+    })
 }
 
 /// Signs like a Standard Webhooks sender, returning one `v1,<base64>`
@@ -99,50 +88,20 @@ fn signed_parts<'a>(id: &'a str, timestamp: &'a str, body: &'a [u8]) -> [&'a [u8
     [id.as_bytes(), b".", timestamp.as_bytes(), b".", body]
 }
 
-/// The decoded `v1` MACs in the header.
-///
-/// Entries of other versions (`v1a` is the asymmetric scheme) and `v1`
-/// entries that do not decode to a MAC are skipped rather than refused, so
-/// one garbled entry cannot hide a valid one during rotation. Only a header
-/// with nothing usable at all is malformed.
+/// The decoded `v1` MACs in the header. Entries of other versions (`v1a`
+/// is the asymmetric scheme) are skipped.
 fn parse_signatures(raw: &str) -> Result<Vec<Vec<u8>>, SignatureError> {
-    let presented: Vec<Vec<u8>> = raw
+    let candidates = raw
         .split_ascii_whitespace()
         .filter_map(|entry| entry.split_once(','))
         .filter(|(version, _)| *version == "v1")
-        .filter_map(|(_, encoded)| STANDARD.decode(encoded).ok())
-        .filter(|mac| mac.len() == MAC_LEN)
-        .collect();
-    if presented.is_empty() {
-        return Err(SignatureError::Malformed {
-            header: SIGNATURE,
-            reason: "no usable v1,<base64 HMAC-SHA256> entry",
-        });
-    }
-    if presented.len() > MAX_SIGNATURES {
-        return Err(SignatureError::Malformed {
-            header: SIGNATURE,
-            reason: "more than 8 v1 signatures",
-        });
-    }
-    Ok(presented)
-}
-
-/// `check_tolerance` subtracts unchecked, and `SignatureError::Stale`'s
-/// message takes the absolute difference, so a timestamp near the ends of
-/// `i64` would overflow; it is refused as out of range first.
-fn check_fresh(timestamp: i64, now_s: i64, tolerance_s: u32) -> Result<(), SignatureError> {
-    if now_s
-        .checked_sub(timestamp)
-        .and_then(i64::checked_abs)
-        .is_none()
-    {
-        return Err(SignatureError::Malformed {
-            header: TIMESTAMP,
-            reason: "timestamp is out of range",
-        });
-    }
-    check_tolerance(timestamp, now_s, tolerance_s)
+        .filter_map(|(_, encoded)| STANDARD.decode(encoded).ok());
+    usable_macs(
+        candidates,
+        SIGNATURE,
+        "no usable v1,<base64 HMAC-SHA256> entry",
+        "more than 8 v1 signatures",
+    )
 }
 
 #[cfg(test)]
@@ -187,7 +146,7 @@ mod tests {
         )
     }
 
-    type Outcome = Result<Verified, SignatureError>;
+    use crate::signature::test_support::Outcome;
 
     fn verified() -> Outcome {
         Ok(Verified {
@@ -196,16 +155,8 @@ mod tests {
         })
     }
 
-    /// Asserts the outcome, and that a refusal never quotes the expected MAC.
     fn assert_outcome(name: &str, got: Outcome, want: Outcome) {
-        if let Err(e) = &got {
-            let text = e.to_string();
-            assert!(
-                !text.contains(EXPECTED_FRAGMENT),
-                "{name}: quotes the MAC: {text}"
-            );
-        }
-        assert_eq!(got, want, "{name}");
+        crate::signature::test_support::assert_outcome(name, got, want, EXPECTED_FRAGMENT);
     }
 
     #[test]

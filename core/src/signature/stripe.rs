@@ -6,19 +6,11 @@
 //! legacy `v0` are ignored.
 
 use super::{
-    check_tolerance, compute, matches, parse_timestamp, required, HeaderLookup, SignatureError,
-    SigningKey, Verified,
+    any_matches, check_fresh, compute, parse_timestamp, required, usable_macs, HeaderLookup,
+    SignatureError, SigningKey, Verified,
 };
 
 const SIGNATURE: &str = "stripe-signature";
-
-/// Each presented signature costs one MAC over the whole body, so a header
-/// stuffed with entries could make one request arbitrarily expensive. Real
-/// rotation overlaps two or three secrets.
-const MAX_SIGNATURES: usize = 8;
-
-/// HMAC-SHA256 output length; a `v1` value of any other length cannot match.
-const MAC_LEN: usize = 32;
 
 /// Verifies a Stripe request.
 ///
@@ -34,20 +26,17 @@ pub(super) fn verify(
     tolerance_s: u32,
 ) -> Result<Verified, SignatureError> {
     let (timestamp, presented) = parse_header(required(headers, SIGNATURE)?)?;
-    check_fresh(timestamp, now_s, tolerance_s)?;
+    check_fresh(timestamp, now_s, tolerance_s, SIGNATURE)?;
 
     // Signed in canonical decimal form, as Stripe's own libraries re-format
     // the parsed integer rather than reuse the header text.
     let timestamp_text = timestamp.to_string();
     let parts = signed_parts(&timestamp_text, body);
-    if presented.iter().any(|sig| matches(key, &parts, sig)) {
-        Ok(Verified {
-            delivery_id: None,
-            timestamp: Some(timestamp),
-        })
-    } else {
-        Err(SignatureError::Mismatch)
-    }
+    any_matches(key, &parts, &presented)?;
+    Ok(Verified {
+        delivery_id: None,
+        timestamp: Some(timestamp),
+    })
 }
 
 /// Signs like Stripe, returning the whole `t=…,v1=…` header value.
@@ -81,21 +70,17 @@ fn parse_header(raw: &str) -> Result<(i64, Vec<Vec<u8>>), SignatureError> {
                 return Err(malformed("more than one t= timestamp"));
             }
             "t" => timestamp = Some(parse_timestamp(value, SIGNATURE)?),
-            "v1" => {
-                if let Some(mac) = hex::decode(value).ok().filter(|m| m.len() == MAC_LEN) {
-                    presented.push(mac);
-                }
-            }
+            "v1" => presented.extend(hex::decode(value).ok()),
             _ => {}
         }
     }
     let timestamp = timestamp.ok_or_else(|| malformed("no t= timestamp"))?;
-    if presented.is_empty() {
-        return Err(malformed("no usable v1=<64 hex digits> signature"));
-    }
-    if presented.len() > MAX_SIGNATURES {
-        return Err(malformed("more than 8 v1 signatures"));
-    }
+    let presented = usable_macs(
+        presented,
+        SIGNATURE,
+        "no usable v1=<64 hex digits> signature",
+        "more than 8 v1 signatures",
+    )?;
     Ok((timestamp, presented))
 }
 
@@ -104,20 +89,6 @@ fn malformed(reason: &'static str) -> SignatureError {
         header: SIGNATURE,
         reason,
     }
-}
-
-/// `check_tolerance` subtracts unchecked, and `SignatureError::Stale`'s
-/// message takes the absolute difference, so a timestamp near the ends of
-/// `i64` would overflow; it is refused as out of range first.
-fn check_fresh(timestamp: i64, now_s: i64, tolerance_s: u32) -> Result<(), SignatureError> {
-    if now_s
-        .checked_sub(timestamp)
-        .and_then(i64::checked_abs)
-        .is_none()
-    {
-        return Err(malformed("timestamp is out of range"));
-    }
-    check_tolerance(timestamp, now_s, tolerance_s)
 }
 
 #[cfg(test)]
@@ -146,7 +117,7 @@ mod tests {
     // Well-formed (64 hex digits) but signed by no one.
     const UNRELATED: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-    type Outcome = Result<Verified, SignatureError>;
+    use crate::signature::test_support::Outcome;
 
     fn key(secret: &str) -> SigningKey {
         SigningKey::from_secret(Scheme::Stripe, secret).expect("test secret is non-empty")
@@ -167,16 +138,8 @@ mod tests {
         })
     }
 
-    /// Asserts the outcome, and that a refusal never quotes the expected MAC.
     fn assert_outcome(name: &str, got: Outcome, want: Outcome) {
-        if let Err(e) = &got {
-            let text = e.to_string();
-            assert!(
-                !text.contains(MAC_FRAGMENT),
-                "{name}: quotes the MAC: {text}"
-            );
-        }
-        assert_eq!(got, want, "{name}");
+        crate::signature::test_support::assert_outcome(name, got, want, MAC_FRAGMENT);
     }
 
     #[test]
