@@ -23,6 +23,11 @@ up_to_date() {
   [ -z "$(find "$@" Cargo.toml Cargo.lock -newer "$out" -type f 2>/dev/null | head -1)" ]
 }
 
+# The features rustc's wasm32 target emits, as worker-build enables them, so
+# binaryen never emits an encoding workerd does not support yet.
+WASM_FEATURES=(--enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int
+  --enable-bulk-memory --enable-multivalue --enable-reference-types --enable-exception-handling)
+
 build() {
   local dir="$1"; shift
   if up_to_date "$dir" "$@"; then
@@ -31,6 +36,8 @@ build() {
   fi
   echo "[build] $dir"
   (cd "$dir" && worker-build --release)
+  # Optimize for size and drop the names section (see Cargo.toml).
+  "$WASM_OPT_BIN" -Oz --strip-debug "${WASM_FEATURES[@]}" "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.wasm"
 }
 
 build . src build.rs wrangler.toml core/src platform/src migrations .dev.vars.example
