@@ -71,18 +71,19 @@ pub struct Ingest {
     pub delivery_status: String,
 }
 
-/// Three statements per event, all in the batch's one transaction:
+/// Two or three statements per event, all in the batch's one transaction:
 /// 1. insert if new (`changes` = 1 means fresh);
 /// 2. count a duplicate only when a *different* queue message carries the
 ///    key, so a retry of the same message is not a duplicate delivery;
-/// 3. read the delivery status.
+/// 3. for a source that forwards, read the delivery status (a source
+///    without a downstream has nothing to read, so it skips this step).
 fn ingest_statements(
     db: &D1Database,
     event: &QueuedEvent,
     queue_message_id: &str,
     delivery_status: &str,
     now_ms: i64,
-) -> Result<[D1PreparedStatement; 3]> {
+) -> Result<Vec<D1PreparedStatement>> {
     let headers = serde_json::to_string(&event.headers)?;
     let (body, body_ref, body_bytes) = match &event.body {
         EventBody::Inline { body } => (Some(body.as_str()), None, body.len() as i64),
@@ -113,10 +114,14 @@ fn ingest_statements(
     let duplicate = db
         .prepare("UPDATE events SET duplicate_count = duplicate_count + 1, last_message_id = ?2, last_seen_at = ?3 WHERE idempotency_key = ?1 AND last_message_id IS NOT ?2")
         .bind(&[text(&event.idempotency_key), text(queue_message_id), int(now_ms)])?;
-    let status = db
-        .prepare("SELECT delivery_status FROM events WHERE idempotency_key = ?1")
-        .bind(&[text(&event.idempotency_key)])?;
-    Ok([insert, duplicate, status])
+    let mut statements = vec![insert, duplicate];
+    if delivery_status == "pending" {
+        statements.push(
+            db.prepare("SELECT delivery_status FROM events WHERE idempotency_key = ?1")
+                .bind(&[text(&event.idempotency_key)])?,
+        );
+    }
+    Ok(statements)
 }
 
 fn changes(result: &D1Result) -> usize {
@@ -133,10 +138,14 @@ fn read_ingest(results: &[D1Result]) -> std::result::Result<Ingest, Failure> {
     struct Status {
         delivery_status: String,
     }
-    let [insert, duplicate, status] = results else {
-        return Err(classify_d1_error(
-            "D1 returned a different number of results than statements",
-        ));
+    let (insert, duplicate, status) = match results {
+        [insert, duplicate] => (insert, duplicate, None),
+        [insert, duplicate, status] => (insert, duplicate, Some(status)),
+        _ => {
+            return Err(classify_d1_error(
+                "D1 returned a different number of results than statements",
+            ))
+        }
     };
     let kind = if changes(insert) > 0 {
         IngestKind::Fresh
@@ -146,8 +155,7 @@ fn read_ingest(results: &[D1Result]) -> std::result::Result<Ingest, Failure> {
         IngestKind::Redelivered
     };
     let delivery_status = status
-        .results::<Status>()
-        .ok()
+        .and_then(|s| s.results::<Status>().ok())
         .and_then(|rows| rows.into_iter().next())
         .map_or_else(|| "none".to_string(), |s| s.delivery_status);
     Ok(Ingest {
@@ -181,7 +189,7 @@ pub async fn ingest(
     if items.is_empty() {
         return Vec::new();
     }
-    let statements: Result<Vec<[D1PreparedStatement; 3]>> = items
+    let statements: Result<Vec<Vec<D1PreparedStatement>>> = items
         .iter()
         .map(|i| {
             ingest_statements(
@@ -194,13 +202,24 @@ pub async fn ingest(
         })
         .collect();
     let batch_error = match statements {
-        Ok(per_item) => match db.batch(per_item.into_iter().flatten().collect()).await {
-            Ok(results) if results.len() == items.len() * 3 => {
-                return results.chunks(3).map(read_ingest).collect()
+        Ok(per_item) => {
+            let counts: Vec<usize> = per_item.iter().map(Vec::len).collect();
+            match db.batch(per_item.into_iter().flatten().collect()).await {
+                Ok(results) if results.len() == counts.iter().sum::<usize>() => {
+                    let mut rest = results.as_slice();
+                    return counts
+                        .iter()
+                        .map(|&n| {
+                            let (mine, tail) = rest.split_at(n);
+                            rest = tail;
+                            read_ingest(mine)
+                        })
+                        .collect();
+                }
+                Ok(_) => "D1 returned a different number of results than statements".to_string(),
+                Err(e) => error_message(&e),
             }
-            Ok(_) => "D1 returned a different number of results than statements".to_string(),
-            Err(e) => error_message(&e),
-        },
+        }
         Err(e) => error_message(&e),
     };
     if items.len() == 1 {
@@ -215,7 +234,7 @@ pub async fn ingest(
             i.initial_delivery_status,
             now_ms,
         ) {
-            Ok(stmts) => match db.batch(stmts.into()).await {
+            Ok(stmts) => match db.batch(stmts).await {
                 Ok(results) => read_ingest(&results),
                 Err(e) => Err(classify_d1_error(&error_message(&e))),
             },
