@@ -2,8 +2,11 @@
 // Soak with faults: N signed events through the relay, with duplicates,
 // poison, a downstream that fails transiently then recovers, and
 // redeliveries of already-processed messages (what the platform does after
-// it loses a worker mid-batch). At the end every event must be accounted
-// for: delivered exactly once, or in the DLQ with the right class.
+// it loses a worker mid-batch), with a real circuit breaker in front of the
+// flaky downstream. At the end every event must be accounted for: delivered
+// exactly once, or in the DLQ with the right class (poison for the 400s;
+// transient for a flaky event whose retries ran out while the breaker was
+// open).
 //
 //   npm run soak                # 10,000 events
 //   SOAK_N=2000 npm run soak
@@ -19,16 +22,15 @@ const secretOf = (source) => SECRETS[`WEBHOOK_SECRET_${source.toUpperCase().repl
 
 /** Runs the soak; returns the accounting. `log` receives progress lines. */
 export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}) {
-  const flakyCalls = new Map();
+  // The flaky downstream is down for `outageMs` from its first call, then recovers.
+  const outageMs = 5000;
+  let outageStart = null;
   const downstream = await startDownstream({
     "/ok": () => ({ status: 200 }),
     "/poison": () => ({ status: 400 }),
-    // Fails twice per event, then recovers.
-    "/flaky": (req) => {
-      const id = req.headers["x-operation-id"];
-      const seen = (flakyCalls.get(id) ?? 0) + 1;
-      flakyCalls.set(id, seen);
-      return { status: seen <= 2 ? 503 : 200 };
+    "/flaky": () => {
+      outageStart ??= Date.now();
+      return { status: Date.now() - outageStart < outageMs ? 503 : 200 };
     },
   });
   const relay = await startRelay({
@@ -40,9 +42,11 @@ export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}
       }),
       ...SECRETS,
       DOWNSTREAM_SIGNING_SECRET: "soak-down-secret",
-      RETRY_DELAYS_S: "0,0,0,0,0",
-      // The breaker has its own suite; here it would turn the flaky share into CIRCUIT_OPEN dead letters.
-      BREAKER_FAILURE_THRESHOLD: "1000",
+      RETRY_DELAYS_S: "1,2,4,8,16",
+      // A real breaker: when the flaky share fails in a run, it opens, and
+      // events ride it out on the retry path or end in the DLQ as transient.
+      BREAKER_FAILURE_THRESHOLD: "20",
+      BREAKER_COOLDOWN_S: "1",
       DLQ_CAPACITY: String(n * 2),
     },
   });
@@ -84,26 +88,29 @@ export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}
     }
     log(`redelivered ${redeliver.length} processed messages`);
 
-    const expectDelivered = plan.filter((p) => p.source !== "soak-poison").length;
-    const expectDead = plan.length - expectDelivered;
+    // Settled: every event is delivered or dead-lettered.
     await waitFor(async () => {
       const [d] = await rows(relay.db, "SELECT count(*) AS n FROM events WHERE delivery_status = 'delivered'");
-      const [x] = await rows(relay.db, "SELECT count(*) AS n FROM dead_letters");
-      return d.n >= expectDelivered && x.n >= expectDead;
-    }, { timeoutMs: Math.max(120_000, n * 60), intervalMs: 250, what: "every event to settle" });
-    // Let any late redelivery finish before counting calls.
-    await waitFor(async () => relay.logs.filter((l) => l.includes('"event":"batch_done"')).length > 0, { what: "a batch" });
+      const [x] = await rows(relay.db, "SELECT count(DISTINCT event_id) AS n FROM dead_letters");
+      return d.n + x.n >= plan.length;
+    }, { timeoutMs: Math.max(120_000, n * 60), intervalMs: 250, what: "every event to be delivered or dead-lettered" });
+    // Every copy must have been consumed before calls are counted, or a late
+    // duplicate could deliver twice after the check: wait until each
+    // duplicate and redelivery has been counted on its event.
+    const expectedDuplicates = plan.filter((p) => p.duplicate).length + redeliver.length;
+    await waitFor(async () => {
+      const [d] = await rows(relay.db, "SELECT sum(duplicate_count) AS n FROM events");
+      return (d.n ?? 0) >= expectedDuplicates;
+    }, { timeoutMs: 120_000, intervalMs: 250, what: "every duplicate copy to be consumed" });
 
+    // Successful calls per event: a 2xx answer is one the downstream kept.
     const okCalls = new Map();
     for (const r of downstream.requests) {
-      if (r.path === "/flaky" && (flakyCalls.get(r.headers["x-operation-id"]) ?? 0) < 3) continue;
-      if (r.path === "/ok" || r.path === "/flaky") okCalls.set(r.headers["x-operation-id"], (okCalls.get(r.headers["x-operation-id"]) ?? 0) + 1);
+      if (r.status < 300) okCalls.set(r.headers["x-operation-id"], (okCalls.get(r.headers["x-operation-id"]) ?? 0) + 1);
     }
-    const flakySuccesses = new Map();
-    for (const [id, calls] of flakyCalls) flakySuccesses.set(id, Math.max(0, calls - 2));
     const deadRows = await rows(relay.db, "SELECT event_id, error_code, error_class FROM dead_letters");
     const dead = new Map(deadRows.map((r) => [r.event_id, r]));
-    let lost = 0, double = 0, wrongClass = 0, delivered = 0, deadLettered = 0;
+    let lost = 0, double = 0, wrongClass = 0, delivered = 0, deadPoison = 0, deadTransient = 0;
     for (const p of plan) {
       const id = ids.get(p.i);
       if (!id) { lost++; continue; }
@@ -111,14 +118,16 @@ export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}
         const d = dead.get(id);
         if (!d) lost++;
         else if (d.error_class !== "poison" || d.error_code !== "UPSTREAM_4XX") wrongClass++;
-        else deadLettered++;
+        else deadPoison++;
         if (downstream.requests.filter((r) => r.path === "/poison" && r.headers["x-operation-id"] === id).length > 1) double++;
         continue;
       }
-      const successes = p.source === "soak-flaky" ? (flakySuccesses.get(id) ?? 0) : (okCalls.get(id) ?? 0);
-      if (successes === 0) (dead.has(id) ? deadLettered++ : lost++);
-      else if (successes > 1) double++;
-      else delivered++;
+      const successes = okCalls.get(id) ?? 0;
+      if (successes > 1) double++;
+      else if (successes === 1) delivered++;
+      else if (!dead.has(id)) lost++;
+      else if (dead.get(id).error_class !== "transient") wrongClass++;
+      else deadTransient++;
     }
     const [dups] = await rows(relay.db, "SELECT sum(duplicate_count) AS n FROM events");
     return {
@@ -127,7 +136,8 @@ export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}
       double,
       wrong_class: wrongClass,
       delivered,
-      dead_lettered: deadLettered,
+      dead_lettered_poison: deadPoison,
+      dead_lettered_transient: deadTransient,
       duplicates_sent: plan.filter((p) => p.duplicate).length,
       duplicates_counted: dups.n ?? 0,
       redeliveries: redeliver.length,

@@ -23,6 +23,7 @@ export async function startDownstream(behaviours = {}) {
       requests.push(recorded);
       const behaviour = behaviours[path] ?? (() => ({ status: 200 }));
       const { status = 200, delayMs = 0, headers = {} } = behaviour(recorded, count) ?? {};
+      recorded.status = status;
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(status, { "content-type": "application/json", ...headers });
