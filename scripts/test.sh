@@ -10,8 +10,8 @@ bash scripts/setup.sh
 
 echo "[test] cargo fmt --check"
 cargo fmt --all -- --check
-echo "[test] cargo clippy (native, with tests) -D warnings"
-cargo clippy -p hookrelay-core --all-targets -- -D warnings
+echo "[test] cargo clippy (native, whole workspace, with tests) -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
 echo "[test] cargo clippy (wasm32, both workers) -D warnings"
 cargo clippy --workspace --target wasm32-unknown-unknown -- -D warnings
 echo "[test] cargo test (native core)"
