@@ -5,25 +5,17 @@
 import { Miniflare, Log, LogLevel } from "miniflare";
 import wrangler from "wrangler";
 import { createHmac, randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { applyMigrations } from "../scripts/local-d1.mjs";
+import { readDevVars } from "../scripts/dev-vars.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const BENCH = path.join(ROOT, "bench");
 export const BUILD = path.join(BENCH, ".build");
 
 /** The development secrets from .dev.vars.example (the harness reads the same file). */
-export const SECRETS = Object.fromEntries(
-  readFileSync(path.join(ROOT, ".dev.vars.example"), "utf8")
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => {
-      const i = l.indexOf("=");
-      return [l.slice(0, i).trim(), l.slice(i + 1).trim().replace(/^"|"$/g, "")];
-    }),
-);
+export const SECRETS = readDevVars(path.join(ROOT, ".dev.vars.example"));
 
 /**
  * A Miniflare log that prints nothing and keeps the queue broker's
@@ -123,17 +115,6 @@ export function startJsConsumer(name, compatibilityDate, { maxBatchSize = 100 } 
     ],
     name,
   );
-}
-
-/** Applies migrations/*.sql in order, split the way wrangler splits them. */
-export async function applyMigrations(db) {
-  const dir = path.join(ROOT, "migrations");
-  for (const file of readdirSync(dir).sort()) {
-    const sql = readFileSync(path.join(dir, file), "utf8");
-    for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
-      if (statement.trim()) await db.prepare(statement).run();
-    }
-  }
 }
 
 /** A JSON body of about 300 bytes. */

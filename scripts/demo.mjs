@@ -8,22 +8,13 @@
 //   npm run demo                                    # in another
 import http from "node:http";
 import { createHmac, randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { localDevVars } from "./dev-vars.mjs";
+import { mintToken } from "./admin-jwt.mjs";
 
 const BASE = process.env.HOOKRELAY_URL ?? "http://127.0.0.1:8787";
-const varsFile = existsSync(".dev.vars") ? ".dev.vars" : ".dev.vars.example";
-const vars = Object.fromEntries(
-  readFileSync(varsFile, "utf8").split("\n").filter((l) => l.includes("=") && !l.trim().startsWith("#"))
-    .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim().replace(/^"|"$/g, "")]),
-);
+const { vars } = localDevVars();
 
-function adminToken() {
-  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString("base64url");
-  const now = Math.floor(Date.now() / 1000);
-  const h = b64({ alg: "HS256", typ: "JWT" });
-  const p = b64({ sub: "demo", role: "admin", iat: now, exp: now + 600 });
-  return `${h}.${p}.${createHmac("sha256", vars.ADMIN_JWT_SECRET).update(`${h}.${p}`).digest("base64url")}`;
-}
+const adminToken = () => mintToken(vars.ADMIN_JWT_SECRET, { sub: "demo", ttlS: 600 });
 const admin = async (path) => {
   const res = await fetch(`${BASE}/api/v1/admin/${path}`, { headers: { authorization: `Bearer ${adminToken()}` } });
   return (await res.json()).data;

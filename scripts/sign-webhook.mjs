@@ -6,7 +6,7 @@
 //   npm run sign -- demo-github '{"zen":"hi"}' --print
 //   npm run sign -- demo-hmac '{"op":"x"}' --url http://127.0.0.1:8790
 import { createHmac, randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { localDevVars } from "./dev-vars.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name) => {
@@ -19,13 +19,7 @@ const print = args.includes("--print") && args.splice(args.indexOf("--print"), 1
 const base = flag("--url") ?? "http://127.0.0.1:8787";
 const [source = "demo-standard", body = JSON.stringify({ id: `evt_${randomUUID()}`, type: "demo.ping", at: new Date().toISOString() })] = args;
 
-const varsFile = existsSync(".dev.vars") ? ".dev.vars" : ".dev.vars.example";
-const vars = Object.fromEntries(
-  readFileSync(varsFile, "utf8")
-    .split("\n")
-    .filter((l) => l.includes("=") && !l.trim().startsWith("#"))
-    .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim().replace(/^"|"$/g, "")]),
-);
+const { file: varsFile, vars } = localDevVars();
 const secretName = `WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`;
 const secret = vars[secretName];
 if (!secret) {

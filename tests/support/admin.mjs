@@ -1,17 +1,12 @@
 // Admin API helpers: mint HS256 tokens with node:crypto (independently of
 // the Rust verifier) and call the API exactly as DESIGN.md states it.
-import { createHmac } from "node:crypto";
+import { mintToken } from "../../scripts/admin-jwt.mjs";
 import assert from "node:assert/strict";
 import { SECRETS } from "./harness.mjs";
 
-const b64 = (obj) => Buffer.from(JSON.stringify(obj)).toString("base64url");
-
-/** An HS256 token; `header` and `claims` override the defaults. */
+/** An HS256 token for the tests' admin; `header` and `claims` override the defaults. */
 export function token({ claims = {}, header = {}, secret = SECRETS.ADMIN_JWT_SECRET } = {}) {
-  const now = Math.floor(Date.now() / 1000);
-  const h = b64({ alg: "HS256", typ: "JWT", ...header });
-  const p = b64({ sub: "test-admin", role: "admin", iat: now, exp: now + 600, ...claims });
-  return `${h}.${p}.${createHmac("sha256", secret).update(`${h}.${p}`).digest("base64url")}`;
+  return mintToken(secret, { sub: "test-admin", ttlS: 600, claims, header });
 }
 
 /** Every configured secret, to scan responses for. */

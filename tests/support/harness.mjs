@@ -3,23 +3,15 @@
 // local queues. Tests override vars and secrets, never code paths.
 import { Miniflare, _enableControlEndpoints } from "miniflare";
 import wrangler from "wrangler";
-import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { applyMigrations } from "../../scripts/local-d1.mjs";
+import { readDevVars } from "../../scripts/dev-vars.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 /** The development secrets from .dev.vars.example. */
-export const SECRETS = Object.fromEntries(
-  readFileSync(path.join(ROOT, ".dev.vars.example"), "utf8")
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => {
-      const i = l.indexOf("=");
-      return [l.slice(0, i).trim(), l.slice(i + 1).trim().replace(/^"|"$/g, "")];
-    }),
-);
+export const SECRETS = readDevVars(path.join(ROOT, ".dev.vars.example"));
 
 // Fake timers on the queue broker are an internal Miniflare API; this is
 // the only place that touches it. It must be enabled before construction.
@@ -91,16 +83,6 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
       await mf.dispose();
     },
   };
-}
-
-async function applyMigrations(db) {
-  const dir = path.join(ROOT, "migrations");
-  for (const file of readdirSync(dir).sort()) {
-    const sql = readFileSync(path.join(dir, file), "utf8");
-    for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
-      if (statement.trim()) await db.prepare(statement).run();
-    }
-  }
 }
 
 /** Fake-timer control of one queue's broker (Miniflare internals, wrapped here only). */

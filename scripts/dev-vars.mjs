@@ -1,0 +1,24 @@
+// Reads wrangler's .dev.vars format (KEY="value" lines, # comments), the one
+// parser every local script and test harness shares.
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+/** The variables in `file`. */
+export function readDevVars(file) {
+  return Object.fromEntries(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#") && l.includes("="))
+      .map((l) => {
+        const i = l.indexOf("=");
+        return [l.slice(0, i).trim(), l.slice(i + 1).trim().replace(/^"|"$/g, "")];
+      }),
+  );
+}
+
+/** The local development secrets: `.dev.vars` in `dir` if present, else `.dev.vars.example`. */
+export function localDevVars(dir = ".") {
+  const file = path.join(dir, existsSync(path.join(dir, ".dev.vars")) ? ".dev.vars" : ".dev.vars.example");
+  return { file, vars: readDevVars(file) };
+}

@@ -1,0 +1,18 @@
+// Applies migrations/*.sql to a Miniflare D1 binding, in order, split the
+// way wrangler splits them: shared by the test harness and the benchmarks.
+import wrangler from "wrangler";
+import { readFileSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
+
+/** Runs every migration against `db`. */
+export async function applyMigrations(db) {
+  for (const file of readdirSync(MIGRATIONS).sort()) {
+    const sql = readFileSync(path.join(MIGRATIONS, file), "utf8");
+    for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
+      if (statement.trim()) await db.prepare(statement).run();
+    }
+  }
+}
