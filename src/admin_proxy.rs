@@ -2,6 +2,7 @@
 //! the `DLQ` service binding so the admin API shares the relay's origin.
 
 use crate::responses;
+use hookrelay_core::metrics::Component;
 use hookrelay_platform::log;
 use worker::{Env, Request, Response, Result};
 
@@ -14,7 +15,7 @@ pub async fn handle(req: Request, env: &Env) -> Result<Response> {
         Ok(resp) => Ok(resp),
         Err(e) => {
             log::error(
-                "relay",
+                Component::Relay,
                 "admin_proxy_failed",
                 serde_json::json!({"err": e.to_string()}),
             );

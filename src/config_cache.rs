@@ -1,6 +1,7 @@
 //! The relay configuration, validated once per isolate.
 
 use hookrelay_core::config::{ConfigError, RelayConfig};
+use hookrelay_core::metrics::Component;
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::log;
 use std::cell::OnceCell;
@@ -19,12 +20,12 @@ pub fn relay_config(env: &Env) -> Rc<Result<RelayConfig, ConfigError>> {
             let loaded = RelayConfig::load(&WorkerEnv(env));
             match &loaded {
                 Ok(c) => log::info(
-                    "relay",
+                    Component::Relay,
                     "config_loaded",
                     serde_json::json!({"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s()}),
                 ),
                 Err(e) => log::error(
-                    "relay",
+                    Component::Relay,
                     "config_invalid",
                     serde_json::json!({"key": e.key, "problem": e.problem}),
                 ),

@@ -7,9 +7,10 @@
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::ingest::{accept, precheck, Accepted, Inbound};
-use hookrelay_core::metrics::Metric;
+use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
-use hookrelay_platform::{body, d1, event_store, log, metrics, now_ms, queue_send};
+use hookrelay_platform::db::{error_message, payloads};
+use hookrelay_platform::{body, log, metrics, now_ms, queue_send};
 use serde_json::json;
 use std::collections::BTreeMap;
 use worker::{Env, Request, Response, Result};
@@ -48,7 +49,7 @@ pub async fn handle(mut req: Request, env: &Env, source: &str) -> Result<Respons
         Ok(a) => a,
         Err(r) => {
             log::info(
-                "relay",
+                Component::Relay,
                 "rejected",
                 json!({"source": source, "status": r.status(), "code": r.code()}),
             );
@@ -83,14 +84,14 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
     let json = if claim_checked {
         // Queue messages are limited to 128 KB: keep the body in D1 first.
         let stored = match env.d1("DB") {
-            Ok(db) => event_store::store_payload(&db, &event_id, &source, &body, now_ms).await,
+            Ok(db) => payloads::store(&db, &event_id, &source, &body, now_ms).await,
             Err(e) => Err(e),
         };
         if let Err(e) = stored {
             log::error(
-                "relay",
+                Component::Relay,
                 "claim_check_failed",
-                json!({"event_id": event_id, "err": d1::error_message(&e)}),
+                json!({"event_id": event_id, "err": error_message(&e)}),
             );
             return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S);
         }
@@ -107,15 +108,18 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
     };
     if let Err(e) = sent {
         log::error(
-            "relay",
+            Component::Relay,
             "enqueue_failed",
             json!({"event_id": event_id, "source": source, "err": e.to_string()}),
         );
         return responses::unavailable("the queue did not accept the event", RETRY_AFTER_S);
     }
-    metrics::count(Metric::new("enqueue", "relay").source(&source), 1);
+    metrics::count(
+        Metric::new(MetricName::Enqueue, Component::Relay).source(&source),
+        1,
+    );
     log::info(
-        "relay",
+        Component::Relay,
         "enqueued",
         json!({"event_id": event_id, "source": source, "bytes": body_bytes, "claim_checked": claim_checked}),
     );

@@ -4,7 +4,7 @@
 //! named `queue` with the raw batch, the env and the context.
 
 use crate::consumer;
-use hookrelay_platform::deliveries::read_batch;
+use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};
 

@@ -11,6 +11,7 @@
 //! and applies these transitions with compare-and-set, so every isolate
 //! sees one breaker per destination.
 
+use crate::error_code::{ErrorCode, Failure};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 
@@ -194,6 +195,28 @@ pub fn record(
     }
 }
 
+/// What to do when the breaker's stored state cannot be read (D1 down, a
+/// row this version cannot parse): allow the call. A breaker protects the
+/// destination from load; failing closed here would turn a D1 hiccup into
+/// a full delivery outage, while the call itself still has its timeout.
+pub const ADMISSION_WHEN_UNREADABLE: Admission = Admission::Allow;
+
+/// The failure of a call that was refused because the breaker is open: no
+/// network call was made, and the next probe is due at `retry_at_ms`.
+pub fn circuit_open_failure(
+    destination_label: &str,
+    retry_at_ms: UnixMillis,
+    now_ms: UnixMillis,
+) -> Failure {
+    let wait_s = ((retry_at_ms - now_ms).max(0) as u64).div_ceil(1000);
+    Failure::new(
+        ErrorCode::CircuitOpen,
+        format!(
+            "circuit open for {destination_label}; no call made; next probe in about {wait_s}s"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,5 +354,25 @@ mod tests {
         assert_eq!(json, r#"{"state":"OPEN","opened_at_ms":1}"#);
         let back: BreakerState = serde_json::from_str(&json).unwrap();
         assert_eq!(back, BreakerState::Open { opened_at_ms: 1 });
+    }
+
+    #[test]
+    fn a_refused_call_says_when_the_next_probe_is_due() {
+        let table = [
+            (61_000, 1_000, "60s"),
+            (1_500, 1_000, "1s"),
+            (500, 1_000, "0s"),
+        ];
+        for (retry_at, now, want) in table {
+            let f = circuit_open_failure("https://x.example", retry_at, now);
+            assert_eq!(f.code, ErrorCode::CircuitOpen);
+            assert!(f.message.contains(want), "{}", f.message);
+            assert!(f.message.contains("no call made"));
+        }
+    }
+
+    #[test]
+    fn an_unreadable_breaker_fails_open() {
+        assert_eq!(ADMISSION_WHEN_UNREADABLE, Admission::Allow);
     }
 }

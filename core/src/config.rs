@@ -268,6 +268,11 @@ pub struct DeliveryConfig {
 }
 
 impl DeliveryConfig {
+    /// Whether events of `source` are forwarded to a downstream.
+    pub fn forwards(&self, source: &str) -> bool {
+        self.downstreams.contains_key(source)
+    }
+
     /// Reads the delivery settings for the declared sources.
     pub fn load(env: &impl ConfigEnv, specs: &[SourceSpec]) -> Result<DeliveryConfig, ConfigError> {
         let downstreams: BTreeMap<String, String> = specs

@@ -63,14 +63,34 @@ pub fn decide(
         }
         Outcome::Failed(failure) => match failure.class() {
             FailureClass::Poison => Disposition::DeadLetter { failure },
-            FailureClass::Transient | FailureClass::Unknown => {
-                let scheduled = schedule.delay_after(attempts);
-                let delay_s = scheduled
-                    .max(failure.retry_after_s.unwrap_or(0))
-                    .min(MAX_QUEUE_DELAY_S);
-                Disposition::Retry { delay_s, failure }
-            }
+            FailureClass::Transient | FailureClass::Unknown => retry(failure, attempts, schedule),
         },
+    }
+}
+
+/// The retry of a failed attempt: the schedule's delay, lengthened by the
+/// failure's own `Retry-After`, capped at the queue's maximum.
+fn retry(failure: Failure, attempts: u32, schedule: &RetrySchedule) -> Disposition {
+    let delay_s = schedule
+        .delay_after(attempts)
+        .max(failure.retry_after_s.unwrap_or(0))
+        .min(MAX_QUEUE_DELAY_S);
+    Disposition::Retry { delay_s, failure }
+}
+
+/// What a dead-letter disposition becomes when its hand-off to
+/// `webhooks-dlq` could not be sent: a retry on the usual schedule, so the
+/// message is never acked without its dead letter, and once the platform's
+/// `max_retries` runs out Cloudflare moves it itself. Other dispositions
+/// are unaffected.
+pub fn after_failed_handoff(
+    disposition: Disposition,
+    attempts: u32,
+    schedule: &RetrySchedule,
+) -> Disposition {
+    match disposition {
+        Disposition::DeadLetter { failure } => retry(failure, attempts, schedule),
+        other => other,
     }
 }
 
@@ -177,5 +197,30 @@ mod tests {
             MAX_QUEUE_DELAY_S,
             "capped at the queue limit"
         );
+    }
+
+    #[test]
+    fn a_failed_handoff_becomes_a_retry_that_honours_retry_after() {
+        let s = RetrySchedule::default();
+        let dead = |retry_after| {
+            let mut failure = Failure::new(ErrorCode::Upstream4xx, "400");
+            failure.retry_after_s = retry_after;
+            Disposition::DeadLetter { failure }
+        };
+        let table = [
+            (dead(None), 1, Some(30)),
+            (dead(None), 3, Some(120)),
+            (dead(Some(200)), 1, Some(200)),
+            (dead(Some(1_000_000)), 1, Some(MAX_QUEUE_DELAY_S)),
+            (Disposition::Ack, 1, None),
+        ];
+        for (disposition, attempts, want) in table {
+            let got = after_failed_handoff(disposition.clone(), attempts, &s);
+            match (want, got) {
+                (Some(d), Disposition::Retry { delay_s, .. }) => assert_eq!(delay_s, d),
+                (None, Disposition::Ack) => {}
+                (want, got) => panic!("{disposition:?}: wanted {want:?}, got {got:?}"),
+            }
+        }
     }
 }

@@ -46,6 +46,16 @@ pub enum DeadLetterKind {
     RetriesExhausted,
 }
 
+impl DeadLetterKind {
+    /// The stored name, as serde spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadLetterKind::PoisonHandoff => "poison_handoff",
+            DeadLetterKind::RetriesExhausted => "retries_exhausted",
+        }
+    }
+}
+
 /// Who the event is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {

@@ -8,12 +8,13 @@
 pub mod admin_query;
 pub mod breaker;
 pub mod claim_check;
-pub mod classify;
 pub mod config;
-pub mod delivery_outcome;
+pub mod d1_error;
+pub mod delivery_plan;
 pub mod disposition;
 pub mod dlq_capacity;
 pub mod downstream_request;
+pub mod downstream_response;
 pub mod envelope;
 pub mod error_code;
 pub mod idempotency;
@@ -24,8 +25,10 @@ pub mod poison_handoff;
 pub mod queued_event;
 pub mod redact;
 pub mod replay_plan;
+pub mod replay_verdict;
 pub mod retry_policy;
 pub mod signature;
+pub mod state;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;

@@ -242,38 +242,7 @@ pub fn batch_start_offset_ms(index: usize, batch_size: u32, rate_per_s: Option<f
     }
 }
 
-/// The lifecycle of a dead-letter entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryStatus {
-    /// Waiting for a decision.
-    Pending,
-    /// Replayed successfully; kept for history.
-    Replayed,
-    /// Replay failed `MAX_REPLAY_ATTEMPTS` times; terminal, kept for audit.
-    Poisoned,
-}
-
-impl EntryStatus {
-    /// The stored name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntryStatus::Pending => "pending",
-            EntryStatus::Replayed => "replayed",
-            EntryStatus::Poisoned => "poisoned",
-        }
-    }
-
-    /// Parses the stored name.
-    pub fn parse(s: &str) -> Option<EntryStatus> {
-        [
-            EntryStatus::Pending,
-            EntryStatus::Replayed,
-            EntryStatus::Poisoned,
-        ]
-        .into_iter()
-        .find(|e| e.as_str() == s)
-    }
-}
+pub use crate::state::EntryStatus;
 
 /// Whether an entry in `status` may be replayed; the error is the 409 message.
 pub fn check_replayable(status: EntryStatus) -> Result<(), String> {
@@ -284,6 +253,12 @@ pub fn check_replayable(status: EntryStatus) -> Result<(), String> {
             "this entry is poisoned: its replays failed too often; it is kept for audit only"
                 .into(),
         ),
+        EntryStatus::Archived => {
+            Err("this entry is archived; unarchive it first if it should be replayed".into())
+        }
+        EntryStatus::Discarded => {
+            Err("this entry was discarded and its payload erased; it cannot be replayed".into())
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The DLQ worker's configuration, validated once per isolate.
 
 use hookrelay_core::config::{load_sources, ConfigEnv, ConfigError, DeliveryConfig, DlqConfig};
+use hookrelay_core::metrics::Component;
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::log;
 use serde_json::Value;
@@ -49,7 +50,7 @@ pub fn config(env: &Env) -> Rc<Result<Config, ConfigError>> {
             let loaded = load(&WorkerEnv(env));
             if let Err(e) = &loaded {
                 log::error(
-                    "dlq",
+                    Component::Dlq,
                     "config_invalid",
                     serde_json::json!({"key": e.key, "problem": e.problem}),
                 );

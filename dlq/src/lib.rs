@@ -7,9 +7,7 @@
 //!   relay's service binding.
 
 mod admin;
-mod admin_store;
 mod config_cache;
-mod dead_letter_store;
 mod queue_entry;
 mod replay;
 mod triage;

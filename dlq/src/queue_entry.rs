@@ -2,7 +2,7 @@
 //! reason as the relay's: to read the platform's `attempts`.
 
 use crate::triage;
-use hookrelay_platform::deliveries::read_batch;
+use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};
 

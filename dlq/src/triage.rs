@@ -2,27 +2,33 @@
 //! then acked. Anything that prevents storing it retries the message
 //! instead, because a dead letter acked before it is stored is lost.
 
-use crate::dead_letter_store::{self, Stored};
 use hookrelay_core::config::DlqConfig;
-use hookrelay_core::envelope::{self, DeadLetterInput};
-use hookrelay_platform::deliveries::Delivery;
+use hookrelay_core::dlq_capacity::evictions_needed;
+use hookrelay_core::envelope::{self, DeadLetterInput, Envelope};
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::queued_event::EventBody;
+use hookrelay_core::state::StoreOutcome;
+use hookrelay_platform::db::{attempts, dead_letters, error_message, events, payloads};
 use hookrelay_platform::env_config::WorkerEnv;
-use hookrelay_platform::{d1::error_message, log, now_ms};
+use hookrelay_platform::queue_message::QueueMessage;
+use hookrelay_platform::{log, metrics, now_ms};
 use serde_json::json;
-use worker::Env;
+use worker::{D1Database, Env};
+
+const COMPONENT: Component = Component::Dlq;
 
 /// Triage every message of a batch, each on its own.
-pub async fn triage(deliveries: Vec<Delivery>, env: &Env) {
+pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
     let config = match DlqConfig::load(&WorkerEnv(env)) {
         Ok(c) => c,
         Err(e) => {
             log::error(
-                "dlq",
+                COMPONENT,
                 "config_invalid",
                 json!({"key": e.key, "problem": e.problem}),
             );
-            for d in &deliveries {
-                d.retry(30);
+            for m in &messages {
+                m.retry(30);
             }
             return;
         }
@@ -31,61 +37,65 @@ pub async fn triage(deliveries: Vec<Delivery>, env: &Env) {
         Ok(db) => db,
         Err(e) => {
             log::error(
-                "dlq",
+                COMPONENT,
                 "d1_binding_missing",
                 json!({"err": error_message(&e)}),
             );
-            for d in &deliveries {
-                d.retry(config.retry_delay_s);
+            for m in &messages {
+                m.retry(config.retry_delay_s);
             }
             return;
         }
     };
-    for delivery in &deliveries {
-        let result = triage_one(&db, delivery, &config).await;
-        match result {
-            Ok(()) => delivery.ack(),
+    for message in &messages {
+        match triage_one(&db, message, &config).await {
+            Ok(()) => message.ack(),
             Err(e) => {
                 log::error(
-                    "dlq",
+                    COMPONENT,
                     "store_failed",
-                    json!({"queue_message_id": delivery.id, "attempts": delivery.attempts, "err": error_message(&e), "next": "retry", "delay_s": config.retry_delay_s}),
+                    json!({"queue_message_id": message.id, "attempts": message.attempts, "err": error_message(&e), "next": "retry", "delay_s": config.retry_delay_s}),
                 );
-                delivery.retry(config.retry_delay_s);
+                message.retry(config.retry_delay_s);
             }
         }
     }
-    hookrelay_platform::metrics::flush(env).await;
+    metrics::flush(env).await;
+}
+
+/// Builds the envelope from the message and the consumer's attempt record.
+async fn envelope_of(db: &D1Database, message: &QueueMessage) -> worker::Result<Envelope> {
+    let body = message.body_value();
+    let original_id = envelope::original_message_id(&body, &message.id).to_string();
+    let history = attempts::history(db, &original_id).await?;
+    let stored_body = match envelope::event_of(&body).map(|e| e.body) {
+        Some(EventBody::Stored { body_ref, .. }) => payloads::load(db, &body_ref).await?,
+        _ => None,
+    };
+    Ok(envelope::build(DeadLetterInput {
+        body: &body,
+        queue_message_id: &message.id,
+        enqueued_at_ms: message.enqueued_at_ms,
+        history,
+        stored_body: stored_body.as_deref(),
+        now_ms: now_ms(),
+    }))
 }
 
 async fn triage_one(
-    db: &worker::D1Database,
-    delivery: &Delivery,
+    db: &D1Database,
+    message: &QueueMessage,
     config: &DlqConfig,
 ) -> worker::Result<()> {
-    let body = delivery.body_value();
-    let original_id = envelope::original_message_id(&body, &delivery.id).to_string();
-    let history = dead_letter_store::attempt_history(db, &original_id).await?;
-    let stored_body = match envelope::event_of(&body).map(|e| e.body) {
-        Some(hookrelay_core::queued_event::EventBody::Stored { body_ref, .. }) => {
-            dead_letter_store::stored_body(db, &body_ref).await?
-        }
-        _ => None,
-    };
-    let now = now_ms();
-    let env = envelope::build(DeadLetterInput {
-        body: &body,
-        queue_message_id: &delivery.id,
-        enqueued_at_ms: delivery.enqueued_at_ms,
-        history,
-        stored_body: stored_body.as_deref(),
-        now_ms: now,
-    });
-    let stored = dead_letter_store::store(db, &env, config.capacity, now).await?;
+    let env = envelope_of(db, message).await?;
+    let now = env.timing.dead_lettered_at_ms;
+    let (outcome, pending) = dead_letters::store(db, &env, now).await?;
+    mark_event_failed(db, &env).await;
+    count_stored(&env, outcome);
     log::emit(
         log::Level::Warn,
         None,
-        "dlq",
+        COMPONENT,
         "dead_letter",
         json!({
             "id": env.id,
@@ -96,16 +106,60 @@ async fn triage_one(
             "attempts": env.delivery.attempts,
             "kind": env.kind,
             "signature": env.failure.signature,
-            "outcome": stored.outcome,
+            "outcome": outcome,
         }),
     );
-    for evicted in &stored.evicted {
+    evict_over_capacity(db, pending, config.capacity, now).await
+}
+
+/// "Did this webhook arrive?" should say it failed, not that it is still
+/// pending. Best effort: the dead letter is already safe, and the events
+/// table may be the very thing that is broken.
+async fn mark_event_failed(db: &D1Database, env: &Envelope) {
+    let Some(event_id) = env.identity.event_id.as_deref() else {
+        return;
+    };
+    if let Err(e) = events::mark_dead_lettered(db, event_id).await {
         log::warn(
-            "dlq",
-            "evicted",
-            json!({"id": evicted, "reason": "capacity", "capacity": config.capacity}),
+            COMPONENT,
+            "event_status_not_updated",
+            json!({"event_id": event_id, "err": error_message(&e)}),
         );
     }
-    let Stored { .. } = stored;
+}
+
+fn count_stored(env: &Envelope, outcome: StoreOutcome) {
+    let name = match outcome {
+        StoreOutcome::Stored => MetricName::DeadLettered,
+        StoreOutcome::Deduped => MetricName::DlqDeduped,
+        StoreOutcome::Redelivered => return,
+    };
+    let source = env.identity.source.as_deref().unwrap_or("");
+    metrics::count(
+        Metric::new(name, COMPONENT)
+            .source(source)
+            .code(env.failure.code),
+        1,
+    );
+}
+
+async fn evict_over_capacity(
+    db: &D1Database,
+    pending: u64,
+    capacity: u64,
+    now: i64,
+) -> worker::Result<()> {
+    let evict = evictions_needed(pending, capacity);
+    if evict == 0 {
+        return Ok(());
+    }
+    metrics::count(Metric::new(MetricName::DropOverflow, COMPONENT), evict);
+    for id in dead_letters::evict_oldest(db, evict, now).await? {
+        log::warn(
+            COMPONENT,
+            "evicted",
+            json!({"id": id, "reason": "capacity", "capacity": capacity}),
+        );
+    }
     Ok(())
 }

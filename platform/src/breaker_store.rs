@@ -1,71 +1,28 @@
-//! The circuit breakers in D1, shared by every isolate.
+//! Applies `hookrelay_core::breaker` transitions to the state kept in D1.
 //!
-//! The transitions are `hookrelay_core::breaker`'s; this module loads a
-//! destination's state, applies a transition, and writes it back with
-//! compare-and-set on `version`. When another isolate wrote first, it
+//! A transition is loaded, computed in the core, and written back with
+//! compare-and-set (`db::breakers`). When another isolate wrote first, it
 //! reloads and applies the transition again to the newer state, so two
 //! isolates never both take the single half-open probe.
 
-use crate::d1::{int, text};
-use crate::log;
+use crate::db::breakers;
+use crate::{log, metrics};
 use hookrelay_core::breaker::{admit, record, Admission, BreakerConfig, BreakerState};
+use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::redact::destination_label;
-use serde::Deserialize;
 use serde_json::json;
 use worker::{D1Database, Result};
 
 const CAS_ATTEMPTS: usize = 5;
 
-#[derive(Deserialize)]
-struct Row {
-    state: String,
-    version: f64,
-}
-
-async fn load(db: &D1Database, destination: &str) -> Result<(BreakerState, i64)> {
-    let row = db
-        .prepare("SELECT state, version FROM breakers WHERE destination = ?1")
-        .bind(&[text(destination)])?
-        .first::<Row>(None)
-        .await?;
-    Ok(match row {
-        Some(r) => (
-            serde_json::from_str(&r.state).unwrap_or_default(),
-            r.version as i64,
-        ),
-        None => (BreakerState::default(), 0),
-    })
-}
-
-/// Writes `next` if the stored version is still `version`.
-async fn compare_and_set(
-    db: &D1Database,
-    destination: &str,
-    version: i64,
-    next: BreakerState,
-    now_ms: i64,
-) -> Result<bool> {
-    let state = serde_json::to_string(&next)?;
-    let stmt = if version == 0 {
-        db.prepare("INSERT INTO breakers (destination, state_name, state, version, updated_at) VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT(destination) DO NOTHING")
-            .bind(&[text(destination), text(next.name()), text(&state), int(now_ms)])?
-    } else {
-        db.prepare("UPDATE breakers SET state_name = ?2, state = ?3, version = version + 1, updated_at = ?4 WHERE destination = ?1 AND version = ?5")
-            .bind(&[text(destination), text(next.name()), text(&state), int(now_ms), int(version)])?
-    };
-    let result = stmt.run().await?;
-    Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0) > 0)
-}
-
-fn log_transition(destination: &str, from: BreakerState, to: BreakerState) {
+fn log_transition(component: Component, destination: &str, from: BreakerState, to: BreakerState) {
     if from.name() != to.name() {
-        crate::metrics::count(
-            hookrelay_core::metrics::Metric::new("breaker_transition", "consumer")
-                .detail(to.name()),
+        metrics::count(
+            Metric::new(MetricName::BreakerTransition, component).detail(to.name()),
             1,
         );
         log::warn(
-            "consumer",
+            component,
             "breaker_transition",
             json!({"destination": destination_label(destination), "from": from.name(), "to": to.name()}),
         );
@@ -76,16 +33,17 @@ fn log_transition(destination: &str, from: BreakerState, to: BreakerState) {
 /// before it is admitted.
 pub async fn admit_call(
     db: &D1Database,
+    component: Component,
     destination: &str,
     now_ms: i64,
     cfg: &BreakerConfig,
 ) -> Result<Admission> {
     for _ in 0..CAS_ATTEMPTS {
-        let (state, version) = load(db, destination).await?;
+        let (state, version) = breakers::load(db, destination).await?;
         match admit(state, now_ms, cfg) {
             Admission::Probe { next } => {
-                if compare_and_set(db, destination, version, next, now_ms).await? {
-                    log_transition(destination, state, next);
+                if breakers::compare_and_set(db, destination, version, next, now_ms).await? {
+                    log_transition(component, destination, state, next);
                     return Ok(Admission::Probe { next });
                 }
             }
@@ -101,24 +59,25 @@ pub async fn admit_call(
 /// Records a finished call's health.
 pub async fn record_call(
     db: &D1Database,
+    component: Component,
     destination: &str,
     healthy: bool,
     now_ms: i64,
     cfg: &BreakerConfig,
 ) -> Result<()> {
     for _ in 0..CAS_ATTEMPTS {
-        let (state, version) = load(db, destination).await?;
+        let (state, version) = breakers::load(db, destination).await?;
         let next = record(state, healthy, now_ms, cfg);
         if next == state {
             return Ok(());
         }
-        if compare_and_set(db, destination, version, next, now_ms).await? {
-            log_transition(destination, state, next);
+        if breakers::compare_and_set(db, destination, version, next, now_ms).await? {
+            log_transition(component, destination, state, next);
             return Ok(());
         }
     }
     log::error(
-        "consumer",
+        component,
         "breaker_record_contended",
         json!({"destination": destination_label(destination)}),
     );

@@ -1,7 +1,7 @@
 //! One signed POST to a downstream, with a timeout.
 
 use futures_util::future::{select, Either};
-use hookrelay_core::delivery_outcome::{classify_status, network_error, timed_out};
+use hookrelay_core::downstream_response::{classify_status, network_error, timed_out};
 use hookrelay_core::error_code::Failure;
 use std::time::Duration;
 use wasm_bindgen::JsValue;

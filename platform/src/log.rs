@@ -2,6 +2,7 @@
 //! an event name. Callers pass ids and codes only: never a payload, never a
 //! secret.
 
+use hookrelay_core::metrics::Component;
 use serde_json::{Map, Value};
 
 /// Severity of a log line.
@@ -26,10 +27,10 @@ impl Level {
 }
 
 /// Builds the JSON object of a log line.
-pub fn line(level: Level, component: &str, event: &str, fields: Value) -> String {
+pub fn line(level: Level, component: Component, event: &str, fields: Value) -> String {
     let mut obj = Map::new();
     obj.insert("level".into(), level.as_str().into());
-    obj.insert("component".into(), component.into());
+    obj.insert("component".into(), component.as_str().into());
     obj.insert("event".into(), event.into());
     if let Value::Object(extra) = fields {
         obj.extend(extra);
@@ -38,7 +39,7 @@ pub fn line(level: Level, component: &str, event: &str, fields: Value) -> String
 }
 
 /// Writes a line with an optional human prefix (QuestKit's `[consumer] ingest failed`).
-pub fn emit(level: Level, prefix: Option<&str>, component: &str, event: &str, fields: Value) {
+pub fn emit(level: Level, prefix: Option<&str>, component: Component, event: &str, fields: Value) {
     let body = line(level, component, event, fields);
     let text = match prefix {
         Some(p) => format!("{p} {body}"),
@@ -52,16 +53,16 @@ pub fn emit(level: Level, prefix: Option<&str>, component: &str, event: &str, fi
 }
 
 /// Shorthand for an info line.
-pub fn info(component: &str, event: &str, fields: Value) {
+pub fn info(component: Component, event: &str, fields: Value) {
     emit(Level::Info, None, component, event, fields);
 }
 
 /// Shorthand for a warn line.
-pub fn warn(component: &str, event: &str, fields: Value) {
+pub fn warn(component: Component, event: &str, fields: Value) {
     emit(Level::Warn, None, component, event, fields);
 }
 
 /// Shorthand for an error line.
-pub fn error(component: &str, event: &str, fields: Value) {
+pub fn error(component: Component, event: &str, fields: Value) {
     emit(Level::Error, None, component, event, fields);
 }

@@ -7,10 +7,9 @@
 //! whichever flush runs first writes what is buffered, so every increment is
 //! written exactly once even when invocations interleave.
 
-use crate::d1::error_message;
-use crate::event_store::bump_counter;
+use crate::db::{counters, error_message};
 use crate::log;
-use hookrelay_core::metrics::{Metric, Tally};
+use hookrelay_core::metrics::{Component, Metric, Tally};
 use serde_json::json;
 use std::cell::RefCell;
 use worker::{AnalyticsEngineDataPointBuilder, Env};
@@ -33,13 +32,13 @@ pub async fn flush(env: &Env) {
     if let Ok(dataset) = env.analytics_engine("METRICS") {
         for (metric, n) in tally.points() {
             let point = AnalyticsEngineDataPointBuilder::new()
-                .indexes([metric.name])
+                .indexes([metric.name.as_str()])
                 .blobs(metric.blobs())
                 .add_double(n as f64)
                 .build();
             if let Err(e) = dataset.write_data_point(&point) {
                 log::warn(
-                    "metrics",
+                    Component::Metrics,
                     "analytics_write_failed",
                     json!({"metric": metric.name, "err": e.to_string()}),
                 );
@@ -50,7 +49,7 @@ pub async fn flush(env: &Env) {
     let statements: Result<Vec<_>, _> = tally
         .d1_totals()
         .iter()
-        .map(|(k, n)| bump_counter(&db, k, *n as i64))
+        .map(|(k, n)| counters::bump(&db, k, *n as i64))
         .collect();
     let written = match statements {
         Ok(s) => db.batch(s).await.map(|_| ()),
@@ -58,7 +57,7 @@ pub async fn flush(env: &Env) {
     };
     if let Err(e) = written {
         log::warn(
-            "metrics",
+            Component::Metrics,
             "counter_write_failed",
             json!({"err": error_message(&e)}),
         );

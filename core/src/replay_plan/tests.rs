@@ -157,7 +157,9 @@ fn only_pending_entries_may_be_replayed() {
     assert!(check_replayable(EntryStatus::Pending).is_ok());
     assert!(check_replayable(EntryStatus::Replayed).is_err());
     assert!(check_replayable(EntryStatus::Poisoned).is_err());
-    for s in ["pending", "replayed", "poisoned"] {
-        assert_eq!(EntryStatus::parse(s).map(EntryStatus::as_str), Some(s));
+    assert!(check_replayable(EntryStatus::Archived).is_err());
+    assert!(check_replayable(EntryStatus::Discarded).is_err());
+    for s in ["pending", "replayed", "poisoned", "archived", "discarded"] {
+        assert_eq!(EntryStatus::parse(s).map(EntryStatus::as_str), Ok(s));
     }
 }

@@ -63,7 +63,7 @@ impl From<worker::Error> for ApiError {
     fn from(e: worker::Error) -> Self {
         ApiError::Unavailable(format!(
             "D1 did not answer: {}",
-            hookrelay_platform::d1::error_message(&e)
+            hookrelay_platform::db::error_message(&e)
         ))
     }
 }

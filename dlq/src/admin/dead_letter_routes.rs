@@ -1,9 +1,10 @@
 //! `GET /webhook-dlq` (list) and `GET /webhook-dlq/:id` (one envelope).
 
-use super::{cursor_param, limit_param, page, ApiError, ApiResult};
-use crate::admin_store;
+use super::list_page::list_page;
+use super::{cursor_param, limit_param, ApiError, ApiResult};
 use hookrelay_core::admin_query::{parse_dead_letter_filter, Cursor};
-use serde_json::{json, Value};
+use hookrelay_platform::db::dead_letters;
+use serde_json::Value;
 use worker::D1Database;
 
 /// Lists entries newest first, filtered by status, class, code and source.
@@ -11,17 +12,16 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let filter = parse_dead_letter_filter(params)?;
     let limit = limit_param(params)?;
     let cursor = cursor_param(params)?;
-    let rows = admin_store::list_entries(db, &filter, cursor.as_ref(), limit).await?;
-    let (items, next_cursor) = page(rows, limit, |r| Cursor {
+    let rows = dead_letters::list(db, &filter, cursor.as_ref(), limit).await?;
+    Ok(list_page(rows, limit, |r| Cursor {
         at_ms: r.created_at,
         id: r.id.clone(),
-    });
-    Ok(json!({"items": items, "next_cursor": next_cursor}))
+    }))
 }
 
 /// One entry: its listing fields plus the whole envelope.
 pub async fn get(db: &D1Database, id: &str) -> ApiResult {
-    let row = admin_store::get_entry(db, id)
+    let row = dead_letters::get(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
     let envelope: Value = serde_json::from_str(&row.envelope).unwrap_or(Value::Null);

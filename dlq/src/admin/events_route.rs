@@ -2,10 +2,10 @@
 //! duplicate count and delivery status, filtered by source, idempotency key
 //! and time.
 
-use super::{cursor_param, limit_param, page, ApiResult};
-use crate::admin_store;
+use super::list_page::list_page;
+use super::{cursor_param, limit_param, ApiResult};
 use hookrelay_core::admin_query::{parse_event_filter, Cursor};
-use serde_json::json;
+use hookrelay_platform::db::events;
 use worker::D1Database;
 
 /// Lists events newest first.
@@ -13,10 +13,9 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let filter = parse_event_filter(params)?;
     let limit = limit_param(params)?;
     let cursor = cursor_param(params)?;
-    let rows = admin_store::list_events(db, &filter, cursor.as_ref(), limit).await?;
-    let (items, next_cursor) = page(rows, limit, |r| Cursor {
+    let rows = events::list(db, &filter, cursor.as_ref(), limit).await?;
+    Ok(list_page(rows, limit, |r| Cursor {
         at_ms: r.ingested_at,
         id: r.event_id.clone(),
-    });
-    Ok(json!({"items": items, "next_cursor": next_cursor}))
+    }))
 }

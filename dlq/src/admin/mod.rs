@@ -6,12 +6,14 @@ mod api_error;
 mod audit_route;
 mod dead_letter_routes;
 mod events_route;
+mod list_page;
 mod replay_routes;
 mod stats_route;
 
 use crate::config_cache::config;
 pub use api_error::{success, ApiError, ApiResult};
 use hookrelay_core::jwt::{authorize, Claims};
+use hookrelay_core::metrics::Component;
 use hookrelay_platform::{log, now_ms};
 use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
@@ -63,7 +65,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         Err(e) => {
             hookrelay_platform::body::drain(&mut req).await;
             log::warn(
-                "admin",
+                Component::Admin,
                 "auth_refused",
                 json!({"status": e.status(), "code": e.code(), "path": req.path()}),
             );
@@ -128,23 +130,6 @@ async fn route(
             "no such admin route; see README for the routes".into(),
         )),
     }
-}
-
-/// Cuts a `limit + 1` row query into a page and the cursor of the next one.
-pub fn page<T>(
-    mut rows: Vec<T>,
-    limit: u32,
-    cursor_of: impl Fn(&T) -> hookrelay_core::admin_query::Cursor,
-) -> (Vec<T>, Option<String>) {
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next = if more {
-        rows.last()
-            .map(|r| hookrelay_core::admin_query::encode_cursor(&cursor_of(r)))
-    } else {
-        None
-    };
-    (rows, next)
 }
 
 /// The `cursor` query parameter, decoded.

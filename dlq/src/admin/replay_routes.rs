@@ -6,20 +6,22 @@
 //! drained by calling again with the cursor.
 
 use super::{ApiError, ApiResult};
-use crate::admin_store::{self, CandidateRow};
 use crate::config_cache::Config;
-use crate::replay::{audit_statement, replay_entry, ReplayContext, ReplayResult};
+use crate::replay::{replay_entry, ReplayContext, ReplayResult, COMPONENT};
 use futures_util::future::join_all;
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
-use hookrelay_core::metrics::Metric;
+use hookrelay_core::d1_error::classify_d1_error;
+use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::replay_plan::{
     batch_start_offset_ms, check_replayable, parse_replay_all, plan, validate_reason, Candidate,
-    EntryStatus,
+    Plan, ReplayAllRequest,
 };
-use hookrelay_platform::d1::text;
+use hookrelay_core::replay_verdict::stops_run;
+use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
+use hookrelay_platform::db::dead_letters::{self, CandidateRow};
+use hookrelay_platform::db::{error_message, replay_audit};
 use hookrelay_platform::{metrics, now_ms};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::time::Duration;
 use worker::{D1Database, Delay};
 
@@ -33,11 +35,10 @@ pub async fn replay_one(
     now: i64,
 ) -> ApiResult {
     let reason = validate_reason(body.get("reason"))?;
-    let entry = admin_store::get_entry(db, id)
+    let entry = dead_letters::get(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
-    let status = EntryStatus::parse(&entry.summary.status).unwrap_or(EntryStatus::Pending);
-    check_replayable(status).map_err(ApiError::Conflict)?;
+    check_replayable(entry.summary.status).map_err(ApiError::Conflict)?;
     let ctx = ReplayContext {
         actor,
         reason: &reason,
@@ -49,6 +50,25 @@ pub async fn replay_one(
     Ok(serde_json::to_value(result).unwrap_or(Value::Null))
 }
 
+/// One slice of pending entries, oldest first, and the cursor after it.
+async fn slice(
+    db: &D1Database,
+    req: &ReplayAllRequest,
+) -> Result<(Vec<CandidateRow>, Option<String>), ApiError> {
+    let cursor = req.cursor.as_deref().map(decode_cursor).transpose()?;
+    let mut rows =
+        dead_letters::replay_candidates(db, &req.filter, cursor.as_ref(), req.max_entries).await?;
+    let more = rows.len() > req.max_entries as usize;
+    rows.truncate(req.max_entries as usize);
+    let next = rows.last().filter(|_| more).map(|r| {
+        encode_cursor(&Cursor {
+            at_ms: r.created_at,
+            id: r.id.clone(),
+        })
+    });
+    Ok((rows, next))
+}
+
 /// Replays pending entries in batches, optionally behind a canary.
 pub async fn replay_all(
     db: &D1Database,
@@ -58,21 +78,7 @@ pub async fn replay_all(
     now: i64,
 ) -> ApiResult {
     let req = parse_replay_all(body)?;
-    let cursor = req.cursor.as_deref().map(decode_cursor).transpose()?;
-    let mut rows =
-        admin_store::replay_candidates(db, &req.filter, cursor.as_ref(), req.max_entries).await?;
-    let more = rows.len() > req.max_entries as usize;
-    rows.truncate(req.max_entries as usize);
-    let next_cursor = if more {
-        rows.last().map(|r| {
-            encode_cursor(&Cursor {
-                at_ms: r.created_at,
-                id: r.id.clone(),
-            })
-        })
-    } else {
-        None
-    };
+    let (rows, next_cursor) = slice(db, &req).await?;
     let candidates: Vec<Candidate> = rows
         .iter()
         .map(|r| Candidate {
@@ -92,43 +98,85 @@ pub async fn replay_all(
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };
-    let by_id: HashMap<&str, &CandidateRow> = rows.iter().map(|r| (r.id.as_str(), r)).collect();
+    let (results, stopped) = run_batches(db, cfg, &work, &req, &ctx).await;
+    let deduped = if stopped {
+        0
+    } else {
+        close_deduped(db, &work.deduped, &ctx).await?
+    };
+    let remaining = dead_letters::count_pending(db, &req.filter).await?;
+    let run = Run {
+        next_cursor: if stopped { None } else { next_cursor },
+        results,
+        stopped,
+        deduped,
+        remaining,
+        run_id: &run_id,
+    };
+    Ok(answer(&req, &work, run))
+}
 
+/// What one replay-all call did.
+struct Run<'a> {
+    results: Vec<ReplayResult>,
+    stopped: bool,
+    deduped: usize,
+    remaining: i64,
+    next_cursor: Option<String>,
+    run_id: &'a str,
+}
+
+/// Runs the canary batches, then the rest unless the canary stopped the
+/// run, pacing batch starts at `rate_per_s`. Answers the results and
+/// whether the run stopped.
+async fn run_batches(
+    db: &D1Database,
+    cfg: &Config,
+    work: &Plan,
+    req: &ReplayAllRequest,
+    ctx: &ReplayContext<'_>,
+) -> (Vec<ReplayResult>, bool) {
     let mut results: Vec<ReplayResult> = Vec::new();
     let started = now_ms();
-    let mut canary_failed = false;
     let batches = work
         .canary
         .iter()
         .map(|b| (true, b))
         .chain(work.rest.iter().map(|b| (false, b)));
-    for (batch_index, (is_canary, batch)) in batches.enumerate() {
-        if !is_canary && canary_failed {
-            break;
-        }
-        let wait = batch_start_offset_ms(batch_index, req.concurrency, req.rate_per_s)
-            - (now_ms() - started);
+    for (index, (is_canary, batch)) in batches.enumerate() {
+        let wait =
+            batch_start_offset_ms(index, req.concurrency, req.rate_per_s) - (now_ms() - started);
         if wait > 0 {
             Delay::from(Duration::from_millis(wait as u64)).await;
         }
-        let runs = batch
-            .iter()
-            .filter(|id| by_id.contains_key(id.as_str()))
-            .map(|id| replay_by_id(db, cfg, id, &ctx));
-        let batch_results: Vec<ReplayResult> = join_all(runs).await.into_iter().flatten().collect();
-        if is_canary && batch_results.iter().any(|r| !r.succeeded()) {
-            canary_failed = true;
+        let runs = batch.iter().map(|id| replay_by_id(db, cfg, id, ctx));
+        let done: Vec<ReplayResult> = join_all(runs).await.into_iter().flatten().collect();
+        let outcomes: Vec<ReplayOutcome> = done.iter().map(|r| r.outcome).collect();
+        results.extend(done);
+        if stops_run(is_canary, &outcomes) {
+            return (results, true);
         }
-        results.extend(batch_results);
     }
-    let deduped = if canary_failed {
-        0
-    } else {
-        mark_deduped(db, &work.deduped, &ctx).await?
-    };
-    let remaining = admin_store::count_pending(db, &req.filter).await?;
-    let succeeded = results.iter().filter(|r| r.succeeded()).count();
+    (results, false)
+}
+
+/// The seed's answer: `attempted = succeeded + failed + deduped`.
+fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
+    let Run {
+        results,
+        stopped,
+        deduped,
+        remaining,
+        next_cursor,
+        run_id,
+    } = run;
+    let succeeded = results.iter().filter(|r| r.outcome.succeeded()).count();
     let canary_results = &results[..work.canary_size().min(results.len())];
+    let canary_ok = canary_results
+        .iter()
+        .filter(|r| r.outcome.succeeded())
+        .count();
+    let canary_failed = canary_results.len() - canary_ok;
     let mut data = json!({
         "attempted": results.len(),
         "succeeded": succeeded,
@@ -136,22 +184,21 @@ pub async fn replay_all(
         "deduped": deduped,
         "run_id": run_id,
         "remaining": remaining,
-        "next_cursor": if canary_failed { None } else { next_cursor },
+        "next_cursor": next_cursor,
         "results": results,
     });
     if req.canary.is_some() {
-        let canary_ok = canary_results.iter().filter(|r| r.succeeded()).count();
         data["canary"] = json!({
             "size": work.canary_size(),
             "succeeded": canary_ok,
-            "failed": canary_results.len() - canary_ok,
-            "passed": !canary_failed,
+            "failed": canary_failed,
+            "passed": !stopped,
         });
-        if canary_failed {
+        if stopped {
             data["stopped"] = json!("the canary slice failed, so nothing past it was replayed; read the failed results, fix the cause, then run again");
         }
     }
-    Ok(data)
+    data
 }
 
 /// Replays one entry if it is still pending when its turn comes.
@@ -161,28 +208,26 @@ async fn replay_by_id(
     id: &str,
     ctx: &ReplayContext<'_>,
 ) -> Option<ReplayResult> {
-    let entry = admin_store::get_entry(db, id).await.ok().flatten()?;
-    if entry.summary.status != "pending" {
+    let entry = dead_letters::get(db, id).await.ok().flatten()?;
+    if entry.summary.status != EntryStatus::Pending {
         return None;
     }
     match replay_entry(db, &cfg.delivery, &entry, ctx).await {
         Ok(r) => Some(r),
         Err(e) => Some(ReplayResult {
             id: id.to_string(),
-            outcome: "failed",
-            status: "pending",
+            outcome: ReplayOutcome::Failed,
+            status: EntryStatus::Pending,
             replay_attempts: u32::try_from(entry.summary.replay_attempts).unwrap_or(0),
-            delivery: "not_forwarded",
-            error: Some(hookrelay_core::classify::classify_d1_error(
-                &hookrelay_platform::d1::error_message(&e),
-            )),
+            delivery: DownstreamResult::NotForwarded,
+            error: Some(classify_d1_error(&error_message(&e))),
         }),
     }
 }
 
 /// Entries whose payload was already replayed in this run are closed as
 /// `replayed` with an audit outcome `deduped`.
-async fn mark_deduped(
+async fn close_deduped(
     db: &D1Database,
     ids: &[String],
     ctx: &ReplayContext<'_>,
@@ -192,13 +237,14 @@ async fn mark_deduped(
     }
     let mut stmts = Vec::new();
     for id in ids {
-        stmts.push(
-            db.prepare("UPDATE dead_letters SET status = 'replayed', replayed_at = ?2 WHERE id = ?1 AND status = 'pending'")
-                .bind(&[text(id), hookrelay_platform::d1::int(ctx.now_ms)])?,
-        );
-        stmts.push(audit_statement(db, id, None, ctx, "deduped", None)?);
+        stmts.push(dead_letters::close_as_deduped(db, id, ctx.now_ms)?);
+        let audit = ctx.audit(id, None, ReplayOutcome::Deduped, None);
+        stmts.push(replay_audit::insert(db, &audit)?);
     }
     db.batch(stmts).await?;
-    metrics::count(Metric::new("replay_deduped", "admin"), ids.len() as u64);
+    metrics::count(
+        Metric::new(MetricName::ReplayDeduped, COMPONENT),
+        ids.len() as u64,
+    );
     Ok(ids.len())
 }

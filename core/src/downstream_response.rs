@@ -71,6 +71,15 @@ pub fn counts_against_breaker(failure: &Failure) -> bool {
     )
 }
 
+/// Whether a finished call leaves the destination looking healthy, as the
+/// breaker records it: a success, or a failure it answered deliberately.
+pub fn call_was_healthy(result: &Result<(), Failure>) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(f) => !counts_against_breaker(f),
+    }
+}
+
 /// `Retry-After` as whole seconds from now: either delay-seconds or an
 /// HTTP-date. Capped at the queue's maximum delay; `None` if unparseable.
 pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
@@ -202,6 +211,21 @@ mod tests {
         assert!(!counts(400) && !counts(401) && !counts(404));
         assert!(counts_against_breaker(&timed_out(100)));
         assert!(counts_against_breaker(&network_error("connection refused")));
+    }
+
+    #[test]
+    fn a_call_is_healthy_unless_it_failed_in_a_way_that_counts() {
+        let table = [
+            (Ok(()), true),
+            (classify_status(400, None, 0), true),
+            (classify_status(401, None, 0), true),
+            (classify_status(500, None, 0), false),
+            (classify_status(429, None, 0), false),
+            (Err(timed_out(100)), false),
+        ];
+        for (result, want) in table {
+            assert_eq!(call_was_healthy(&result), want, "{result:?}");
+        }
     }
 
     #[test]

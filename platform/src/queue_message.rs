@@ -1,4 +1,4 @@
-//! Queue deliveries with the platform's `attempts` counter.
+//! Queue messages, read with the platform's `attempts` counter.
 //!
 //! worker 0.8.7 does not expose `Message::attempts()` (workers-rs issue
 //! 1057), so each worker exports its own `queue` entry point taking the raw
@@ -9,8 +9,8 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::worker_sys;
 
-/// One delivered message, read out of the platform object.
-pub struct Delivery {
+/// One queue message, read out of the platform object.
+pub struct QueueMessage {
     /// The queue message id (kept when Cloudflare moves it to a DLQ).
     pub id: String,
     /// When the message was first sent (unix ms).
@@ -22,7 +22,7 @@ pub struct Delivery {
     raw: worker_sys::Message,
 }
 
-impl Delivery {
+impl QueueMessage {
     /// The body parsed as JSON, for hand-offs that carry it whole.
     pub fn body_value(&self) -> Value {
         serde_json::from_str(&self.body_json).unwrap_or(Value::Null)
@@ -50,7 +50,7 @@ impl Delivery {
 }
 
 /// Reads every message of a raw batch.
-pub fn read_batch(batch: &worker_sys::MessageBatch) -> Vec<Delivery> {
+pub fn read_batch(batch: &worker_sys::MessageBatch) -> Vec<QueueMessage> {
     let Ok(messages) = batch.messages() else {
         return Vec::new();
     };
@@ -63,7 +63,7 @@ pub fn read_batch(batch: &worker_sys::MessageBatch) -> Vec<Delivery> {
         .collect()
 }
 
-fn read_one(raw: worker_sys::Message) -> Delivery {
+fn read_one(raw: worker_sys::Message) -> QueueMessage {
     let id = raw.id().map(String::from).unwrap_or_default();
     let enqueued_at_ms = raw.timestamp().map(|d| d.get_time() as i64).unwrap_or(0);
     let attempts = js_sys::Reflect::get(&raw, &JsValue::from_str("attempts"))
@@ -77,7 +77,7 @@ fn read_one(raw: worker_sys::Message) -> Delivery {
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| "null".to_string());
-    Delivery {
+    QueueMessage {
         id,
         enqueued_at_ms,
         attempts,

@@ -1,4 +1,18 @@
-//! Small helpers for binding values and reading D1 errors.
+//! D1, one module per table. Every SQL statement hookrelay runs lives in
+//! the module named for the table it reads or writes; this file holds the
+//! binding helpers they share.
+
+pub mod attempts;
+pub mod breakers;
+pub mod counters;
+pub mod dead_letters;
+pub mod events;
+pub mod payloads;
+pub mod replay_audit;
+pub mod tombstones;
+mod where_clause;
+
+pub use where_clause::Where;
 
 use wasm_bindgen::JsValue;
 
@@ -32,4 +46,14 @@ pub fn error_message(err: &worker::Error) -> String {
             .unwrap_or_else(|| format!("{v:?}")),
         other => other.to_string(),
     }
+}
+
+/// Rows a write statement changed, from its result's metadata.
+pub fn changes(result: &worker::D1Result) -> usize {
+    result
+        .meta()
+        .ok()
+        .flatten()
+        .and_then(|m| m.changes)
+        .unwrap_or(0)
 }

@@ -7,16 +7,20 @@
 //! by the same columns (see the README for example SQL). The D1 key is the
 //! metric plus its code or detail, e.g. `retry:UPSTREAM_5XX`.
 
+mod names;
+
+pub use names::{Component, MetricName};
+
 use crate::error_code::ErrorCode;
 use std::collections::BTreeMap;
 
 /// One counted thing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Metric {
-    /// `enqueue`, `ingest`, `duplicate`, `retry`, `dead_lettered`, …
-    pub name: &'static str,
-    /// `relay`, `consumer`, `dlq` or `admin`.
-    pub component: &'static str,
+    /// What is counted.
+    pub name: MetricName,
+    /// Who counted it.
+    pub component: Component,
     /// The webhook source, when there is one.
     pub source: Option<String>,
     /// The error code, for failure counters.
@@ -27,7 +31,7 @@ pub struct Metric {
 
 impl Metric {
     /// A metric with no labels.
-    pub fn new(name: &'static str, component: &'static str) -> Metric {
+    pub fn new(name: MetricName, component: Component) -> Metric {
         Metric {
             name,
             component,
@@ -59,17 +63,17 @@ impl Metric {
     /// key, so the table stays small; Analytics Engine keeps them.
     pub fn d1_key(&self) -> String {
         match (&self.code, &self.detail) {
-            (Some(code), _) => format!("{}:{}", self.name, code.as_str()),
-            (None, Some(detail)) => format!("{}:{}", self.name, detail),
-            (None, None) => self.name.to_string(),
+            (Some(code), _) => format!("{}:{}", self.name.as_str(), code.as_str()),
+            (None, Some(detail)) => format!("{}:{}", self.name.as_str(), detail),
+            (None, None) => self.name.as_str().to_string(),
         }
     }
 
     /// The five blobs of the Analytics Engine data point, in order.
     pub fn blobs(&self) -> [String; 5] {
         [
-            self.name.to_string(),
-            self.component.to_string(),
+            self.name.as_str().to_string(),
+            self.component.as_str().to_string(),
             self.source.clone().unwrap_or_default(),
             self.code
                 .map(|c| c.as_str().to_string())
@@ -119,31 +123,33 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Component::{Consumer, Relay};
+    use MetricName::{BreakerTransition, Enqueue, Ingest, Retry};
 
     #[test]
     fn increments_merge_by_metric_and_roll_up_to_d1_keys() {
         let mut t = Tally::default();
         t.add(
-            Metric::new("retry", "consumer")
+            Metric::new(Retry, Consumer)
                 .source("a")
                 .code(ErrorCode::Upstream5xx),
             2,
         );
         t.add(
-            Metric::new("retry", "consumer")
+            Metric::new(Retry, Consumer)
                 .source("b")
                 .code(ErrorCode::Upstream5xx),
             1,
         );
         t.add(
-            Metric::new("retry", "consumer")
+            Metric::new(Retry, Consumer)
                 .source("a")
                 .code(ErrorCode::Upstream5xx),
             1,
         );
-        t.add(Metric::new("ingest", "consumer").source("a"), 3);
-        t.add(Metric::new("ingest", "consumer"), 0);
-        t.add(Metric::new("breaker", "consumer").detail("OPEN"), 1);
+        t.add(Metric::new(Ingest, Consumer).source("a"), 3);
+        t.add(Metric::new(Ingest, Consumer), 0);
+        t.add(Metric::new(BreakerTransition, Consumer).detail("OPEN"), 1);
         assert_eq!(
             t.points().count(),
             4,
@@ -152,26 +158,26 @@ mod tests {
         let totals = t.d1_totals();
         assert_eq!(totals["retry:UPSTREAM_5XX"], 4);
         assert_eq!(totals["ingest"], 3);
-        assert_eq!(totals["breaker:OPEN"], 1);
+        assert_eq!(totals["breaker_transition:OPEN"], 1);
         assert_eq!(totals.len(), 3);
     }
 
     #[test]
     fn every_data_point_has_the_same_five_blobs() {
-        let m = Metric::new("retry", "consumer")
+        let m = Metric::new(Retry, Consumer)
             .source("demo-stripe")
             .code(ErrorCode::Timeout);
         assert_eq!(
             m.blobs(),
             ["retry", "consumer", "demo-stripe", "TIMEOUT", ""].map(String::from)
         );
-        assert_eq!(Metric::new("enqueue", "relay").blobs()[2], "");
+        assert_eq!(Metric::new(Enqueue, Relay).blobs()[2], "");
     }
 
     #[test]
     fn take_empties_the_tally() {
         let mut t = Tally::default();
-        t.add(Metric::new("ingest", "consumer"), 1);
+        t.add(Metric::new(Ingest, Consumer), 1);
         let taken = t.take();
         assert!(t.is_empty());
         assert!(!taken.is_empty());

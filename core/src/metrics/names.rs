@@ -1,0 +1,60 @@
+//! The names counters are kept under, and the components that count them.
+
+use crate::state::named_states;
+
+named_states! {
+    /// What is counted. The stored name is the Analytics Engine `index1` and
+    /// `blob1`, and the start of the D1 `counters` key.
+    pub enum MetricName ("metric name") {
+        /// A webhook accepted and put on the queue.
+        Enqueue = "enqueue",
+        /// An event written to D1 for the first time.
+        Ingest = "ingest",
+        /// A provider's second delivery of an event already ingested.
+        Duplicate = "duplicate",
+        /// A downstream answered 2xx.
+        Delivered = "delivered",
+        /// A downstream call failed.
+        DeliveryFailed = "delivery_failed",
+        /// A queue message asked for redelivery.
+        Retry = "retry",
+        /// A poison message handed to `webhooks-dlq`.
+        DeadLetterHandoff = "dead_letter_handoff",
+        /// A dead letter stored as a new entry.
+        DeadLettered = "dead_lettered",
+        /// A dead letter merged into an identical pending entry.
+        DlqDeduped = "dlq_deduped",
+        /// A pending entry evicted for capacity.
+        DropOverflow = "drop_overflow",
+        /// An entry that became `poisoned` after too many failed replays.
+        DropPoison = "drop_poison",
+        /// A replay that succeeded.
+        ReplaySucceeded = "replay_succeeded",
+        /// A replay that failed.
+        ReplayFailed = "replay_failed",
+        /// A replay skipped as identical to one already replayed in its run.
+        ReplayDeduped = "replay_deduped",
+        /// A circuit breaker changed state (detail: the new state).
+        BreakerTransition = "breaker_transition",
+        /// A dead letter that could not be stored, and was retried.
+        DlqStoreFailed = "dlq_store_failed",
+    }
+}
+
+named_states! {
+    /// Which part of hookrelay counted or logged something.
+    pub enum Component ("component") {
+        /// The relay's fetch handler (ingest).
+        Relay = "relay",
+        /// The `webhooks` queue consumer.
+        Consumer = "consumer",
+        /// The DLQ worker's triage of `webhooks-dlq`.
+        Dlq = "dlq",
+        /// The admin API.
+        Admin = "admin",
+        /// A replay carried out for the admin API.
+        Replay = "replay",
+        /// Counting itself.
+        Metrics = "metrics",
+    }
+}

@@ -1,0 +1,75 @@
+//! `attempts`: every failed consumer attempt. Cloudflare's DLQ carries no
+//! reason, so the DLQ worker builds its envelope from these rows.
+
+use super::{int, opt_text, text};
+use hookrelay_core::envelope::AttemptRecord;
+use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
+use serde::Deserialize;
+use worker::{D1Database, Result};
+
+/// One failed attempt, as recorded.
+pub struct FailedAttempt<'a> {
+    /// The event id, when the message names one.
+    pub event_id: Option<&'a str>,
+    /// The queue message id.
+    pub queue_message_id: &'a str,
+    /// The platform attempt number.
+    pub attempt: u32,
+    /// What failed.
+    pub failure: &'a Failure,
+}
+
+/// Records failed attempts in one round trip.
+pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64) -> Result<()> {
+    if attempts.is_empty() {
+        return Ok(());
+    }
+    let stmt = "INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    let statements = attempts
+        .iter()
+        .map(|a| {
+            db.prepare(stmt).bind(&[
+                opt_text(a.event_id),
+                text(a.queue_message_id),
+                int(i64::from(a.attempt)),
+                text(a.failure.class().as_str()),
+                text(a.failure.code.as_str()),
+                text(&a.failure.message),
+                int(now_ms),
+            ])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    db.batch(statements).await?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct AttemptRow {
+    attempt: f64,
+    class: String,
+    code: String,
+    message: String,
+    at: f64,
+}
+
+/// Failed attempts recorded for a queue message, oldest first. A class or
+/// code this version does not know reads as `UNKNOWN`: the history is
+/// evidence, and an unreadable label must not lose the rest of it.
+pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<AttemptRecord>> {
+    let rows = db
+        .prepare("SELECT attempt, class, code, message, at FROM attempts WHERE queue_message_id = ?1 ORDER BY at, attempt")
+        .bind(&[text(queue_message_id)])?
+        .all()
+        .await?
+        .results::<AttemptRow>()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| AttemptRecord {
+            attempt: r.attempt as u32,
+            class: FailureClass::parse(&r.class).unwrap_or(FailureClass::Unknown),
+            code: ErrorCode::parse(&r.code).unwrap_or(ErrorCode::Unknown),
+            message: r.message,
+            at_ms: r.at as i64,
+        })
+        .collect())
+}

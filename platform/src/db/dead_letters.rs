@@ -1,0 +1,277 @@
+//! `dead_letters`: one row per dead letter, the whole envelope kept as JSON
+//! beside the columns used for filtering, dedupe and capacity.
+
+use super::{changes, int, opt_text, text, Where};
+use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
+use hookrelay_core::envelope::Envelope;
+use hookrelay_core::state::{EntryStatus, StoreOutcome};
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status):
+/// the ones capacity evicts. Shared with the tombstone statement, which
+/// must pick exactly the same rows in the same batch.
+pub(crate) const OLDEST_PENDING: &str =
+    "SELECT id FROM dead_letters WHERE status = ?3 ORDER BY created_at, id LIMIT ?1";
+
+/// The listing columns of a dead-letter entry (not the envelope).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EntrySummary {
+    /// `dlq_…`, derived from the original queue message id.
+    pub id: String,
+    /// `poison_handoff` or `retries_exhausted`.
+    pub kind: String,
+    /// Where the entry stands.
+    pub status: EntryStatus,
+    /// The event, when the message named one.
+    pub event_id: Option<String>,
+    /// Its idempotency key.
+    pub idempotency_key: Option<String>,
+    /// Its source.
+    pub source: Option<String>,
+    /// The root-cause code.
+    pub error_code: String,
+    /// The code's class.
+    pub error_class: String,
+    /// `sig_…`, for grouping.
+    pub error_signature: String,
+    /// SHA-256 of source and payload, for dedupe.
+    pub content_hash: String,
+    /// Consumer attempts before it was dead-lettered.
+    pub attempts: i64,
+    /// Times an identical dead letter arrived.
+    pub seen_count: i64,
+    /// Failed replays so far.
+    pub replay_attempts: i64,
+    /// When it was dead-lettered (unix ms).
+    pub created_at: i64,
+    /// When an identical one was last seen.
+    pub last_seen_at: i64,
+    /// When it was replayed successfully.
+    pub replayed_at: Option<i64>,
+}
+
+const SUMMARY_COLUMNS: &str = "id, kind, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at";
+
+/// A whole entry: the summary plus the envelope JSON.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EntryRow {
+    /// The listing columns.
+    #[serde(flatten)]
+    pub summary: EntrySummary,
+    /// The envelope, as stored.
+    pub envelope: String,
+}
+
+fn pending() -> wasm_bindgen::JsValue {
+    text(EntryStatus::Pending.as_str())
+}
+
+/// Stores an envelope with dedupe in one transaction: mark an identical
+/// pending entry as seen again, or insert this one (a redelivered DLQ
+/// message hits its own primary key and changes nothing), then count the
+/// pending entries for the capacity check.
+pub async fn store(db: &D1Database, env: &Envelope, now: i64) -> Result<(StoreOutcome, u64)> {
+    let json = serde_json::to_string(env)?;
+    let hash = &env.input.content_hash;
+    let dedupe = db
+        .prepare("UPDATE dead_letters SET seen_count = seen_count + 1, last_seen_at = ?1 WHERE content_hash = ?2 AND status = ?4 AND id <> ?3")
+        .bind(&[int(now), text(hash), text(&env.id), pending()])?;
+    let insert = db
+        .prepare(
+            "INSERT INTO dead_letters (id, kind, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
+             SELECT ?1, ?2, ?14, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13 \
+             WHERE NOT EXISTS (SELECT 1 FROM dead_letters WHERE content_hash = ?11 AND status = ?14 AND id <> ?1) \
+             ON CONFLICT(id) DO NOTHING",
+        )
+        .bind(&[
+            text(&env.id),
+            text(env.kind.as_str()),
+            opt_text(env.identity.event_id.as_deref()),
+            opt_text(env.identity.idempotency_key.as_deref()),
+            opt_text(env.identity.source.as_deref()),
+            text(&env.identity.queue_message_id),
+            text(env.failure.code.as_str()),
+            text(env.failure.class.as_str()),
+            text(&env.failure.signature),
+            int(i64::from(env.delivery.attempts)),
+            text(hash),
+            int(now),
+            text(&json),
+            pending(),
+        ])?;
+    let count = db
+        .prepare("SELECT count(*) AS n FROM dead_letters WHERE status = ?1")
+        .bind(&[pending()])?;
+    let results = db.batch(vec![dedupe, insert, count]).await?;
+    let changed = |i: usize| results.get(i).map_or(0, changes);
+    #[derive(Deserialize)]
+    struct Count {
+        n: f64,
+    }
+    let pending_count = results
+        .get(2)
+        .and_then(|r| r.results::<Count>().ok())
+        .and_then(|rows| rows.first().map(|c| c.n as u64))
+        .unwrap_or(0);
+    Ok((
+        StoreOutcome::from_changes(changed(0), changed(1)),
+        pending_count,
+    ))
+}
+
+/// Evicts the `n` oldest pending entries, tombstone first, in one
+/// transaction; answers the evicted ids.
+pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<String>> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let delete = db
+        .prepare(format!(
+            "DELETE FROM dead_letters WHERE id IN ({OLDEST_PENDING}) RETURNING id"
+        ))
+        .bind(&[int(n as i64), int(now), pending()])?;
+    let tombstones = super::tombstones::write_for_oldest(db, n, now)?;
+    let results = db.batch(vec![tombstones, delete]).await?;
+    Ok(results
+        .last()
+        .and_then(|r| r.results::<Id>().ok())
+        .map(|rows| rows.into_iter().map(|r| r.id).collect())
+        .unwrap_or_default())
+}
+
+/// One entry with its envelope.
+pub async fn get(db: &D1Database, id: &str) -> Result<Option<EntryRow>> {
+    db.prepare(format!(
+        "SELECT {SUMMARY_COLUMNS}, envelope FROM dead_letters WHERE id = ?1"
+    ))
+    .bind(&[text(id)])?
+    .first::<EntryRow>(None)
+    .await
+}
+
+fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
+    w.eq("status", filter.status.as_deref())
+        .eq("error_class", filter.class.as_deref())
+        .eq("error_code", filter.code.as_deref())
+        .eq("source", filter.source.as_deref());
+}
+
+/// Newest first, after `cursor`, at most `limit + 1` rows.
+pub async fn list(
+    db: &D1Database,
+    filter: &DeadLetterFilter,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<EntrySummary>> {
+    let mut w = Where::default();
+    filtered(&mut w, filter);
+    if let Some(c) = cursor {
+        w.after("created_at, id", "<", c.at_ms, text(&c.id));
+    }
+    let (clause, limit) = w.finish(limit);
+    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM dead_letters {clause} ORDER BY created_at DESC, id DESC LIMIT {limit}");
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
+}
+
+/// A pending entry chosen for replay-all.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CandidateRow {
+    /// The entry.
+    pub id: String,
+    /// For dedupe within a run.
+    pub content_hash: String,
+    /// Its keyset position.
+    pub created_at: i64,
+}
+
+fn pending_filter(filter: &DeadLetterFilter) -> DeadLetterFilter {
+    DeadLetterFilter {
+        status: Some(EntryStatus::Pending.as_str().into()),
+        ..filter.clone()
+    }
+}
+
+/// Pending entries oldest first (the order they failed in), after `cursor`.
+pub async fn replay_candidates(
+    db: &D1Database,
+    filter: &DeadLetterFilter,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<CandidateRow>> {
+    let mut w = Where::default();
+    filtered(&mut w, &pending_filter(filter));
+    if let Some(c) = cursor {
+        w.after("created_at, id", ">", c.at_ms, text(&c.id));
+    }
+    let (clause, limit) = w.finish(limit);
+    let sql = format!("SELECT id, content_hash, created_at FROM dead_letters {clause} ORDER BY created_at ASC, id ASC LIMIT {limit}");
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
+}
+
+/// How many pending entries match `filter`.
+pub async fn count_pending(db: &D1Database, filter: &DeadLetterFilter) -> Result<i64> {
+    #[derive(Deserialize)]
+    struct N {
+        n: i64,
+    }
+    let mut w = Where::default();
+    filtered(&mut w, &pending_filter(filter));
+    let sql = format!("SELECT count(*) AS n FROM dead_letters {}", w.clause());
+    Ok(db
+        .prepare(sql)
+        .bind(&w.params)?
+        .first::<N>(None)
+        .await?
+        .map_or(0, |r| r.n))
+}
+
+/// Writes an entry's status and replay count after a replay.
+pub fn set_replay_result(
+    db: &D1Database,
+    id: &str,
+    status: EntryStatus,
+    replay_attempts: u32,
+    now: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare("UPDATE dead_letters SET status = ?2, replay_attempts = ?3, replayed_at = CASE WHEN ?2 = ?5 THEN ?4 ELSE replayed_at END WHERE id = ?1")
+        .bind(&[
+            text(id),
+            text(status.as_str()),
+            int(i64::from(replay_attempts)),
+            int(now),
+            text(EntryStatus::Replayed.as_str()),
+        ])
+}
+
+/// Closes a still-pending entry as replayed without sending it (its payload
+/// was replayed under another entry in the same run).
+pub fn close_as_deduped(db: &D1Database, id: &str, now: i64) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE dead_letters SET status = ?3, replayed_at = ?2 WHERE id = ?1 AND status = ?4",
+    )
+    .bind(&[
+        text(id),
+        int(now),
+        text(EntryStatus::Replayed.as_str()),
+        pending(),
+    ])
+}
+
+/// The stats statements over `dead_letters`, in the order the stats route
+/// reads them: pending count and oldest, ingress since `since`, dominant
+/// pending code, counts by status, pending counts by class.
+pub fn stats_statements(db: &D1Database, since: i64) -> Result<Vec<D1PreparedStatement>> {
+    Ok(vec![
+        db.prepare("SELECT count(*) AS n, min(created_at) AS oldest FROM dead_letters WHERE status = ?1")
+            .bind(&[pending()])?,
+        db.prepare("SELECT 'ingress' AS k, count(*) AS n FROM dead_letters WHERE created_at >= ?1")
+            .bind(&[int(since)])?,
+        db.prepare("SELECT error_code AS k, count(*) AS n FROM dead_letters WHERE status = ?1 GROUP BY error_code ORDER BY n DESC, error_code LIMIT 1")
+            .bind(&[pending()])?,
+        db.prepare("SELECT status AS k, count(*) AS n FROM dead_letters GROUP BY status"),
+        db.prepare("SELECT error_class AS k, count(*) AS n FROM dead_letters WHERE status = ?1 GROUP BY error_class")
+            .bind(&[pending()])?,
+    ])
+}

@@ -1,0 +1,258 @@
+//! `events`: one row per idempotency key, with its delivery state and lease.
+
+use super::{changes, int, opt_text, text, Where};
+use hookrelay_core::admin_query::{Cursor, EventFilter};
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::state::{DeliveryStatus, IngestKind};
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+
+/// The ingest result plus what the pipeline needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ingest {
+    /// Fresh, duplicate or redelivered.
+    pub kind: IngestKind,
+    /// The row's delivery status after the ingest.
+    pub delivery_status: DeliveryStatus,
+}
+
+/// Two or three statements per event, all in the batch's one transaction:
+/// 1. insert if new (`changes` = 1 means fresh);
+/// 2. count a duplicate only when a *different* queue message carries the
+///    key, so a retry of the same message is not a duplicate delivery;
+/// 3. for a source that forwards, read the delivery status (a source
+///    without a downstream has nothing to read, so it skips this step).
+pub fn ingest_statements(
+    db: &D1Database,
+    event: &QueuedEvent,
+    queue_message_id: &str,
+    initial: DeliveryStatus,
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let headers = serde_json::to_string(&event.headers)?;
+    let (body, body_ref, body_bytes) = match &event.body {
+        EventBody::Inline { body } => (Some(body.as_str()), None, body.len() as i64),
+        EventBody::Stored {
+            body_ref,
+            body_bytes,
+        } => (None, Some(body_ref.as_str()), *body_bytes as i64),
+    };
+    let insert = db
+        .prepare(
+            "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(idempotency_key) DO NOTHING",
+        )
+        .bind(&[
+            text(&event.idempotency_key),
+            text(&event.event_id),
+            text(&event.source),
+            opt_text(event.delivery_id.as_deref()),
+            int(event.received_at_ms),
+            int(now_ms),
+            text(queue_message_id),
+            text(&headers),
+            opt_text(body),
+            opt_text(body_ref),
+            int(body_bytes),
+            text(initial.as_str()),
+        ])?;
+    let duplicate = db
+        .prepare("UPDATE events SET duplicate_count = duplicate_count + 1, last_message_id = ?2, last_seen_at = ?3 WHERE idempotency_key = ?1 AND last_message_id IS NOT ?2")
+        .bind(&[text(&event.idempotency_key), text(queue_message_id), int(now_ms)])?;
+    let mut statements = vec![insert, duplicate];
+    if initial != DeliveryStatus::None {
+        statements.push(
+            db.prepare("SELECT delivery_status FROM events WHERE idempotency_key = ?1")
+                .bind(&[text(&event.idempotency_key)])?,
+        );
+    }
+    Ok(statements)
+}
+
+/// Reads the results of one event's [`ingest_statements`].
+pub fn read_ingest(results: &[D1Result]) -> std::result::Result<Ingest, Failure> {
+    #[derive(Deserialize)]
+    struct Status {
+        delivery_status: String,
+    }
+    let (insert, duplicate, status) = match results {
+        [insert, duplicate] => (insert, duplicate, None),
+        [insert, duplicate, status] => (insert, duplicate, Some(status)),
+        _ => {
+            return Err(Failure::new(
+                ErrorCode::D1Unavailable,
+                "D1 returned a different number of results than statements",
+            ))
+        }
+    };
+    let kind = if changes(insert) > 0 {
+        IngestKind::Fresh
+    } else if changes(duplicate) > 0 {
+        IngestKind::Duplicate
+    } else {
+        IngestKind::Redelivered
+    };
+    let stored = status
+        .and_then(|s| s.results::<Status>().ok())
+        .and_then(|rows| rows.into_iter().next());
+    let delivery_status = match stored {
+        None => DeliveryStatus::None,
+        Some(s) => DeliveryStatus::parse(&s.delivery_status)
+            .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?,
+    };
+    Ok(Ingest {
+        kind,
+        delivery_status,
+    })
+}
+
+/// One statement per event that takes its delivery lease if the event is
+/// not delivered and not being delivered by someone else (a lease claimed
+/// before `stale_before_ms` is taken over). `changes` = 1 means the lease
+/// is ours.
+pub fn claim_statements(
+    db: &D1Database,
+    event_ids: &[&str],
+    now_ms: i64,
+    stale_before_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let [a, b, c, d] = DeliveryStatus::LEASABLE.map(|s| text(s.as_str()));
+    event_ids
+        .iter()
+        .map(|id| {
+            db.prepare(
+                "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 WHERE event_id = ?2 \
+                 AND (delivery_status IN (?5, ?6, ?7, ?8) OR (delivery_status = ?4 AND delivery_claimed_at < ?3))",
+            )
+            .bind(&[
+                int(now_ms),
+                text(id),
+                int(stale_before_ms),
+                text(DeliveryStatus::Delivering.as_str()),
+                a.clone(),
+                b.clone(),
+                c.clone(),
+                d.clone(),
+            ])
+        })
+        .collect()
+}
+
+/// Takes the leases of [`claim_statements`] in one round trip; per event,
+/// whether this call holds the lease.
+pub async fn claim(
+    db: &D1Database,
+    event_ids: &[&str],
+    now_ms: i64,
+    stale_before_ms: i64,
+) -> Result<Vec<bool>> {
+    if event_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stmts = claim_statements(db, event_ids, now_ms, stale_before_ms)?;
+    Ok(db
+        .batch(stmts)
+        .await?
+        .iter()
+        .map(|r| changes(r) > 0)
+        .collect())
+}
+
+/// The result of one delivery attempt, to be written back.
+pub struct DeliveryRecord<'a> {
+    /// The event.
+    pub event_id: &'a str,
+    /// `None` when delivered, else the failure.
+    pub failure: Option<&'a Failure>,
+}
+
+/// Writes delivery results and releases the leases, in one round trip.
+pub async fn record_deliveries(
+    db: &D1Database,
+    records: &[DeliveryRecord<'_>],
+    now_ms: i64,
+) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let stmts = records
+        .iter()
+        .map(|r| match r.failure {
+            None => db
+                .prepare("UPDATE events SET delivery_status = ?3, delivered_at = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = NULL WHERE event_id = ?1")
+                .bind(&[text(r.event_id), int(now_ms), text(DeliveryStatus::Delivered.as_str())]),
+            Some(f) => db
+                .prepare("UPDATE events SET delivery_status = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = ?3 WHERE event_id = ?1")
+                .bind(&[text(r.event_id), text(DeliveryStatus::after_failure(f).as_str()), text(f.code.as_str())]),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    db.batch(stmts).await?;
+    Ok(())
+}
+
+/// Marks an event whose message was dead-lettered as `failed`, unless it was
+/// delivered meanwhile, so "did this webhook arrive?" says it failed.
+pub async fn mark_dead_lettered(db: &D1Database, event_id: &str) -> Result<()> {
+    db.prepare("UPDATE events SET delivery_status = ?2 WHERE event_id = ?1 AND delivery_status IN (?3, ?4)")
+        .bind(&[
+            text(event_id),
+            text(DeliveryStatus::Failed.as_str()),
+            text(DeliveryStatus::Pending.as_str()),
+            text(DeliveryStatus::Delivering.as_str()),
+        ])?
+        .run()
+        .await?;
+    Ok(())
+}
+
+/// An ingested event, as `GET /events` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventSummary {
+    /// `evt_…`.
+    pub event_id: String,
+    /// `{source}:{delivery id}`.
+    pub idempotency_key: String,
+    /// The source.
+    pub source: String,
+    /// The provider's delivery id, if it gave one.
+    pub delivery_id: Option<String>,
+    /// When the relay accepted it (unix ms).
+    pub received_at: i64,
+    /// When it was first ingested.
+    pub ingested_at: i64,
+    /// When any copy was last seen.
+    pub last_seen_at: i64,
+    /// Deliveries after the first.
+    pub duplicate_count: i64,
+    /// Where its downstream delivery stands.
+    pub delivery_status: DeliveryStatus,
+    /// Downstream calls made.
+    pub delivery_attempts: i64,
+    /// When the downstream answered 2xx.
+    pub delivered_at: Option<i64>,
+    /// The code of the last failed call.
+    pub last_delivery_error: Option<String>,
+}
+
+/// Ingested events newest first, after `cursor`, at most `limit + 1` rows.
+pub async fn list(
+    db: &D1Database,
+    filter: &EventFilter,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<EventSummary>> {
+    let mut w = Where::default();
+    w.eq("source", filter.source.as_deref())
+        .eq("idempotency_key", filter.key.as_deref())
+        .cmp_int("ingested_at", ">=", filter.since_ms);
+    if let Some(c) = cursor {
+        w.after("ingested_at, event_id", "<", c.at_ms, text(&c.id));
+    }
+    let (clause, limit) = w.finish(limit);
+    let sql = format!(
+        "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error \
+         FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}"
+    );
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
+}

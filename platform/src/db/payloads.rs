@@ -1,0 +1,57 @@
+//! `payloads`: claim-checked bodies, too large for a queue message, written
+//! before the event is enqueued.
+
+use super::{int, text};
+use serde::Deserialize;
+use std::collections::HashMap;
+use worker::{D1Database, Result};
+
+/// Stores a body keyed by event id. A repeated delivery of the same event
+/// finds the row already there.
+pub async fn store(
+    db: &D1Database,
+    event_id: &str,
+    source: &str,
+    body: &str,
+    now_ms: i64,
+) -> Result<()> {
+    db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(event_id) DO NOTHING")
+        .bind(&[text(event_id), text(source), text(body), int(body.len() as i64), int(now_ms)])?
+        .run()
+        .await?;
+    Ok(())
+}
+
+/// Bodies by event id, in one round trip.
+pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<String, String>> {
+    if event_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    #[derive(Deserialize)]
+    struct Row {
+        event_id: String,
+        body: String,
+    }
+    let stmts = event_ids
+        .iter()
+        .map(|id| {
+            db.prepare("SELECT event_id, body FROM payloads WHERE event_id = ?1")
+                .bind(&[text(id)])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut out = HashMap::new();
+    for result in db.batch(stmts).await? {
+        for row in result.results::<Row>()? {
+            out.insert(row.event_id, row.body);
+        }
+    }
+    Ok(out)
+}
+
+/// One body, if it is still stored.
+pub async fn load(db: &D1Database, event_id: &str) -> Result<Option<String>> {
+    db.prepare("SELECT body FROM payloads WHERE event_id = ?1")
+        .bind(&[text(event_id)])?
+        .first::<String>(Some("body"))
+        .await
+}

@@ -1,0 +1,100 @@
+//! `replay_audit`: every decision about an entry — who, when, why, and what
+//! happened.
+
+use super::{int, opt_text, text, Where};
+use hookrelay_core::admin_query::Cursor;
+use hookrelay_core::error_code::Failure;
+use hookrelay_core::state::ReplayOutcome;
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// One decision to record.
+pub struct AuditRecord<'a> {
+    /// The entry.
+    pub entry_id: &'a str,
+    /// Its event, when known.
+    pub event_id: Option<&'a str>,
+    /// The token subject.
+    pub actor: &'a str,
+    /// The stated reason.
+    pub reason: &'a str,
+    /// What it came to.
+    pub outcome: ReplayOutcome,
+    /// Why it failed, if it did.
+    pub error: Option<&'a Failure>,
+    /// The replay-all run, if any.
+    pub run_id: Option<&'a str>,
+    /// When.
+    pub at_ms: i64,
+}
+
+/// The insert statement of one record, for batching with the entry update.
+pub fn insert(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatement> {
+    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        .bind(&[
+            text(r.entry_id),
+            opt_text(r.event_id),
+            text(r.actor),
+            text(r.reason),
+            text(r.outcome.as_str()),
+            opt_text(r.error.map(|f| f.code.as_str())),
+            opt_text(r.error.map(|f| f.message.as_str())),
+            opt_text(r.run_id),
+            int(r.at_ms),
+        ])
+}
+
+/// One audit record as listed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuditRow {
+    /// Row id (the cursor's tie-breaker).
+    pub id: i64,
+    /// The entry.
+    pub entry_id: String,
+    /// Its event.
+    pub event_id: Option<String>,
+    /// Who decided.
+    pub actor: String,
+    /// Why.
+    pub reason: String,
+    /// What it came to.
+    pub outcome: ReplayOutcome,
+    /// The failure code, if it failed.
+    pub error_code: Option<String>,
+    /// The failure message, if it failed.
+    pub error_message: Option<String>,
+    /// The replay-all run.
+    pub run_id: Option<String>,
+    /// When (unix ms).
+    pub at: i64,
+}
+
+/// Records newest first, optionally for one entry. The cursor's id is the
+/// record id as text.
+pub async fn list(
+    db: &D1Database,
+    entry_id: Option<&str>,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<AuditRow>> {
+    let mut w = Where::default();
+    w.eq("entry_id", entry_id);
+    if let Some(c) = cursor {
+        w.after(
+            "at, id",
+            "<",
+            c.at_ms,
+            int(c.id.parse::<i64>().unwrap_or(i64::MAX)),
+        );
+    }
+    let (clause, limit) = w.finish(limit);
+    let sql = format!(
+        "SELECT id, entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {clause} ORDER BY at DESC, id DESC LIMIT {limit}"
+    );
+    db.prepare(sql).bind(&w.params)?.all().await?.results()
+}
+
+/// Counts per outcome (for the stats batch).
+pub fn outcome_counts(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("SELECT outcome AS k, count(*) AS n FROM replay_audit GROUP BY outcome")
+}

@@ -1,0 +1,95 @@
+//! Ingest, then deliver: the path every event takes, from the queue
+//! consumer and from a replay alike, in four named phases:
+//! [`ingest`] → [`claim`] → [`deliver`] → [`record`].
+//!
+//! Why each phase is safe to repeat:
+//! - ingest is keyed by idempotency key, so a second run finds its row;
+//! - a call needs the event's delivery lease (claim), and a delivered event
+//!   is never leased again, so a redelivery, a duplicate webhook or a replay
+//!   never calls the downstream twice;
+//! - a lease left by a crashed isolate expires, so the event is not stuck.
+
+mod claim;
+mod deliver;
+mod ingest;
+mod record;
+
+use crate::metrics;
+use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::delivery_plan::needs_call;
+use hookrelay_core::disposition::Outcome;
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::queued_event::QueuedEvent;
+use hookrelay_core::state::{DownstreamResult, IngestKind};
+use worker::D1Database;
+
+/// One event to process, with the queue message that carries it.
+pub struct Item<'a> {
+    /// The event.
+    pub event: &'a QueuedEvent,
+    /// The message id (for a replay, the original message's id).
+    pub queue_message_id: &'a str,
+}
+
+/// The result for one item.
+#[derive(Debug, Clone)]
+pub struct Processed {
+    /// How ingest went, if it succeeded.
+    pub ingest: Option<IngestKind>,
+    /// What happened about the downstream call.
+    pub downstream: DownstreamResult,
+    /// The outcome for the disposition.
+    pub outcome: Outcome,
+}
+
+/// Ingests every item in one round trip, then delivers those that forward.
+/// `component` labels the counters and log lines (the consumer, or a replay).
+pub async fn run(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    component: Component,
+    now_ms: i64,
+) -> Vec<Processed> {
+    let mut out = ingest::ingest(db, items, cfg, now_ms).await;
+    let wanted: Vec<usize> = (0..items.len())
+        .filter(|&i| {
+            out[i].ingest.is_some()
+                && needs_call(out[i].downstream, cfg.forwards(&items[i].event.source))
+        })
+        .collect();
+    let leased = claim::claim(db, items, &wanted, &mut out, cfg, now_ms).await;
+    if !leased.is_empty() {
+        let calls = deliver::deliver(db, items, &leased, cfg, component).await;
+        record::record(db, items, calls, &mut out, component).await;
+    }
+    count(items, &out, component);
+    out
+}
+
+fn count(items: &[Item<'_>], out: &[Processed], component: Component) {
+    for (item, p) in items.iter().zip(out) {
+        let source = item.event.source.as_str();
+        let ingest = match p.ingest {
+            Some(IngestKind::Fresh) => Some(MetricName::Ingest),
+            Some(IngestKind::Duplicate) => Some(MetricName::Duplicate),
+            _ => None,
+        };
+        if let Some(name) = ingest {
+            metrics::count(Metric::new(name, component).source(source), 1);
+        }
+        match (p.downstream, &p.outcome) {
+            (DownstreamResult::Delivered, _) => metrics::count(
+                Metric::new(MetricName::Delivered, component).source(source),
+                1,
+            ),
+            (DownstreamResult::Failed, Outcome::Failed(f)) => metrics::count(
+                Metric::new(MetricName::DeliveryFailed, component)
+                    .source(source)
+                    .code(f.code),
+                1,
+            ),
+            _ => {}
+        }
+    }
+}
