@@ -7,6 +7,7 @@
 
 pub mod admin_query;
 pub mod breaker;
+pub mod calendar;
 pub mod claim_check;
 pub mod classify;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod redact;
 pub mod replay_plan;
 pub mod retry_policy;
 pub mod signature;
+mod strict_json;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;

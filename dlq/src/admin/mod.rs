@@ -147,25 +147,16 @@ pub fn page<T>(
     (rows, next)
 }
 
-/// The `cursor` query parameter, decoded.
+/// The `cursor` query parameter, decoded. `parse_page` applies the shared
+/// page rules, including refusing a `cursor` given twice.
 pub fn cursor_param(
     params: &[(String, String)],
 ) -> std::result::Result<Option<hookrelay_core::admin_query::Cursor>, ApiError> {
-    match params
-        .iter()
-        .find(|(k, _)| k == "cursor")
-        .map(|(_, v)| v.as_str())
-    {
-        None | Some("") => Ok(None),
-        Some(raw) => Ok(Some(hookrelay_core::admin_query::decode_cursor(raw)?)),
-    }
+    Ok(hookrelay_core::admin_query::parse_page(params)?.cursor)
 }
 
-/// The `limit` query parameter.
+/// The `limit` query parameter. `parse_page` applies the shared page rules,
+/// including refusing a `limit` given twice.
 pub fn limit_param(params: &[(String, String)]) -> std::result::Result<u32, ApiError> {
-    let raw = params
-        .iter()
-        .find(|(k, _)| k == "limit")
-        .map(|(_, v)| v.as_str());
-    Ok(hookrelay_core::admin_query::parse_limit(raw)?)
+    Ok(hookrelay_core::admin_query::parse_page(params)?.limit)
 }
