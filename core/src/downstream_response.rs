@@ -1,6 +1,7 @@
 //! What a downstream's answer means: its status (and `Retry-After`) mapped
 //! onto the stable codes and classes, at the boundary where it is observed.
 
+use crate::calendar::parse_http_date;
 use crate::error_code::{ErrorCode, Failure};
 use crate::retry_policy::MAX_QUEUE_DELAY_S;
 use crate::UnixMillis;
@@ -91,44 +92,6 @@ pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
         u64::try_from((at_ms - now_ms).max(0)).ok()?.div_ceil(1000)
     };
     Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) into unix ms.
-fn parse_http_date(raw: &str) -> Option<UnixMillis> {
-    let parts: Vec<&str> = raw.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: i64 = day.parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as i64
-        + 1;
-    let year: i64 = year.parse().ok()?;
-    let hms: Vec<i64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, s] = hms.as_slice() else {
-        return None;
-    };
-    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
-        return None;
-    }
-    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -226,12 +189,5 @@ mod tests {
         for (result, want) in table {
             assert_eq!(call_was_healthy(&result), want, "{result:?}");
         }
-    }
-
-    #[test]
-    fn the_civil_date_conversion_matches_known_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(1994, 11, 6), 9_075);
     }
 }

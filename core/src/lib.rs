@@ -7,6 +7,7 @@
 
 pub mod admin_query;
 pub mod breaker;
+pub mod calendar;
 pub mod claim_check;
 pub mod config;
 pub mod d1_error;
@@ -29,6 +30,7 @@ pub mod replay_verdict;
 pub mod retry_policy;
 pub mod signature;
 pub mod state;
+mod strict_json;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;

@@ -6,8 +6,15 @@
 //! start with a canary slice that stops everything if it fails, never sends
 //! the same payload twice in one run, and gives up on an entry (`poisoned`)
 //! after `MAX_REPLAY_ATTEMPTS` failures instead of retrying it forever.
+//!
+//! Request bodies are strict for the same reason: an unknown field, at any
+//! depth, is refused under its name rather than ignored, since an ignored
+//! `"fitler"` would replay every pending entry.
 
-use crate::admin_query::{dead_letter_filter_from_json, DeadLetterFilter};
+use crate::admin_query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
+use crate::strict_json::{unknown_field, Field};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Shortest accepted reason, after trimming.
@@ -29,7 +36,7 @@ pub const MAX_MAX_ENTRIES: u32 = 500;
 /// A bad request body field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyError {
-    /// The field, e.g. `reason`.
+    /// The field, e.g. `reason`, or a dotted path such as `filter.source`.
     pub field: String,
     /// What is wrong.
     pub message: String,
@@ -44,7 +51,14 @@ fn body_error(field: &str, message: impl Into<String>) -> BodyError {
 
 /// A replay reason: trimmed, 5 to 500 characters.
 pub fn validate_reason(raw: Option<&Value>) -> Result<String, BodyError> {
-    let Some(Value::String(text)) = raw else {
+    check_reason(raw.and_then(Value::as_str))
+}
+
+/// The reason rule on the text, if the field was a string at all: a
+/// missing reason and one of the wrong type get the same answer, since the
+/// fix is the same.
+fn check_reason(text: Option<&str>) -> Result<String, BodyError> {
+    let Some(text) = text else {
         return Err(body_error(
             "reason",
             format!(
@@ -73,16 +87,27 @@ pub fn validate_reason(raw: Option<&Value>) -> Result<String, BodyError> {
 pub fn clamp_concurrency(raw: Option<&Value>) -> Result<u32, BodyError> {
     match raw {
         None | Some(Value::Null) => Ok(DEFAULT_CONCURRENCY),
-        Some(v) => {
-            let n = v
-                .as_f64()
-                .ok_or_else(|| body_error("concurrency", "must be a number from 1 to 50"))?;
-            Ok(n.clamp(
-                f64::from(CONCURRENCY_RANGE.0),
-                f64::from(CONCURRENCY_RANGE.1),
-            ) as u32)
-        }
+        Some(v) => v.as_f64().map(clamp_to_range).ok_or_else(concurrency_error),
     }
+}
+
+fn concurrency_of(field: Field<f64>) -> Result<u32, BodyError> {
+    match field {
+        Field::Absent => Ok(DEFAULT_CONCURRENCY),
+        Field::Given(n) => Ok(clamp_to_range(n)),
+        Field::WrongType => Err(concurrency_error()),
+    }
+}
+
+fn clamp_to_range(n: f64) -> u32 {
+    n.clamp(
+        f64::from(CONCURRENCY_RANGE.0),
+        f64::from(CONCURRENCY_RANGE.1),
+    ) as u32
+}
+
+fn concurrency_error() -> BodyError {
+    body_error("concurrency", "must be a number from 1 to 50")
 }
 
 /// A parsed replay-all request.
@@ -104,65 +129,55 @@ pub struct ReplayAllRequest {
     pub cursor: Option<String>,
 }
 
-/// Parses the replay-all body.
+/// The replay-all body as read, before the range checks of
+/// `parse_replay_all`. Every field is optional; `null` means absent.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct ReplayAllBody {
+    reason: Field<String>,
+    concurrency: Field<f64>,
+    /// Kept as JSON: `dead_letter_filter_from_json` reads it, with its own
+    /// strict struct, so its errors name `filter.<field>`.
+    filter: Value,
+    canary: Field<u64>,
+    rate_per_s: Field<f64>,
+    max_entries: Field<u64>,
+    cursor: Field<String>,
+}
+
+const REPLAY_ALL_FIELDS: &str =
+    "reason, concurrency, filter, canary, rate_per_s, max_entries and cursor";
+
+/// Parses the replay-all body. An unknown field anywhere is refused under
+/// its name (`fitler`, `filter.sourse`): replay-all acts on everything the
+/// filter matches, so a typo must not silently widen it.
 pub fn parse_replay_all(body: &Value) -> Result<ReplayAllRequest, BodyError> {
-    if !body.is_object() {
-        return Err(body_error(
-            "body",
-            "must be a JSON object such as {\"reason\": \"fixed the schema\"}",
-        ));
-    }
-    let reason = validate_reason(body.get("reason"))?;
-    let concurrency = clamp_concurrency(body.get("concurrency"))?;
-    let filter = match body.get("filter") {
-        None | Some(Value::Null) => DeadLetterFilter::default(),
-        Some(f) => dead_letter_filter_from_json(f).map_err(|e| body_error(&e.param, e.message))?,
+    let raw: ReplayAllBody = strict_body(body, REPLAY_ALL_FIELDS)?;
+    let reason = check_reason(raw.reason.given().as_deref())?;
+    let concurrency = concurrency_of(raw.concurrency)?;
+    let filter = replay_filter(&raw.filter)?;
+    let canary = match raw.canary {
+        Field::Absent => None,
+        given => Some(entry_count("canary", given)?),
     };
-    if filter.status.as_deref().is_some_and(|s| s != "pending") {
-        return Err(body_error(
-            "filter.status",
-            "replay-all replays pending entries only; omit it or use \"pending\"",
-        ));
-    }
-    let canary = match body.get("canary") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .filter(|n| *n >= 1 && *n <= u64::from(MAX_MAX_ENTRIES))
-                .ok_or_else(|| {
-                    body_error(
-                        "canary",
-                        format!("must be a whole number from 1 to {MAX_MAX_ENTRIES}"),
-                    )
-                })? as u32,
-        ),
+    let rate_per_s = match raw.rate_per_s {
+        Field::Absent => None,
+        Field::Given(r) if r > 0.0 && r <= 1000.0 => Some(r),
+        _ => {
+            return Err(body_error(
+                "rate_per_s",
+                "must be a number above 0 and at most 1000",
+            ))
+        }
     };
-    let rate_per_s = match body.get("rate_per_s") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_f64()
-                .filter(|r| *r > 0.0 && *r <= 1000.0)
-                .ok_or_else(|| {
-                    body_error("rate_per_s", "must be a number above 0 and at most 1000")
-                })?,
-        ),
+    let max_entries = match raw.max_entries {
+        Field::Absent => DEFAULT_MAX_ENTRIES,
+        given => entry_count("max_entries", given)?,
     };
-    let max_entries = match body.get("max_entries") {
-        None | Some(Value::Null) => DEFAULT_MAX_ENTRIES,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| *n >= 1 && *n <= u64::from(MAX_MAX_ENTRIES))
-            .ok_or_else(|| {
-                body_error(
-                    "max_entries",
-                    format!("must be a whole number from 1 to {MAX_MAX_ENTRIES}"),
-                )
-            })? as u32,
-    };
-    let cursor = match body.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(c)) => Some(c.clone()),
-        Some(_) => {
+    let cursor = match raw.cursor {
+        Field::Absent => None,
+        Field::Given(c) => Some(c),
+        Field::WrongType => {
             return Err(body_error(
                 "cursor",
                 "must be the next_cursor string of a previous answer",
@@ -177,6 +192,68 @@ pub fn parse_replay_all(body: &Value) -> Result<ReplayAllRequest, BodyError> {
         rate_per_s,
         max_entries,
         cursor,
+    })
+}
+
+/// The filter of replay-all, which replays pending entries only.
+fn replay_filter(raw: &Value) -> Result<DeadLetterFilter, BodyError> {
+    let filter = dead_letter_filter_from_json(raw).map_err(|e| body_error(&e.param, e.message))?;
+    if filter.status.as_deref().is_some_and(|s| s != "pending") {
+        return Err(body_error(
+            "filter.status",
+            "replay-all replays pending entries only; omit it or use \"pending\"",
+        ));
+    }
+    Ok(filter)
+}
+
+/// A count of entries (`canary`, `max_entries`): a whole number from 1 to
+/// `MAX_MAX_ENTRIES`. A wrong type and a value out of range get the same
+/// message, since it says what is accepted either way.
+fn entry_count(field: &str, given: Field<u64>) -> Result<u32, BodyError> {
+    match given {
+        Field::Given(n) if (1..=u64::from(MAX_MAX_ENTRIES)).contains(&n) => Ok(n as u32),
+        _ => Err(body_error(
+            field,
+            format!("must be a whole number from 1 to {MAX_MAX_ENTRIES}"),
+        )),
+    }
+}
+
+/// The body of a single-entry route, exactly `{"reason": "..."}`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct ReasonBody {
+    reason: Field<String>,
+}
+
+/// Parses the body of a route whose only field is the reason (replaying
+/// one entry): a JSON object with `reason`, checked as `validate_reason`
+/// does. Any other field is refused under its name, so a client that sends
+/// options this route does not have learns they were not applied.
+pub fn parse_reason_body(body: &Value) -> Result<String, BodyError> {
+    let raw: ReasonBody = strict_body(body, "reason")?;
+    check_reason(raw.reason.given().as_deref())
+}
+
+/// Reads a JSON object into a strict body struct. `fields` lists the
+/// struct's fields for the message about an unknown one.
+fn strict_body<T: DeserializeOwned>(body: &Value, fields: &str) -> Result<T, BodyError> {
+    // Checked first: serde would also read the struct from an array.
+    if !body.is_object() {
+        return Err(body_error(
+            "body",
+            "must be a JSON object such as {\"reason\": \"fixed the schema\"}",
+        ));
+    }
+    T::deserialize(body).map_err(|e| match unknown_field(&e) {
+        Some(name) => body_error(
+            &name_shown(&name),
+            format!("is not a field of this body; it takes {fields}"),
+        ),
+        // Every field reads as `Field` or `Value`, which never fail, so
+        // an unknown field is the only refusal expected.
+        None => body_error("body", format!("could not be read: {e}")),
     })
 }
 

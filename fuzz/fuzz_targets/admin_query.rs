@@ -1,13 +1,14 @@
 //! The admin API's query parsing on arbitrary strings: `decode_cursor`,
-//! `parse_since`, `parse_limit` and the filters never panic; a cursor that
-//! decodes re-encodes to one that decodes equal; and any cursor we encode
-//! decodes back to itself.
+//! `parse_since`, `parse_limit`, `parse_page` and the filters never panic; a
+//! cursor that decodes re-encodes to one that decodes equal; any cursor we
+//! encode decodes back to itself; and a filter that accepts a list of pairs
+//! names only parameters its listing declares.
 #![no_main]
 
 use hookrelay_core::admin_query::{
-    dead_letter_filter_from_json, decode_cursor, encode_cursor, parse_cursor,
-    parse_dead_letter_filter, parse_event_filter, parse_limit, parse_since, Cursor, MAX_CURSOR_LEN,
-    MAX_LIMIT,
+    dead_letter_filter_from_json, decode_cursor, encode_cursor, parse_audit_filter, parse_cursor,
+    parse_dead_letter_filter, parse_event_filter, parse_limit, parse_page, parse_since, Cursor,
+    AUDIT_PARAMS, DEAD_LETTER_PARAMS, EVENT_PARAMS, MAX_CURSOR_LEN, MAX_LIMIT,
 };
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -58,8 +59,19 @@ fuzz_target!(|data: &[u8]| {
             (name.to_string(), value.to_string())
         })
         .collect();
-    let _ = parse_dead_letter_filter(&pairs);
-    let _ = parse_event_filter(&pairs);
+    let only = |accepted: &[&str]| pairs.iter().all(|(n, _)| accepted.contains(&n.as_str()));
+    if parse_dead_letter_filter(&pairs).is_ok() {
+        assert!(only(&DEAD_LETTER_PARAMS), "{pairs:?}");
+    }
+    if parse_event_filter(&pairs).is_ok() {
+        assert!(only(&EVENT_PARAMS), "{pairs:?}");
+    }
+    if parse_audit_filter(&pairs).is_ok() {
+        assert!(only(&AUDIT_PARAMS), "{pairs:?}");
+    }
+    if let Ok(page) = parse_page(&pairs) {
+        assert!((1..=MAX_LIMIT).contains(&page.limit), "{}", page.limit);
+    }
     for (name, value) in &pairs {
         match name.as_str() {
             "limit" => {

@@ -163,3 +163,294 @@ fn only_pending_entries_may_be_replayed() {
         assert_eq!(EntryStatus::parse(s).map(EntryStatus::as_str), Ok(s));
     }
 }
+
+const REASON: &str = "downstream is back";
+
+/// A replay-all body: the valid reason plus `extra`'s fields.
+fn with_reason(extra: serde_json::Value) -> serde_json::Value {
+    let mut body = json!({ "reason": REASON });
+    for (k, v) in extra.as_object().expect("an object").clone() {
+        body[k] = v;
+    }
+    body
+}
+
+#[test]
+fn an_unknown_replay_all_field_at_any_depth_is_refused_naming_its_path() {
+    let long = "f".repeat(41);
+    let long_shown = format!("\"{}\"…", "f".repeat(40));
+    let table = [
+        (json!({"fitler": {"code": "TIMEOUT"}}), "fitler"),
+        (json!({"Reason": "x"}), "Reason"),
+        (json!({"concurrrency": 5}), "concurrrency"),
+        (json!({"dry_run": true}), "dry_run"),
+        (json!({"": 1}), "\"\""),
+        (json!({ long.as_str(): 1 }), long_shown.as_str()),
+        (
+            json!({"filter": {"sourse": "demo-stripe"}}),
+            "filter.sourse",
+        ),
+        (
+            json!({"filter": {"status": "pending", "stauts": "pending"}}),
+            "filter.stauts",
+        ),
+        (json!({"filter": {"cursor": "c1.x"}}), "filter.cursor"),
+        (json!({"filter": {"filter": {}}}), "filter.filter"),
+    ];
+    for (extra, field) in table {
+        let body = with_reason(extra);
+        let err = parse_replay_all(&body).unwrap_err();
+        assert_eq!(err.field, field, "{body}");
+    }
+    let err = parse_replay_all(&with_reason(json!({"fitler": {}}))).unwrap_err();
+    assert_eq!(
+        err.message,
+        "is not a field of this body; it takes reason, concurrency, filter, canary, rate_per_s, max_entries and cursor"
+    );
+    let err = parse_replay_all(&with_reason(json!({"filter": {"sourse": "a"}}))).unwrap_err();
+    assert!(
+        err.message
+            .contains("status, class, code, source and signature"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn an_unknown_field_is_refused_even_beside_a_missing_reason() {
+    // The typo is reported first: fixing it may be all the caller needs.
+    let err = parse_replay_all(&json!({"fitler": {}})).unwrap_err();
+    assert_eq!(err.field, "fitler");
+}
+
+#[test]
+fn a_replay_all_field_of_the_wrong_type_is_refused_naming_it() {
+    let table = [
+        (json!({"reason": 12345}), "reason"),
+        (json!({"reason": ["fixed the schema"]}), "reason"),
+        (json!({"reason": {"text": "fixed the schema"}}), "reason"),
+        (json!({"reason": true}), "reason"),
+        (json!({"reason": null}), "reason"),
+        (with_reason(json!({"concurrency": "five"})), "concurrency"),
+        (with_reason(json!({"concurrency": true})), "concurrency"),
+        (with_reason(json!({"concurrency": [5]})), "concurrency"),
+        (with_reason(json!({"concurrency": {"n": 5}})), "concurrency"),
+        (with_reason(json!({"filter": "pending"})), "filter"),
+        (with_reason(json!({"filter": ["pending"]})), "filter"),
+        (with_reason(json!({"filter": 1})), "filter"),
+        (with_reason(json!({"filter": false})), "filter"),
+        (
+            with_reason(json!({"filter": {"status": 1}})),
+            "filter.status",
+        ),
+        (
+            with_reason(json!({"filter": {"class": []}})),
+            "filter.class",
+        ),
+        (with_reason(json!({"filter": {"code": {}}})), "filter.code"),
+        (
+            with_reason(json!({"filter": {"source": true}})),
+            "filter.source",
+        ),
+        (
+            with_reason(json!({"filter": {"signature": 7}})),
+            "filter.signature",
+        ),
+        (with_reason(json!({"canary": "3"})), "canary"),
+        (with_reason(json!({"canary": 2.5})), "canary"),
+        (with_reason(json!({"canary": true})), "canary"),
+        (with_reason(json!({"rate_per_s": "fast"})), "rate_per_s"),
+        (with_reason(json!({"rate_per_s": [1]})), "rate_per_s"),
+        (with_reason(json!({"max_entries": "100"})), "max_entries"),
+        (with_reason(json!({"max_entries": 10.5})), "max_entries"),
+        (with_reason(json!({"max_entries": {}})), "max_entries"),
+        (with_reason(json!({"cursor": 5})), "cursor"),
+        (with_reason(json!({"cursor": true})), "cursor"),
+        (with_reason(json!({"cursor": ["c1.x"]})), "cursor"),
+        (with_reason(json!({"cursor": {}})), "cursor"),
+    ];
+    for (body, field) in table {
+        let err = parse_replay_all(&body).unwrap_err();
+        assert_eq!(err.field, field, "{body}");
+    }
+}
+
+#[test]
+fn a_replay_all_body_that_is_not_an_object_is_refused() {
+    for body in [
+        json!([]),
+        json!([REASON]),
+        json!(REASON),
+        json!(5),
+        json!(null),
+    ] {
+        let err = parse_replay_all(&body).unwrap_err();
+        assert_eq!(err.field, "body", "{body}");
+        assert!(err.message.contains("JSON object"), "{}", err.message);
+    }
+}
+
+#[test]
+fn each_replay_all_range_is_enforced_at_its_edges() {
+    let ok = |r: ReplayAllRequest| {
+        (
+            r.concurrency,
+            r.canary,
+            r.rate_per_s,
+            r.max_entries,
+            r.cursor,
+        )
+    };
+    let accepted = [
+        (json!({"concurrency": 0}), (1, None, None, 100, None)),
+        (json!({"concurrency": 1}), (1, None, None, 100, None)),
+        (json!({"concurrency": 0.5}), (1, None, None, 100, None)),
+        (json!({"concurrency": 50}), (50, None, None, 100, None)),
+        (json!({"concurrency": 51}), (50, None, None, 100, None)),
+        (json!({"concurrency": -1e9}), (1, None, None, 100, None)),
+        (json!({"concurrency": null}), (5, None, None, 100, None)),
+        (json!({"canary": 1}), (5, Some(1), None, 100, None)),
+        (json!({"canary": 500}), (5, Some(500), None, 100, None)),
+        (json!({"canary": null}), (5, None, None, 100, None)),
+        (
+            json!({"rate_per_s": 0.001}),
+            (5, None, Some(0.001), 100, None),
+        ),
+        (
+            json!({"rate_per_s": 1000}),
+            (5, None, Some(1000.0), 100, None),
+        ),
+        (json!({"rate_per_s": null}), (5, None, None, 100, None)),
+        (json!({"max_entries": 1}), (5, None, None, 1, None)),
+        (json!({"max_entries": 500}), (5, None, None, 500, None)),
+        (json!({"max_entries": null}), (5, None, None, 100, None)),
+        (json!({"cursor": null}), (5, None, None, 100, None)),
+        (
+            json!({"cursor": "c1.x"}),
+            (5, None, None, 100, Some("c1.x".into())),
+        ),
+    ];
+    for (extra, want) in accepted {
+        let body = with_reason(extra);
+        assert_eq!(parse_replay_all(&body).map(ok), Ok(want), "{body}");
+    }
+    let refused = [
+        (json!({"canary": 0}), "canary"),
+        (json!({"canary": 501}), "canary"),
+        (json!({"canary": -1}), "canary"),
+        (json!({"rate_per_s": 0}), "rate_per_s"),
+        (json!({"rate_per_s": -1}), "rate_per_s"),
+        (json!({"rate_per_s": 1000.001}), "rate_per_s"),
+        (json!({"max_entries": 0}), "max_entries"),
+        (json!({"max_entries": 501}), "max_entries"),
+        (json!({"max_entries": -5}), "max_entries"),
+        (json!({"reason": "abcd"}), "reason"),
+        (json!({"reason": "   abcd   "}), "reason"),
+        (json!({"reason": "x".repeat(501)}), "reason"),
+    ];
+    for (extra, field) in refused {
+        let body = with_reason(extra);
+        assert_eq!(parse_replay_all(&body).unwrap_err().field, field, "{body}");
+    }
+    for reason in [
+        "abcde".to_owned(),
+        "x".repeat(500),
+        format!("  {}  ", "é".repeat(500)),
+    ] {
+        let body = json!({ "reason": reason });
+        assert!(parse_replay_all(&body).is_ok(), "{body}");
+    }
+}
+
+#[test]
+fn the_known_field_messages_are_unchanged() {
+    let table = [
+        (
+            json!({}),
+            "is required: say why you are replaying, in at least 5 characters",
+        ),
+        (
+            with_reason(json!({"concurrency": "x"})),
+            "must be a number from 1 to 50",
+        ),
+        (
+            with_reason(json!({"canary": 0})),
+            "must be a whole number from 1 to 500",
+        ),
+        (
+            with_reason(json!({"rate_per_s": 0})),
+            "must be a number above 0 and at most 1000",
+        ),
+        (
+            with_reason(json!({"max_entries": 0})),
+            "must be a whole number from 1 to 500",
+        ),
+        (
+            with_reason(json!({"cursor": 1})),
+            "must be the next_cursor string of a previous answer",
+        ),
+        (
+            with_reason(json!({"filter": {"status": "poisoned"}})),
+            "replay-all replays pending entries only; omit it or use \"pending\"",
+        ),
+        (
+            json!({"reason": " abc "}),
+            "must be at least 5 characters after trimming (got 3)",
+        ),
+    ];
+    for (body, message) in table {
+        assert_eq!(
+            parse_replay_all(&body).unwrap_err().message,
+            message,
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn a_replay_all_filter_may_name_a_signature() {
+    let body =
+        with_reason(json!({"filter": {"status": "pending", "signature": "sig_0123456789abcdef"}}));
+    let r = parse_replay_all(&body).unwrap();
+    assert_eq!(r.filter.signature.as_deref(), Some("sig_0123456789abcdef"));
+    let bad = with_reason(json!({"filter": {"signature": "sig_XYZ"}}));
+    assert_eq!(
+        parse_replay_all(&bad).unwrap_err().field,
+        "filter.signature"
+    );
+}
+
+#[test]
+fn a_reason_body_is_exactly_a_reason() {
+    let accepted = [
+        (
+            json!({"reason": "fixed the downstream"}),
+            "fixed the downstream",
+        ),
+        (json!({"reason": "  ok go  "}), "ok go"),
+        (json!({"reason": "abcde"}), "abcde"),
+    ];
+    for (body, want) in accepted {
+        assert_eq!(parse_reason_body(&body).as_deref(), Ok(want), "{body}");
+    }
+    let long = "x".repeat(501);
+    let refused = [
+        (json!({}), "reason"),
+        (json!({"reason": null}), "reason"),
+        (json!({"reason": 12345}), "reason"),
+        (json!({"reason": ["fixed it"]}), "reason"),
+        (json!({"reason": "abcd"}), "reason"),
+        (json!({ "reason": long }), "reason"),
+        (json!({"reason": REASON, "concurrency": 5}), "concurrency"),
+        (json!({"reason": REASON, "filter": {}}), "filter"),
+        (json!({"reasn": REASON}), "reasn"),
+        (json!([REASON]), "body"),
+        (json!(REASON), "body"),
+        (json!(null), "body"),
+    ];
+    for (body, field) in refused {
+        assert_eq!(parse_reason_body(&body).unwrap_err().field, field, "{body}");
+    }
+    let err = parse_reason_body(&json!({"reasn": REASON})).unwrap_err();
+    assert_eq!(err.message, "is not a field of this body; it takes reason");
+}

@@ -1,8 +1,8 @@
 //! `GET /webhook-dlq` (list) and `GET /webhook-dlq/:id` (one envelope).
 
 use super::list_page::list_page;
-use super::{cursor_param, limit_param, ApiError, ApiResult};
-use hookrelay_core::admin_query::{parse_dead_letter_filter, Cursor};
+use super::{ApiError, ApiResult};
+use hookrelay_core::admin_query::{parse_dead_letter_filter, parse_page, Cursor};
 use hookrelay_platform::db::dead_letters;
 use serde_json::Value;
 use worker::D1Database;
@@ -10,10 +10,9 @@ use worker::D1Database;
 /// Lists entries newest first, filtered by status, class, code and source.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let filter = parse_dead_letter_filter(params)?;
-    let limit = limit_param(params)?;
-    let cursor = cursor_param(params)?;
-    let rows = dead_letters::list(db, &filter, cursor.as_ref(), limit).await?;
-    Ok(list_page(rows, limit, |r| Cursor {
+    let page = parse_page(params)?;
+    let rows = dead_letters::list(db, &filter, page.cursor.as_ref(), page.limit).await?;
+    Ok(list_page(rows, page.limit, |r| Cursor {
         at_ms: r.created_at,
         id: r.id.clone(),
     }))

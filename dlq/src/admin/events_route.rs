@@ -3,18 +3,17 @@
 //! and time.
 
 use super::list_page::list_page;
-use super::{cursor_param, limit_param, ApiResult};
-use hookrelay_core::admin_query::{parse_event_filter, Cursor};
+use super::ApiResult;
+use hookrelay_core::admin_query::{parse_event_filter, parse_page, Cursor};
 use hookrelay_platform::db::events;
 use worker::D1Database;
 
 /// Lists events newest first.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let filter = parse_event_filter(params)?;
-    let limit = limit_param(params)?;
-    let cursor = cursor_param(params)?;
-    let rows = events::list(db, &filter, cursor.as_ref(), limit).await?;
-    Ok(list_page(rows, limit, |r| Cursor {
+    let page = parse_page(params)?;
+    let rows = events::list(db, &filter, page.cursor.as_ref(), page.limit).await?;
+    Ok(list_page(rows, page.limit, |r| Cursor {
         at_ms: r.ingested_at,
         id: r.event_id.clone(),
     }))

@@ -131,26 +131,3 @@ async fn route(
         )),
     }
 }
-
-/// The `cursor` query parameter, decoded.
-pub fn cursor_param(
-    params: &[(String, String)],
-) -> std::result::Result<Option<hookrelay_core::admin_query::Cursor>, ApiError> {
-    match params
-        .iter()
-        .find(|(k, _)| k == "cursor")
-        .map(|(_, v)| v.as_str())
-    {
-        None | Some("") => Ok(None),
-        Some(raw) => Ok(Some(hookrelay_core::admin_query::decode_cursor(raw)?)),
-    }
-}
-
-/// The `limit` query parameter.
-pub fn limit_param(params: &[(String, String)]) -> std::result::Result<u32, ApiError> {
-    let raw = params
-        .iter()
-        .find(|(k, _)| k == "limit")
-        .map(|(_, v)| v.as_str());
-    Ok(hookrelay_core::admin_query::parse_limit(raw)?)
-}

@@ -13,7 +13,7 @@ use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::replay_plan::{
-    batch_start_offset_ms, check_replayable, parse_replay_all, plan, validate_reason, Candidate,
+    batch_start_offset_ms, check_replayable, parse_reason_body, parse_replay_all, plan, Candidate,
     Plan, ReplayAllRequest,
 };
 use hookrelay_core::replay_verdict::stops_run;
@@ -34,7 +34,7 @@ pub async fn replay_one(
     actor: &str,
     now: i64,
 ) -> ApiResult {
-    let reason = validate_reason(body.get("reason"))?;
+    let reason = parse_reason_body(body)?;
     let entry = dead_letters::get(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;

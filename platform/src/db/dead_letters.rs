@@ -155,7 +155,8 @@ fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
     w.eq("status", filter.status.as_deref())
         .eq("error_class", filter.class.as_deref())
         .eq("error_code", filter.code.as_deref())
-        .eq("source", filter.source.as_deref());
+        .eq("source", filter.source.as_deref())
+        .eq("error_signature", filter.signature.as_deref());
 }
 
 /// Newest first, after `cursor`, at most `limit + 1` rows.

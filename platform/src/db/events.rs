@@ -245,6 +245,7 @@ pub async fn list(
     let mut w = Where::default();
     w.eq("source", filter.source.as_deref())
         .eq("idempotency_key", filter.key.as_deref())
+        .eq("delivery_status", filter.delivery_status.as_deref())
         .cmp_int("ingested_at", ">=", filter.since_ms);
     if let Some(c) = cursor {
         w.after("ingested_at, event_id", "<", c.at_ms, text(&c.id));

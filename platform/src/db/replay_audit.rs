@@ -2,7 +2,7 @@
 //! happened.
 
 use super::{int, opt_text, text, Where};
-use hookrelay_core::admin_query::Cursor;
+use hookrelay_core::admin_query::{AuditFilter, Cursor};
 use hookrelay_core::error_code::Failure;
 use hookrelay_core::state::ReplayOutcome;
 use serde::{Deserialize, Serialize};
@@ -69,16 +69,21 @@ pub struct AuditRow {
     pub at: i64,
 }
 
-/// Records newest first, optionally for one entry. The cursor's id is the
+/// Records newest first, optionally for one entry. (`job_id` filters
+/// nothing until jobs exist, so it matches no record rather than all.) The cursor's id is the
 /// record id as text.
 pub async fn list(
     db: &D1Database,
-    entry_id: Option<&str>,
+    filter: &AuditFilter,
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<AuditRow>> {
     let mut w = Where::default();
-    w.eq("entry_id", entry_id);
+    w.eq("entry_id", filter.entry_id.as_deref());
+    if filter.job_id.is_some() {
+        // No record carries a job yet; a job filter must not widen to all.
+        w.cmp_int("0", "=", Some(1));
+    }
     if let Some(c) = cursor {
         w.after(
             "at, id",

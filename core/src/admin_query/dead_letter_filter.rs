@@ -1,0 +1,225 @@
+//! Which dead letters a listing or a replay-all applies to, in its two
+//! forms: query parameters of `GET /webhook-dlq`, and the JSON `filter` of
+//! the replay-all body. Both validate through one `DeadLetterField::check`,
+//! so the two forms cannot drift apart.
+
+use super::params::{check_source, name_shown, one_of, refuse_unknown, set_once, shown};
+use super::QueryError;
+use crate::error_code::{ErrorCode, FailureClass};
+use crate::strict_json::{unknown_field, Field};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The dead-letter statuses a filter may name.
+pub const DEAD_LETTER_STATUSES: [&str; 5] =
+    ["pending", "replayed", "poisoned", "archived", "discarded"];
+/// The failure classes a filter may name, as `FailureClass::as_str` spells them.
+pub const FAILURE_CLASSES: [&str; 3] = ["transient", "poison", "unknown"];
+/// The query parameters the dead-letter listing accepts; any other is refused.
+pub const DEAD_LETTER_PARAMS: [&str; 7] = [
+    "status",
+    "class",
+    "code",
+    "source",
+    "signature",
+    "limit",
+    "cursor",
+];
+
+/// Which dead letters a list or replay-all applies to. `None` matches all.
+/// Values are stored in their canonical spelling.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeadLetterFilter {
+    /// One of `DEAD_LETTER_STATUSES`.
+    pub status: Option<String>,
+    /// A failure class: `transient`, `poison` or `unknown`.
+    pub class: Option<String>,
+    /// A stable error code such as `UPSTREAM_5XX`.
+    pub code: Option<String>,
+    /// A source name.
+    pub source: Option<String>,
+    /// An error signature (`sig_` and 16 lowercase hex), grouping entries
+    /// that failed the same way.
+    pub signature: Option<String>,
+}
+
+/// The fields of a dead-letter filter.
+#[derive(Clone, Copy)]
+enum DeadLetterField {
+    Status,
+    Class,
+    Code,
+    Source,
+    Signature,
+}
+
+impl DeadLetterField {
+    const ALL: [DeadLetterField; 5] = [
+        DeadLetterField::Status,
+        DeadLetterField::Class,
+        DeadLetterField::Code,
+        DeadLetterField::Source,
+        DeadLetterField::Signature,
+    ];
+
+    /// The name in both the query and the JSON form.
+    fn name(self) -> &'static str {
+        match self {
+            DeadLetterField::Status => "status",
+            DeadLetterField::Class => "class",
+            DeadLetterField::Code => "code",
+            DeadLetterField::Source => "source",
+            DeadLetterField::Signature => "signature",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<DeadLetterField> {
+        DeadLetterField::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    fn slot(self, f: &mut DeadLetterFilter) -> &mut Option<String> {
+        match self {
+            DeadLetterField::Status => &mut f.status,
+            DeadLetterField::Class => &mut f.class,
+            DeadLetterField::Code => &mut f.code,
+            DeadLetterField::Source => &mut f.source,
+            DeadLetterField::Signature => &mut f.signature,
+        }
+    }
+
+    /// Validates a non-empty value, returning its canonical spelling.
+    fn check(self, param: &str, value: &str) -> Result<String, QueryError> {
+        match self {
+            DeadLetterField::Status => DEAD_LETTER_STATUSES
+                .into_iter()
+                .find(|s| *s == value)
+                .map(str::to_owned)
+                .ok_or_else(|| one_of(param, value, &DEAD_LETTER_STATUSES)),
+            DeadLetterField::Class => FailureClass::parse(value)
+                .map(|c| c.as_str().to_owned())
+                .ok_or_else(|| one_of(param, value, &FAILURE_CLASSES)),
+            DeadLetterField::Code => ErrorCode::parse(value)
+                .map(|c| c.as_str().to_owned())
+                .ok_or_else(|| one_of(param, value, &ErrorCode::ALL.map(ErrorCode::as_str))),
+            DeadLetterField::Source => check_source(param, value),
+            DeadLetterField::Signature => check_signature(param, value),
+        }
+    }
+}
+
+/// An error signature as `envelope::error_signature` mints it: `sig_` and
+/// 16 lowercase hex digits. Anything else could never match an entry, so it
+/// is refused rather than answered with an empty list.
+fn check_signature(param: &str, value: &str) -> Result<String, QueryError> {
+    let ok = value.strip_prefix("sig_").is_some_and(|hex| {
+        hex.len() == 16
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    });
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(QueryError::new(
+            param,
+            format!(
+                "must be an error signature: sig_ and 16 lowercase hex digits, as an entry's error_signature shows; got {}",
+                shown(value)
+            ),
+        ))
+    }
+}
+
+/// Parses the dead-letter filter from decoded query pairs: `status`,
+/// `class`, `code`, `source`, `signature`. Empty values count as absent.
+/// A name outside `DEAD_LETTER_PARAMS` is refused; `limit` and `cursor` are
+/// accepted here and read by `parse_page`.
+pub fn parse_dead_letter_filter(
+    params: &[(String, String)],
+) -> Result<DeadLetterFilter, QueryError> {
+    refuse_unknown(params, &DEAD_LETTER_PARAMS)?;
+    let mut filter = DeadLetterFilter::default();
+    for (name, value) in params {
+        let Some(field) = DeadLetterField::from_name(name) else {
+            continue;
+        };
+        if value.is_empty() {
+            continue;
+        }
+        let checked = field.check(name, value)?;
+        set_once(field.slot(&mut filter), name, checked)?;
+    }
+    Ok(filter)
+}
+
+/// The JSON form, as read before validation. Field order matches
+/// `DeadLetterField::ALL`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct FilterJson {
+    status: Field<String>,
+    class: Field<String>,
+    code: Field<String>,
+    source: Field<String>,
+    signature: Field<String>,
+}
+
+impl FilterJson {
+    fn into_fields(self) -> [(DeadLetterField, Field<String>); 5] {
+        let [status, class, code, source, signature] = DeadLetterField::ALL;
+        [
+            (status, self.status),
+            (class, self.class),
+            (code, self.code),
+            (source, self.source),
+            (signature, self.signature),
+        ]
+    }
+}
+
+/// The dead-letter filter as the JSON body of replay-all: an object with
+/// optional string fields `status`, `class`, `code`, `source`, `signature`.
+/// `null` (the whole filter or a field) and `""` count as absent.
+///
+/// An unknown field is refused under `filter.<name>`: replay-all acts on
+/// everything the filter matches, so a misspelt field must not silently
+/// widen it to every dead letter.
+pub fn dead_letter_filter_from_json(v: &Value) -> Result<DeadLetterFilter, QueryError> {
+    match v {
+        Value::Null => return Ok(DeadLetterFilter::default()),
+        // Checked first: serde would also read the struct from an array.
+        Value::Object(_) => {}
+        _ => return Err(QueryError::new(
+            "filter",
+            "must be a JSON object with optional string fields status, class, code, source and signature",
+        )),
+    }
+    let body = FilterJson::deserialize(v).map_err(|e| json_refusal(&e))?;
+    let mut filter = DeadLetterFilter::default();
+    for (field, given) in body.into_fields() {
+        let param = format!("filter.{}", field.name());
+        match given {
+            Field::Absent => {}
+            Field::Given(s) if s.is_empty() => {}
+            Field::Given(s) => *field.slot(&mut filter) = Some(field.check(&param, &s)?),
+            Field::WrongType => return Err(QueryError::new(param, "must be a string or null")),
+        }
+    }
+    Ok(filter)
+}
+
+/// The error for a JSON filter serde refused. Every field reads as
+/// `Field`, which never fails, so an unknown field is the only refusal
+/// expected; anything else is still reported, under `filter`.
+fn json_refusal(err: &serde_json::Error) -> QueryError {
+    match unknown_field(err) {
+        Some(name) => QueryError::new(
+            format!("filter.{}", name_shown(&name)),
+            "is not a filter field; the fields are status, class, code, source and signature",
+        ),
+        None => QueryError::new("filter", format!("could not be read: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests;
