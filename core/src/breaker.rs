@@ -72,6 +72,10 @@ pub enum BreakerState {
     Open {
         /// When it opened.
         opened_at_ms: UnixMillis,
+        /// The failure that opened it, kept so an event that never reached
+        /// the destination can name the destination's real problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<ErrorCode>,
     },
     /// One probe at a time is admitted.
     HalfOpen {
@@ -89,6 +93,14 @@ impl Default for BreakerState {
 }
 
 impl BreakerState {
+    /// The failure that opened it, while it is open and the cause is known.
+    pub fn cause(&self) -> Option<ErrorCode> {
+        match self {
+            BreakerState::Open { cause, .. } => *cause,
+            _ => None,
+        }
+    }
+
     /// `CLOSED`, `OPEN` or `HALF_OPEN`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -113,6 +125,8 @@ pub enum Admission {
     Reject {
         /// When a probe may next be admitted.
         retry_at_ms: UnixMillis,
+        /// The failure that opened the breaker, when known.
+        cause: Option<ErrorCode>,
     },
 }
 
@@ -120,7 +134,10 @@ pub enum Admission {
 pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Admission {
     match state {
         BreakerState::Closed { .. } => Admission::Allow,
-        BreakerState::Open { opened_at_ms } => {
+        BreakerState::Open {
+            opened_at_ms,
+            cause,
+        } => {
             let ready_at = opened_at_ms.saturating_add(cfg.cooldown_ms);
             if now_ms >= ready_at {
                 Admission::Probe {
@@ -132,6 +149,7 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
             } else {
                 Admission::Reject {
                     retry_at_ms: ready_at,
+                    cause,
                 }
             }
         }
@@ -142,6 +160,7 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
             Some(started) if now_ms < started.saturating_add(cfg.cooldown_ms) => {
                 Admission::Reject {
                     retry_at_ms: started.saturating_add(cfg.cooldown_ms),
+                    cause: None,
                 }
             }
             _ => Admission::Probe {
@@ -154,15 +173,16 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
     }
 }
 
-/// The state after a call that went out finished; `healthy` is false only
-/// for failures that say the destination is unwell (5xx, 429, timeouts,
-/// network errors), not for a 4xx it answered deliberately.
+/// The state after a call that went out finished. `unhealthy` is the code
+/// of a failure that says the destination is unwell (5xx, 429, timeouts,
+/// network errors); `None` for a success or a 4xx it answered deliberately.
 pub fn record(
     state: BreakerState,
-    healthy: bool,
+    unhealthy: Option<ErrorCode>,
     now_ms: UnixMillis,
     cfg: &BreakerConfig,
 ) -> BreakerState {
+    let healthy = unhealthy.is_none();
     match (state, healthy) {
         (BreakerState::Closed { .. }, true) => BreakerState::Closed { failures: 0 },
         (BreakerState::Closed { failures }, false) => {
@@ -170,6 +190,7 @@ pub fn record(
             if failures >= cfg.failure_threshold {
                 BreakerState::Open {
                     opened_at_ms: now_ms,
+                    cause: unhealthy,
                 }
             } else {
                 BreakerState::Closed { failures }
@@ -188,6 +209,7 @@ pub fn record(
         }
         (BreakerState::HalfOpen { .. }, false) => BreakerState::Open {
             opened_at_ms: now_ms,
+            cause: unhealthy,
         },
         // A call admitted while closed may finish after another isolate
         // opened the breaker; it does not change an open breaker.
@@ -207,14 +229,17 @@ pub fn circuit_open_failure(
     destination_label: &str,
     retry_at_ms: UnixMillis,
     now_ms: UnixMillis,
+    cause: Option<ErrorCode>,
 ) -> Failure {
     let wait_s = ((retry_at_ms - now_ms).max(0) as u64).div_ceil(1000);
-    Failure::new(
+    let mut f = Failure::new(
         ErrorCode::CircuitOpen,
         format!(
             "circuit open for {destination_label}; no call made; next probe in about {wait_s}s"
         ),
-    )
+    );
+    f.cause = cause;
+    f
 }
 
 #[cfg(test)]
@@ -235,36 +260,46 @@ mod tests {
     fn a_closed_breaker_opens_after_the_threshold_of_consecutive_failures() {
         let mut s = BreakerState::default();
         for n in 1..=4 {
-            s = record(s, false, 1000, &CFG);
+            s = record(s, Some(ErrorCode::Upstream5xx), 1000, &CFG);
             assert_eq!(s, closed(n));
             assert_eq!(admit(s, 1000, &CFG), Admission::Allow);
         }
-        s = record(s, false, 1000, &CFG);
-        assert_eq!(s, BreakerState::Open { opened_at_ms: 1000 });
+        s = record(s, Some(ErrorCode::Upstream5xx), 1000, &CFG);
+        assert_eq!(
+            s,
+            BreakerState::Open {
+                opened_at_ms: 1000,
+                cause: Some(ErrorCode::Upstream5xx),
+            },
+            "the failure that opened it is kept"
+        );
     }
 
     #[test]
     fn a_success_resets_the_failure_count() {
-        let s = record(closed(4), true, 0, &CFG);
+        let s = record(closed(4), None, 0, &CFG);
         assert_eq!(s, closed(0));
-        assert_eq!(record(s, false, 0, &CFG), closed(1));
+        assert_eq!(record(s, Some(ErrorCode::Upstream5xx), 0, &CFG), closed(1));
     }
 
     #[test]
     fn an_open_breaker_rejects_until_the_cooldown_then_admits_one_probe() {
         let open = BreakerState::Open {
             opened_at_ms: 10_000,
+            cause: None,
         };
         assert_eq!(
             admit(open, 10_000, &CFG),
             Admission::Reject {
-                retry_at_ms: 70_000
+                retry_at_ms: 70_000,
+                cause: None,
             }
         );
         assert_eq!(
             admit(open, 69_999, &CFG),
             Admission::Reject {
-                retry_at_ms: 70_000
+                retry_at_ms: 70_000,
+                cause: None,
             }
         );
         let probe = admit(open, 70_000, &CFG);
@@ -282,7 +317,8 @@ mod tests {
         assert_eq!(
             admit(next, 70_001, &CFG),
             Admission::Reject {
-                retry_at_ms: 130_000
+                retry_at_ms: 130_000,
+                cause: None,
             },
             "only one probe in flight"
         );
@@ -294,11 +330,12 @@ mod tests {
             successes: 0,
             probe_started_at_ms: Some(70_000),
         };
-        assert_eq!(record(half, true, 70_500, &CFG), closed(0));
+        assert_eq!(record(half, None, 70_500, &CFG), closed(0));
         assert_eq!(
-            record(half, false, 70_500, &CFG),
+            record(half, Some(ErrorCode::Timeout), 70_500, &CFG),
             BreakerState::Open {
-                opened_at_ms: 70_500
+                opened_at_ms: 70_500,
+                cause: Some(ErrorCode::Timeout),
             }
         );
     }
@@ -313,7 +350,7 @@ mod tests {
             successes: 0,
             probe_started_at_ms: Some(0),
         };
-        let after_one = record(half, true, 1, &cfg);
+        let after_one = record(half, None, 1, &cfg);
         assert_eq!(
             after_one,
             BreakerState::HalfOpen {
@@ -322,7 +359,7 @@ mod tests {
             }
         );
         assert!(matches!(admit(after_one, 2, &cfg), Admission::Probe { .. }));
-        assert_eq!(record(after_one, true, 3, &cfg), closed(0));
+        assert_eq!(record(after_one, None, 3, &cfg), closed(0));
     }
 
     #[test]
@@ -343,17 +380,30 @@ mod tests {
 
     #[test]
     fn a_late_result_does_not_change_an_open_breaker() {
-        let open = BreakerState::Open { opened_at_ms: 5 };
-        assert_eq!(record(open, true, 6, &CFG), open);
-        assert_eq!(record(open, false, 6, &CFG), open);
+        let open = BreakerState::Open {
+            opened_at_ms: 5,
+            cause: None,
+        };
+        assert_eq!(record(open, None, 6, &CFG), open);
+        assert_eq!(record(open, Some(ErrorCode::Upstream5xx), 6, &CFG), open);
     }
 
     #[test]
     fn states_serialize_with_their_names() {
-        let json = serde_json::to_string(&BreakerState::Open { opened_at_ms: 1 }).unwrap();
+        let json = serde_json::to_string(&BreakerState::Open {
+            opened_at_ms: 1,
+            cause: None,
+        })
+        .unwrap();
         assert_eq!(json, r#"{"state":"OPEN","opened_at_ms":1}"#);
         let back: BreakerState = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, BreakerState::Open { opened_at_ms: 1 });
+        assert_eq!(
+            back,
+            BreakerState::Open {
+                opened_at_ms: 1,
+                cause: None
+            }
+        );
     }
 
     #[test]
@@ -364,7 +414,9 @@ mod tests {
             (500, 1_000, "0s"),
         ];
         for (retry_at, now, want) in table {
-            let f = circuit_open_failure("https://x.example", retry_at, now);
+            let f =
+                circuit_open_failure("https://x.example", retry_at, now, Some(ErrorCode::Timeout));
+            assert_eq!(f.cause, Some(ErrorCode::Timeout));
             assert_eq!(f.code, ErrorCode::CircuitOpen);
             assert!(f.message.contains(want), "{}", f.message);
             assert!(f.message.contains("no call made"));

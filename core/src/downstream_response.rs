@@ -72,12 +72,13 @@ pub fn counts_against_breaker(failure: &Failure) -> bool {
     )
 }
 
-/// Whether a finished call leaves the destination looking healthy, as the
-/// breaker records it: a success, or a failure it answered deliberately.
-pub fn call_was_healthy(result: &Result<(), Failure>) -> bool {
+/// What a finished call tells the breaker: the code of a failure that says
+/// the destination is unwell, or `None` for a success or a failure it
+/// answered deliberately.
+pub fn breaker_cause(result: &Result<(), Failure>) -> Option<ErrorCode> {
     match result {
-        Ok(()) => true,
-        Err(f) => !counts_against_breaker(f),
+        Err(f) if counts_against_breaker(f) => Some(f.code),
+        _ => None,
     }
 }
 
@@ -179,15 +180,15 @@ mod tests {
     #[test]
     fn a_call_is_healthy_unless_it_failed_in_a_way_that_counts() {
         let table = [
-            (Ok(()), true),
-            (classify_status(400, None, 0), true),
-            (classify_status(401, None, 0), true),
-            (classify_status(500, None, 0), false),
-            (classify_status(429, None, 0), false),
-            (Err(timed_out(100)), false),
+            (Ok(()), None),
+            (classify_status(400, None, 0), None),
+            (classify_status(401, None, 0), None),
+            (classify_status(500, None, 0), Some(ErrorCode::Upstream5xx)),
+            (classify_status(429, None, 0), Some(ErrorCode::RateLimited)),
+            (Err(timed_out(100)), Some(ErrorCode::Timeout)),
         ];
         for (result, want) in table {
-            assert_eq!(call_was_healthy(&result), want, "{result:?}");
+            assert_eq!(breaker_cause(&result), want, "{result:?}");
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::idempotency::content_hash;
 use crate::poison_handoff::PoisonHandoff;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::redact::{redact_map, truncate};
+use crate::root_cause::root_cause;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,6 +35,9 @@ pub struct AttemptRecord {
     pub message: String,
     /// When it failed (unix ms).
     pub at_ms: UnixMillis,
+    /// For `CIRCUIT_OPEN`: the failure that opened the breaker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ErrorCode>,
 }
 
 /// How the message reached the DLQ.
@@ -194,8 +198,17 @@ pub fn event_of(body: &Value) -> Option<QueuedEvent> {
     }
 }
 
-/// Builds the envelope.
-pub fn build(input: DeadLetterInput<'_>) -> Envelope {
+/// Where a dead letter came from: a hand-off with its reason, or an original
+/// message Cloudflare moved.
+struct Origin {
+    kind: DeadLetterKind,
+    handoff: Option<PoisonHandoff>,
+    original: Value,
+    original_id: String,
+    enqueued_at_ms: UnixMillis,
+}
+
+fn origin(input: &DeadLetterInput<'_>) -> Origin {
     let handoff = PoisonHandoff::from_dlq_message(input.body);
     let (kind, original, original_id, enqueued_at_ms) = match &handoff {
         Some(h) => (
@@ -211,13 +224,23 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             input.enqueued_at_ms,
         ),
     };
-    let original = redact_original(original);
-    let event = decode_value(&original).ok();
+    Origin {
+        kind,
+        handoff,
+        original: redact_original(original),
+        original_id,
+        enqueued_at_ms,
+    }
+}
 
-    let mut history = input.history;
+/// The attempt history oldest first, with the hand-off's own attempt added
+/// when the hand-off overtook its attempt record (its reason is authoritative).
+fn merged_history(
+    mut history: Vec<AttemptRecord>,
+    handoff: Option<&PoisonHandoff>,
+) -> Vec<AttemptRecord> {
     history.sort_by_key(|a| (a.at_ms, a.attempt));
-    if let Some(h) = &handoff {
-        // The hand-off may overtake its own attempt record; its reason is authoritative.
+    if let Some(h) = handoff {
         if !history
             .iter()
             .any(|a| a.attempt == h.attempts && a.code == h.failure.code)
@@ -228,41 +251,50 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
                 code: h.failure.code,
                 message: h.failure.message.clone(),
                 at_ms: h.failed_at_ms,
+                cause: h.failure.cause,
             });
         }
     }
-    let last = history.last();
-    let failure = match (&handoff, last) {
+    history
+}
+
+/// The failure that ended the message's life, then its root cause.
+fn final_failure(handoff: Option<&PoisonHandoff>, history: &[AttemptRecord]) -> Failure {
+    let last = match (handoff, history.last()) {
         (Some(h), _) => h.failure.clone(),
-        (None, Some(a)) => Failure::new(a.code, a.message.clone()),
+        (None, Some(a)) => {
+            let mut f = Failure::new(a.code, a.message.clone());
+            f.cause = a.cause;
+            f
+        }
         (None, None) => Failure::new(
             ErrorCode::Unknown,
             "no failed attempt was recorded; Cloudflare moved the message after max_retries",
         ),
     };
-    let attempts = history
-        .iter()
-        .map(|a| a.attempt)
-        .max()
-        .unwrap_or(0)
-        .max(handoff.as_ref().map_or(0, |h| h.attempts));
+    root_cause(history, &last)
+}
 
-    let (body_text, body_bytes, body_ref) = match &event {
-        Some(e) => match &e.body {
-            EventBody::Inline { body } => (body.clone(), body.len() as u64, None),
-            EventBody::Stored {
-                body_ref,
-                body_bytes,
-            } => (
-                input.stored_body.unwrap_or_default().to_string(),
-                *body_bytes,
-                Some(body_ref.clone()),
-            ),
-        },
+/// The body text (for the excerpt and the hash), its size and its claim check.
+fn body_parts(
+    event: Option<&QueuedEvent>,
+    original: &Value,
+    stored_body: Option<&str>,
+) -> (String, u64, Option<String>) {
+    match event.map(|e| &e.body) {
+        Some(EventBody::Inline { body }) => (body.clone(), body.len() as u64, None),
+        Some(EventBody::Stored {
+            body_ref,
+            body_bytes,
+        }) => (
+            stored_body.unwrap_or_default().to_string(),
+            *body_bytes,
+            Some(body_ref.clone()),
+        ),
         None => {
             // Not an event: excerpt the body it carries if it has one (so
             // equal payloads dedupe), else the message itself.
-            let text = match (&original, original.get("body")) {
+            let text = match (original, original.get("body")) {
                 (_, Some(Value::String(body))) => body.clone(),
                 (Value::String(s), _) => s.clone(),
                 (other, _) => other.to_string(),
@@ -270,33 +302,56 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             let len = text.len() as u64;
             (text, len, None)
         }
-    };
-    let excerpt = truncate(&body_text, EXCERPT_BYTES).to_string();
-    // A message that failed to decode may still name itself; keep what it says.
-    let hint = |field: &str| match &event {
-        Some(e) => match field {
-            "event_id" => Some(e.event_id.clone()),
-            "idempotency_key" => Some(e.idempotency_key.clone()),
-            _ => Some(e.source.clone()),
-        },
-        None => original
+    }
+}
+
+/// Who the event is. A message that failed to decode may still name
+/// itself; keep what it says.
+fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) -> Identity {
+    let hint = |field: &str| {
+        original
             .get(field)
             .and_then(Value::as_str)
-            .map(str::to_string),
+            .map(str::to_string)
     };
-    let source = hint("source");
+    Identity {
+        event_id: event.map_or_else(|| hint("event_id"), |e| Some(e.event_id.clone())),
+        idempotency_key: event.map_or_else(
+            || hint("idempotency_key"),
+            |e| Some(e.idempotency_key.clone()),
+        ),
+        source: event.map_or_else(|| hint("source"), |e| Some(e.source.clone())),
+        queue: "webhooks".to_string(),
+        queue_message_id: original_id,
+    }
+}
+
+/// Builds the envelope.
+pub fn build(input: DeadLetterInput<'_>) -> Envelope {
+    let o = origin(&input);
+    let event = decode_value(&o.original).ok();
+    let history = merged_history(input.history, o.handoff.as_ref());
+    let failure = final_failure(o.handoff.as_ref(), &history);
+    let attempts = history
+        .iter()
+        .map(|a| a.attempt)
+        .max()
+        .unwrap_or(0)
+        .max(o.handoff.as_ref().map_or(0, |h| h.attempts));
+    let (body_text, body_bytes, body_ref) =
+        body_parts(event.as_ref(), &o.original, input.stored_body);
+    let excerpt = truncate(&body_text, EXCERPT_BYTES).to_string();
+    let identity = identity(event.as_ref(), &o.original, o.original_id);
+    let hash = content_hash(
+        identity.source.as_deref().unwrap_or(""),
+        body_text.as_bytes(),
+    );
     Envelope {
-        id: entry_id(&original_id),
-        kind,
-        identity: Identity {
-            event_id: hint("event_id"),
-            idempotency_key: hint("idempotency_key"),
-            source: source.clone(),
-            queue: "webhooks".to_string(),
-            queue_message_id: original_id,
-        },
+        id: entry_id(&identity.queue_message_id),
+        kind: o.kind,
+        identity,
         timing: Timing {
-            enqueued_at_ms,
+            enqueued_at_ms: o.enqueued_at_ms,
             received_at_ms: event.as_ref().map(|e| e.received_at_ms),
             first_attempt_at_ms: history.first().map(|a| a.at_ms),
             last_attempt_at_ms: history.last().map(|a| a.at_ms),
@@ -310,7 +365,7 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             message: failure.message,
         },
         transport: Transport {
-            headers: headers_of(&original),
+            headers: headers_of(&o.original),
             delivery_id: event.as_ref().and_then(|e| e.delivery_id.clone()),
         },
         input: Input {
@@ -318,8 +373,8 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
             excerpt,
             body_bytes,
             body_ref,
-            content_hash: content_hash(source.as_deref().unwrap_or(""), body_text.as_bytes()),
-            original,
+            content_hash: hash,
+            original: o.original,
         },
     }
 }

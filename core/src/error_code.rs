@@ -159,6 +159,10 @@ pub struct Failure {
     /// (for example a downstream's `Retry-After`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u32>,
+    /// For `CIRCUIT_OPEN`: the failure that opened the breaker, so the dead
+    /// letter can name the destination's real problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ErrorCode>,
 }
 
 impl Failure {
@@ -168,6 +172,7 @@ impl Failure {
             code,
             message: message.into(),
             retry_after_s: None,
+            cause: None,
         }
     }
 

@@ -12,6 +12,7 @@
 //! comparison goes through `hmac::Mac::verify_slice`, which is constant time.
 //! No error text ever contains the token.
 
+use crate::signature::{mac_parts, HmacSha256};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::Mac;
@@ -30,8 +31,6 @@ pub const MAX_TOKEN_LEN: usize = 8 * 1024;
 
 /// What to tell an operator who needs a token.
 const MINT_HINT: &str = "mint one with `npm run admin-token`";
-
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// The claims of a verified token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,11 +213,7 @@ pub fn sign_hs256(claims_json: &Value, key: &[u8]) -> String {
 
 /// HMAC-SHA256 over the ASCII signing input `header.payload`.
 fn mac(key: &[u8], header_b64: &str, payload_b64: &str) -> HmacSha256 {
-    let mut m = HmacSha256::new_from_slice(key).expect("HMAC accepts keys of any length");
-    m.update(header_b64.as_bytes());
-    m.update(b".");
-    m.update(payload_b64.as_bytes());
-    m
+    mac_parts(key, &[header_b64.as_bytes(), b".", payload_b64.as_bytes()])
 }
 
 /// Accepts a JOSE header only if it is an object naming HS256 and carrying

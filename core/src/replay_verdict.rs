@@ -23,6 +23,35 @@ pub fn verdict(outcome: &Outcome, downstream: DownstreamResult) -> Result<(), Fa
     }
 }
 
+/// Why a replay must be refused before anything is done, if it must: the
+/// relay does not know the source any more, or the entry failed at its
+/// downstream and the source no longer forwards (a "success" would then
+/// mean nothing was delivered).
+pub fn refusal(
+    source: &str,
+    known_source: bool,
+    forwards: bool,
+    entry_code: ErrorCode,
+) -> Option<String> {
+    if !known_source {
+        return Some(format!(
+            "source '{source}' is not configured in the relay's SOURCES, so this event cannot be replayed; add the source back, or archive the entry"
+        ));
+    }
+    let failed_downstream = matches!(
+        entry_code,
+        ErrorCode::Upstream5xx
+            | ErrorCode::Upstream4xx
+            | ErrorCode::Timeout
+            | ErrorCode::RateLimited
+            | ErrorCode::AuthExpired
+            | ErrorCode::CircuitOpen
+    );
+    (failed_downstream && !forwards).then(|| format!(
+        "this entry failed at its downstream ({entry_code}), but source '{source}' has no downstream configured in the relay any more; replaying would deliver nothing. Configure the downstream in SOURCES, or archive the entry"
+    ))
+}
+
 /// The audited outcome, from the verdict and the entry's status after it.
 pub fn outcome_of(succeeded: bool, status_after: EntryStatus) -> ReplayOutcome {
     match (succeeded, status_after) {
@@ -62,6 +91,25 @@ mod tests {
         for (outcome, downstream, want) in table {
             let got = verdict(&outcome, downstream).err().map(|f| f.code);
             assert_eq!(got, want, "{outcome:?} / {downstream:?}");
+        }
+    }
+
+    #[test]
+    fn a_replay_is_refused_when_it_could_not_deliver() {
+        use ErrorCode::*;
+        let table = [
+            (true, true, Upstream5xx, false),
+            (true, false, Upstream5xx, true),
+            (true, false, Upstream4xx, true),
+            (true, false, CircuitOpen, true),
+            (true, false, SchemaMismatch, false),
+            (true, false, D1Unavailable, false),
+            (false, true, Upstream5xx, true),
+            (false, false, BadPayload, true),
+        ];
+        for (known, forwards, code, refused) in table {
+            let got = refusal("s", known, forwards, code);
+            assert_eq!(got.is_some(), refused, "{known} {forwards} {code}");
         }
     }
 

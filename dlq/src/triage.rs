@@ -4,6 +4,7 @@
 
 use hookrelay_core::config::DlqConfig;
 use hookrelay_core::dlq_capacity::evictions_needed;
+use hookrelay_core::dlq_store_retry::store_retry_delay_s;
 use hookrelay_core::envelope::{self, DeadLetterInput, Envelope};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::queued_event::EventBody;
@@ -42,25 +43,32 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
                 json!({"err": error_message(&e)}),
             );
             for m in &messages {
-                m.retry(config.retry_delay_s);
+                retry_store(m, &config, "the D1 binding DB is missing");
             }
+            metrics::flush(env).await;
             return;
         }
     };
     for message in &messages {
         match triage_one(&db, message, &config).await {
             Ok(()) => message.ack(),
-            Err(e) => {
-                log::error(
-                    COMPONENT,
-                    "store_failed",
-                    json!({"queue_message_id": message.id, "attempts": message.attempts, "err": error_message(&e), "next": "retry", "delay_s": config.retry_delay_s}),
-                );
-                message.retry(config.retry_delay_s);
-            }
+            Err(e) => retry_store(message, &config, &error_message(&e)),
         }
     }
     metrics::flush(env).await;
+}
+
+/// Retries a dead letter that could not be stored, with a growing delay so
+/// the retries outlast the queue's retention; logged and counted each time.
+fn retry_store(message: &QueueMessage, config: &DlqConfig, err: &str) {
+    let delay_s = store_retry_delay_s(config.retry_delay_s, message.attempts);
+    metrics::count(Metric::new(MetricName::DlqStoreFailed, COMPONENT), 1);
+    log::error(
+        COMPONENT,
+        "store_failed",
+        json!({"queue_message_id": message.id, "attempts": message.attempts, "err": err, "next": "retry", "delay_s": delay_s}),
+    );
+    message.retry(delay_s);
 }
 
 /// Builds the envelope from the message and the consumer's attempt record.

@@ -8,6 +8,7 @@
 use crate::db::breakers;
 use crate::{log, metrics};
 use hookrelay_core::breaker::{admit, record, Admission, BreakerConfig, BreakerState};
+use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::redact::destination_label;
 use serde_json::json;
@@ -53,6 +54,7 @@ pub async fn admit_call(
     // Lost every race: someone else is probing right now.
     Ok(Admission::Reject {
         retry_at_ms: now_ms + cfg.cooldown_ms,
+        cause: None,
     })
 }
 
@@ -61,13 +63,13 @@ pub async fn record_call(
     db: &D1Database,
     component: Component,
     destination: &str,
-    healthy: bool,
+    unhealthy: Option<ErrorCode>,
     now_ms: i64,
     cfg: &BreakerConfig,
 ) -> Result<()> {
     for _ in 0..CAS_ATTEMPTS {
         let (state, version) = breakers::load(db, destination).await?;
-        let next = record(state, healthy, now_ms, cfg);
+        let next = record(state, unhealthy, now_ms, cfg);
         if next == state {
             return Ok(());
         }

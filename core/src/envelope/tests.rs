@@ -19,6 +19,7 @@ fn record(attempt: u32, code: ErrorCode, at_ms: i64) -> AttemptRecord {
         code,
         message: format!("attempt {attempt} failed"),
         at_ms,
+        cause: None,
     }
 }
 
@@ -126,6 +127,7 @@ fn a_poison_handoff_carries_its_own_reason_and_the_original_message() {
         code: ErrorCode::BadPayload,
         message: "x".into(),
         at_ms: 600,
+        cause: None,
     }];
     assert_eq!(
         build(input(&body, recorded)).delivery.history.len(),

@@ -321,17 +321,22 @@ fn parse_timestamp(raw: &str, header: &'static str) -> Result<i64, SignatureErro
         })
 }
 
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+/// HMAC-SHA256, the one MAC every scheme and the admin JWT use.
+pub(crate) type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
-/// A keyed HMAC-SHA256 over the concatenated parts.
-fn mac(key: &SigningKey, parts: &[&[u8]]) -> HmacSha256 {
+/// A keyed HMAC-SHA256 over the concatenated parts: the one copy of the
+/// MAC set-up, shared with the admin JWT.
+pub(crate) fn mac_parts(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
     use hmac::Mac;
-    let mut m =
-        HmacSha256::new_from_slice(key.as_bytes()).expect("HMAC accepts keys of any length");
+    let mut m = HmacSha256::new_from_slice(key).expect("HMAC accepts keys of any length");
     for p in parts {
         m.update(p);
     }
     m
+}
+
+fn mac(key: &SigningKey, parts: &[&[u8]]) -> HmacSha256 {
+    mac_parts(key.as_bytes(), parts)
 }
 
 /// Constant-time check of one presented MAC against the computed one.

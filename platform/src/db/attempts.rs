@@ -24,7 +24,7 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
     if attempts.is_empty() {
         return Ok(());
     }
-    let stmt = "INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    let stmt = "INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at, cause) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
     let statements = attempts
         .iter()
         .map(|a| {
@@ -36,6 +36,7 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
                 text(a.failure.code.as_str()),
                 text(&a.failure.message),
                 int(now_ms),
+                opt_text(a.failure.cause.map(|c| c.as_str())),
             ])
         })
         .collect::<Result<Vec<_>>>()?;
@@ -50,6 +51,7 @@ struct AttemptRow {
     code: String,
     message: String,
     at: f64,
+    cause: Option<String>,
 }
 
 /// Failed attempts recorded for a queue message, oldest first. A class or
@@ -57,7 +59,7 @@ struct AttemptRow {
 /// evidence, and an unreadable label must not lose the rest of it.
 pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<AttemptRecord>> {
     let rows = db
-        .prepare("SELECT attempt, class, code, message, at FROM attempts WHERE queue_message_id = ?1 ORDER BY at, attempt")
+        .prepare("SELECT attempt, class, code, message, at, cause FROM attempts WHERE queue_message_id = ?1 ORDER BY at, attempt")
         .bind(&[text(queue_message_id)])?
         .all()
         .await?
@@ -70,6 +72,7 @@ pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<Atte
             code: ErrorCode::parse(&r.code).unwrap_or(ErrorCode::Unknown),
             message: r.message,
             at_ms: r.at as i64,
+            cause: r.cause.as_deref().and_then(ErrorCode::parse),
         })
         .collect())
 }

@@ -7,7 +7,7 @@ use crate::{downstream, log, now_ms};
 use hookrelay_core::breaker::{circuit_open_failure, Admission, ADMISSION_WHEN_UNREADABLE};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::downstream_request::signed_headers;
-use hookrelay_core::downstream_response::call_was_healthy;
+use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
@@ -94,11 +94,12 @@ async fn deliver_one(
             "DOWNSTREAM_SIGNING_SECRET is not configured",
         )
     })?;
-    if let Admission::Reject { retry_at_ms } = admission(db, component, url, cfg).await {
+    if let Admission::Reject { retry_at_ms, cause } = admission(db, component, url, cfg).await {
         return Err(circuit_open_failure(
             &destination_label(url),
             retry_at_ms,
             now_ms(),
+            cause,
         ));
     }
     // The clock is read here, as the request is built: a paced replay or a
@@ -113,8 +114,8 @@ async fn deliver_one(
         body.as_bytes(),
     );
     let result = downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await;
-    let healthy = call_was_healthy(&result);
-    if let Err(e) = record_call(db, component, url, healthy, now_ms(), &cfg.breaker).await {
+    let cause = breaker_cause(&result);
+    if let Err(e) = record_call(db, component, url, cause, now_ms(), &cfg.breaker).await {
         log::error(
             component,
             "breaker_unwritable",
