@@ -1,21 +1,17 @@
-// Shared helpers for bench/run.mjs: Miniflare setups for the three
-// consumers, migrations, event generation, signing, and small statistics.
-// Mirrors tests/support/harness.mjs (which is not imported, so the bench
-// never enables the test-only broker control endpoints).
-import { Miniflare, Log, LogLevel } from "miniflare";
-import wrangler from "wrangler";
+// Shared helpers for the benchmarks: Miniflare setups for the three
+// consumers, event generation, signing, and small statistics. The relay's
+// Miniflare options come from scripts/miniflare-workers.mjs, the module the
+// test harness uses too; the bench never imports the harness, so the
+// test-only broker control endpoints stay off.
+import { Log, LogLevel } from "miniflare";
 import { createHmac, randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
-import { applyMigrations } from "../scripts/local-d1.mjs";
-import { readDevVars } from "../scripts/dev-vars.mjs";
+import { ROOT, SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../scripts/miniflare-workers.mjs";
+import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export { ROOT, SECRETS };
 export const BENCH = path.join(ROOT, "bench");
 export const BUILD = path.join(BENCH, ".build");
-
-/** The development secrets from .dev.vars.example (the harness reads the same file). */
-export const SECRETS = readDevVars(path.join(ROOT, ".dev.vars.example"));
 
 /**
  * A Miniflare log that prints nothing and keeps the queue broker's
@@ -40,63 +36,29 @@ export class BatchLog extends Log {
   }
 }
 
-/** Collects the workers' stdout/stderr lines (kept, not printed). */
+/** Counts the workers' stdout/stderr lines and keeps the first error lines (nothing is printed). */
 function stdio(sink) {
-  return (stdout, stderr) => {
-    for (const stream of [stdout, stderr]) {
-      stream.setEncoding("utf8");
-      let carry = "";
-      stream.on("data", (chunk) => {
-        const lines = (carry + chunk).split("\n");
-        carry = lines.pop();
-        sink.count += lines.length;
-        for (const l of lines) if (/error|panic/i.test(l) && sink.errors.length < 20) sink.errors.push(l);
-      });
-    }
-  };
+  return lineStdio((line) => {
+    sink.count += 1;
+    if (/error|panic/i.test(line) && sink.errors.length < 20) sink.errors.push(line);
+  });
 }
 
-/** Worker options from a committed wrangler.toml, as the test harness builds them. */
-function fromWrangler(configPath, name, consumers) {
-  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(path.join(ROOT, configPath));
-  const dir = path.dirname(path.join(ROOT, configPath));
-  const queueConsumers = {};
-  for (const [q, c] of Object.entries(opts.queueConsumers ?? {})) {
-    if (consumers[q] === null) continue; // detached: the broker keeps no consumer for q
-    queueConsumers[q] = { ...c, maxBatchTimeout: 0, ...(consumers[q] ?? {}) };
-  }
-  return {
-    ...opts,
-    name,
-    modules: true,
-    scriptPath: path.join(dir, "build/index.js"),
-    modulesRoot: path.join(dir, "build"),
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    bindings: { ...opts.bindings, ...SECRETS },
-    queueConsumers,
-  };
-}
-
-async function started(workers, db) {
+async function started(workers, dbWorker) {
   const log = new BatchLog();
   const out = { count: 0, errors: [] };
-  const mf = new Miniflare({ cf: false, host: "127.0.0.1", port: 0, log, handleRuntimeStdio: stdio(out), workers });
-  const url = await mf.ready;
-  const database = await mf.getD1Database("DB", db);
-  await applyMigrations(database);
-  return { mf, url, db: database, log, stdio: out, dispose: () => mf.dispose() };
+  const { mf, url, db } = await startMiniflare(workers, { dbWorker, log, handleRuntimeStdio: stdio(out) });
+  return { mf, url, db, log, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
 }
 
 /**
  * The real relay and DLQ worker from their wrangler.toml files (fresh
  * in-memory D1). `consumers` overrides queue consumer settings by queue
- * name; `null` detaches that consumer.
+ * name, `null` detaches that consumer; `vars` override vars and secrets of
+ * both workers.
  */
-export function startRelay({ consumers = {} } = {}) {
-  return started(
-    [fromWrangler("wrangler.toml", "hookrelay", consumers), fromWrangler("dlq/wrangler.toml", "hookrelay-dlq", consumers)],
-    "hookrelay",
-  );
+export function startRelay({ consumers = {}, vars = {} } = {}) {
+  return started(hookrelayWorkers({ vars, consumers }), "hookrelay");
 }
 
 /** A hand-written JS consumer (bench/.build/<name>.js), wrangler-free config. */
@@ -151,13 +113,12 @@ export function queuedEvents(n, run = randomUUID().slice(0, 8)) {
   return out;
 }
 
-/** Headers for a demo-hmac request (X-Signature = hex HMAC-SHA256 of `{ts}.{body}`). */
+/** Headers for a demo-hmac request; `valid: false` flips one hex digit of the signature. */
 export function hmacHeaders(body, { opId = randomUUID(), valid = true } = {}) {
-  const ts = Math.floor(Date.now() / 1000).toString();
-  const secret = SECRETS.WEBHOOK_SECRET_DEMO_HMAC;
-  let sig = createHmac("sha256", secret).update(`${ts}.`).update(body).digest("hex");
-  if (!valid) sig = (sig[0] === "0" ? "1" : "0") + sig.slice(1);
-  return { "content-type": "application/json", "x-timestamp": ts, "x-signature": sig, "x-operation-id": opId };
+  const headers = hmacSha256Headers(body, { secret: SECRETS.WEBHOOK_SECRET_DEMO_HMAC, operationId: opId });
+  const sig = headers["x-signature"];
+  if (!valid) headers["x-signature"] = (sig[0] === "0" ? "1" : "0") + sig.slice(1);
+  return headers;
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -2,9 +2,13 @@
 // Replay-all throughput: entries/s at concurrency 5 and 20, through the
 // relay's origin, against a local downstream that answers 200.
 //   node bench/replay.mjs            (BENCH_REPLAY_N=300 by default)
-import { startRelay, rows, waitFor } from "../tests/support/harness.mjs";
+// It starts the relay through bench/lib.mjs, not the test harness, so the
+// broker's test-only control endpoints stay off.
+import { startRelay } from "./lib.mjs";
+import { rows } from "../scripts/local-d1.mjs";
+import { waitFor } from "../tests/support/wait-for.mjs";
 import { startDownstream } from "../tests/support/downstream.mjs";
-import { hmacHeaders } from "../tests/support/signers.mjs";
+import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
 import { token } from "../tests/support/admin.mjs";
 
 const N = Number(process.env.BENCH_REPLAY_N ?? 300);
@@ -23,7 +27,7 @@ try {
   for (const source of ["c5", "c20"]) {
     for (let i = 0; i < N; i++) {
       const body = JSON.stringify({ i, source });
-      await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers: hmacHeaders(body, { secret, operationId: `${source}-${i}` }) });
+      await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers: hmacSha256Headers(body, { secret, operationId: `${source}-${i}` }) });
     }
     await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters WHERE source = ?", source))[0].n >= N, { timeoutMs: 300_000, what: `${N} dead letters for ${source}` });
   }

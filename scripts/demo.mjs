@@ -7,8 +7,9 @@
 //   npm start -- --var RETRY_DELAYS_S:2,2,2,2,2     # in one terminal (short retries for the demo)
 //   npm run demo                                    # in another
 import http from "node:http";
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { localDevVars } from "./dev-vars.mjs";
+import { hmacSha256Headers, secretNameFor, stripeSignatureHeader } from "./webhook-signatures.mjs";
 import { mintToken } from "./admin-jwt.mjs";
 
 const BASE = process.env.HOOKRELAY_URL ?? "http://127.0.0.1:8787";
@@ -21,12 +22,9 @@ const admin = async (path) => {
 };
 
 function signed(source, body, operationId) {
-  const ts = String(Math.floor(Date.now() / 1000));
-  const secret = vars[`WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`];
-  if (source === "demo-stripe") {
-    return { "content-type": "application/json", "stripe-signature": `t=${ts},v1=${createHmac("sha256", secret).update(`${ts}.${body}`).digest("hex")}` };
-  }
-  return { "content-type": "application/json", "x-timestamp": ts, "x-operation-id": operationId, "x-signature": createHmac("sha256", secret).update(`${ts}.${body}`).digest("hex") };
+  const secret = vars[secretNameFor(source)];
+  if (source === "demo-stripe") return { "content-type": "application/json", "stripe-signature": stripeSignatureHeader(body, { secret }) };
+  return hmacSha256Headers(body, { secret, operationId });
 }
 
 // The throwaway downstream demo-forward points at.

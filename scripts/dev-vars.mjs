@@ -2,6 +2,9 @@
 // parser every local script and test harness shares.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The variables in `file`. */
 export function readDevVars(file) {
@@ -22,3 +25,6 @@ export function localDevVars(dir = ".") {
   const file = path.join(dir, existsSync(path.join(dir, ".dev.vars")) ? ".dev.vars" : ".dev.vars.example");
   return { file, vars: readDevVars(file) };
 }
+
+/** The committed development secrets (.dev.vars.example): what tests and benchmarks sign with. */
+export const EXAMPLE_SECRETS = readDevVars(path.join(ROOT, ".dev.vars.example"));

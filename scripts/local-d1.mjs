@@ -1,5 +1,6 @@
-// Applies migrations/*.sql to a Miniflare D1 binding, in order, split the
-// way wrangler splits them: shared by the test harness and the benchmarks.
+// Local D1 helpers shared by the test harness, the soak and the benchmarks:
+// migrations/*.sql applied to a Miniflare D1 binding, in order, split the
+// way wrangler splits them, and a query's rows.
 import wrangler from "wrangler";
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -15,4 +16,10 @@ export async function applyMigrations(db) {
       if (statement.trim()) await db.prepare(statement).run();
     }
   }
+}
+
+/** Rows of a query. */
+export async function rows(db, sql, ...params) {
+  const { results } = await db.prepare(sql).bind(...params).all();
+  return results;
 }

@@ -5,8 +5,9 @@
 //   npm run sign -- demo-stripe '{"id":"evt_1","object":"event"}'
 //   npm run sign -- demo-github '{"zen":"hi"}' --print
 //   npm run sign -- demo-hmac '{"op":"x"}' --url http://127.0.0.1:8790
-import { createHmac, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { localDevVars } from "./dev-vars.mjs";
+import { githubSignatureHeader, hmacSha256Headers, secretNameFor, standardWebhooksHeaders, stripeSignatureHeader } from "./webhook-signatures.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name) => {
@@ -20,31 +21,26 @@ const base = flag("--url") ?? "http://127.0.0.1:8787";
 const [source = "demo-standard", body = JSON.stringify({ id: `evt_${randomUUID()}`, type: "demo.ping", at: new Date().toISOString() })] = args;
 
 const { file: varsFile, vars } = localDevVars();
-const secretName = `WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`;
+const secretName = secretNameFor(source);
 const secret = vars[secretName];
 if (!secret) {
   console.error(`no ${secretName} in ${varsFile}; which scheme does '${source}' use? (demo sources: demo-standard, demo-stripe, demo-github, demo-hmac)`);
   process.exit(2);
 }
 const scheme = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256" }[source] ?? flag("--scheme");
-const ts = Math.floor(Date.now() / 1000);
-const hmac = (key, data, enc) => createHmac("sha256", key).update(data).digest(enc);
 const headers = { "content-type": "application/json" };
 switch (scheme) {
-  case "standard-webhooks": {
-    const id = `msg_${randomUUID()}`;
-    const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-    Object.assign(headers, { "webhook-id": id, "webhook-timestamp": String(ts), "webhook-signature": `v1,${hmac(key, `${id}.${ts}.${body}`, "base64")}` });
+  case "standard-webhooks":
+    Object.assign(headers, standardWebhooksHeaders(body, { secret }));
     break;
-  }
   case "stripe":
-    headers["stripe-signature"] = `t=${ts},v1=${hmac(secret, `${ts}.${body}`, "hex")}`;
+    headers["stripe-signature"] = stripeSignatureHeader(body, { secret });
     break;
   case "github":
-    Object.assign(headers, { "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${hmac(secret, body, "hex")}` });
+    Object.assign(headers, { "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": githubSignatureHeader(body, { secret }) });
     break;
   case "hmac-sha256":
-    Object.assign(headers, { "x-timestamp": String(ts), "x-operation-id": `op_${randomUUID()}`, "x-signature": hmac(secret, `${ts}.${body}`, "hex") });
+    Object.assign(headers, hmacSha256Headers(body, { secret, operationId: `op_${randomUUID()}` }));
     break;
   default:
     console.error(`unknown scheme for '${source}'; pass --scheme standard-webhooks|stripe|github|hmac-sha256`);

@@ -15,10 +15,11 @@
 import { startRelay, rows, waitFor } from "../tests/support/harness.mjs";
 import { startDownstream } from "../tests/support/downstream.mjs";
 import { hmacHeaders } from "../tests/support/signers.mjs";
+import { secretNameFor } from "./webhook-signatures.mjs";
 import { pathToFileURL } from "node:url";
 
 const SECRETS = { WEBHOOK_SECRET_SOAK_OK: "soak-ok-secret", WEBHOOK_SECRET_SOAK_POISON: "soak-poison-secret", WEBHOOK_SECRET_SOAK_FLAKY: "soak-flaky-secret" };
-const secretOf = (source) => SECRETS[`WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`];
+const secretOf = (source) => SECRETS[secretNameFor(source)];
 
 /** Runs the soak; returns the accounting. `log` receives progress lines. */
 export async function soak({ n = 10_000, concurrency = 16, log = () => {} } = {}) {

@@ -4,10 +4,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { sign as githubSign, verify as githubVerify } from "@octokit/webhooks-methods";
+import {
+  checkHmacSha256,
+  githubSignatureHeader,
+  standardWebhooksHeaders,
+  stripeSignatureHeader,
+  timestampedSignature,
+} from "../scripts/webhook-signatures.mjs";
 
 const vectors = JSON.parse(readFileSync(new URL("../core/tests/vectors.json", import.meta.url), "utf8"));
 
@@ -35,8 +41,22 @@ test("@octokit/webhooks-methods produces and accepts the GitHub vectors", async 
   }
 });
 
-test("node:crypto reproduces the generic HMAC vectors", () => {
+test("node:crypto reproduces the generic HMAC vectors, and the checker accepts them", () => {
   for (const v of vectors.hmac_sha256) {
-    assert.equal(createHmac("sha256", v.secret).update(`${v.timestamp}.${v.body}`).digest("hex"), v.signature);
+    assert.equal(timestampedSignature(v.secret, v.timestamp, v.body), v.signature);
+    const headers = { "x-timestamp": String(v.timestamp), "x-signature": v.signature };
+    assert.deepEqual(checkHmacSha256(headers, v.body, v.secret, { now: v.timestamp * 1000 }), { ok: true });
+    assert.equal(checkHmacSha256(headers, `${v.body} `, v.secret, { now: v.timestamp * 1000 }).ok, false);
+    assert.equal(checkHmacSha256(headers, v.body, v.secret, { now: (v.timestamp + 301) * 1000 }).ok, false);
+  }
+});
+
+// The demo and `npm run sign` sign with these hand-rolled copies; they must agree with the providers.
+test("the hand-rolled signers reproduce the Stripe, GitHub and Standard Webhooks vectors", () => {
+  for (const v of vectors.stripe) assert.equal(stripeSignatureHeader(v.body, { secret: v.secret, at: v.timestamp * 1000 }), v.signature);
+  for (const v of vectors.github) assert.equal(githubSignatureHeader(v.body, { secret: v.secret }), v.signature);
+  for (const v of vectors.standard_webhooks) {
+    const headers = standardWebhooksHeaders(v.body, { secret: v.secret, id: v.id, at: v.timestamp * 1000 });
+    assert.equal(headers["webhook-signature"], v.signature);
   }
 });

@@ -2,7 +2,7 @@
 // the Rust verifier) and call the API exactly as DESIGN.md states it.
 import { mintToken } from "../../scripts/admin-jwt.mjs";
 import assert from "node:assert/strict";
-import { SECRETS } from "./harness.mjs";
+import { EXAMPLE_SECRETS as SECRETS } from "../../scripts/dev-vars.mjs";
 
 /** An HS256 token for the tests' admin; `header` and `claims` override the defaults. */
 export function token({ claims = {}, header = {}, secret = SECRETS.ADMIN_JWT_SECRET } = {}) {

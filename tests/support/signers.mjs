@@ -1,10 +1,12 @@
 // Signing with the providers' own libraries where they exist, so the tests
-// prove interoperability instead of assuming it.
+// prove interoperability instead of assuming it. The generic scheme has no
+// provider library: it uses the one hand-rolled copy in scripts/.
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { sign as githubSign } from "@octokit/webhooks-methods";
-import { createHmac, randomUUID } from "node:crypto";
-import { SECRETS } from "./harness.mjs";
+import { randomUUID } from "node:crypto";
+import { EXAMPLE_SECRETS as SECRETS } from "../../scripts/dev-vars.mjs";
+import { hmacSha256Headers } from "../../scripts/webhook-signatures.mjs";
 
 const stripe = new Stripe("sk_test_unused", { telemetry: false });
 
@@ -37,14 +39,7 @@ export async function githubHeaders(body, { delivery = randomUUID(), secret = SE
   };
 }
 
-/** Headers for the generic scheme (no provider library exists: node crypto). */
+/** Headers for the generic scheme (scripts/webhook-signatures.mjs). */
 export function hmacHeaders(body, { at = Date.now(), operationId, secret = SECRETS.WEBHOOK_SECRET_DEMO_HMAC } = {}) {
-  const ts = String(Math.floor(at / 1000));
-  const headers = {
-    "content-type": "application/json",
-    "x-timestamp": ts,
-    "x-signature": createHmac("sha256", secret).update(`${ts}.${body}`).digest("hex"),
-  };
-  if (operationId) headers["x-operation-id"] = operationId;
-  return headers;
+  return hmacSha256Headers(body, { secret, at, operationId });
 }

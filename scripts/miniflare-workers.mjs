@@ -1,0 +1,92 @@
+// The relay and the DLQ worker as Miniflare worker options, built from the
+// committed wrangler.toml files through wrangler's own mapping, and one
+// Miniflare start: shared by tests/support/harness.mjs and bench/lib.mjs, so
+// both run exactly what `npm start` runs. Nothing here enables the queue
+// broker's control endpoints; only the test harness does.
+import { Miniflare } from "miniflare";
+import wrangler from "wrangler";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { applyMigrations } from "./local-d1.mjs";
+import { EXAMPLE_SECRETS } from "./dev-vars.mjs";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const EXAMPLE_VARS = path.join(ROOT, ".dev.vars.example");
+
+/** The development secrets from .dev.vars.example. */
+export const SECRETS = EXAMPLE_SECRETS;
+
+/**
+ * One worker's options from its wrangler file (`configPath` relative to the
+ * repository). `vars` override vars and secrets. `consumers` overrides queue
+ * consumer settings by queue name; `null` detaches that consumer (the broker
+ * then accepts and drops its messages).
+ */
+export function workerOptions(configPath, name, { vars = {}, consumers = {} } = {}) {
+  const config = path.join(ROOT, configPath);
+  // envFiles keeps wrangler from reading a .dev.vars beside the config: a
+  // developer's edits, or the dlq/.dev.vars that `npm start -- --var …`
+  // writes, must not leak into tests and benchmarks.
+  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(config, undefined, { envFiles: [EXAMPLE_VARS] });
+  const dir = path.dirname(config);
+  const queueConsumers = {};
+  for (const [queue, settings] of Object.entries(opts.queueConsumers ?? {})) {
+    if (consumers[queue] === null) continue;
+    // A batch that is not full would otherwise wait max_batch_timeout (5 s).
+    queueConsumers[queue] = { ...settings, maxBatchTimeout: 0, ...(consumers[queue] ?? {}) };
+  }
+  return {
+    ...opts,
+    name,
+    modules: true,
+    scriptPath: path.join(dir, "build/index.js"),
+    modulesRoot: path.join(dir, "build"),
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    bindings: { ...opts.bindings, ...SECRETS, ...vars },
+    queueConsumers,
+  };
+}
+
+/**
+ * Both hookrelay workers. `vars` apply to both, `relayVars` / `dlqVars` to
+ * one (after `vars`); `consumers` as in workerOptions.
+ */
+export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {} } = {}) {
+  return [
+    workerOptions("wrangler.toml", "hookrelay", { vars: { ...vars, ...relayVars }, consumers }),
+    workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: { ...vars, ...dlqVars }, consumers }),
+  ];
+}
+
+/** A handleRuntimeStdio that calls `onLine` for each whole line of the workers' stdout and stderr. */
+export function lineStdio(onLine) {
+  return (stdout, stderr) => {
+    for (const stream of [stdout, stderr]) {
+      stream.setEncoding("utf8");
+      let carry = "";
+      stream.on("data", (chunk) => {
+        const lines = (carry + chunk).split("\n");
+        carry = lines.pop();
+        for (const line of lines) onLine(line);
+      });
+    }
+  };
+}
+
+/**
+ * Starts `workers` in one Miniflare on a free loopback port (no cf.json
+ * fetch) and applies the D1 migrations to the `DB` of worker `dbWorker`.
+ * `options` are passed to Miniflare (log, handleRuntimeStdio, …).
+ */
+export async function startMiniflare(workers, { dbWorker = workers[0].name, ...options } = {}) {
+  const mf = new Miniflare({ cf: false, host: "127.0.0.1", port: 0, ...options, workers });
+  try {
+    const url = await mf.ready;
+    const db = await mf.getD1Database("DB", dbWorker);
+    await applyMigrations(db);
+    return { mf, url, db };
+  } catch (e) {
+    await mf.dispose();
+    throw e;
+  }
+}

@@ -1,0 +1,80 @@
+// The front door: `npm start -- --var …` as a user types it. wrangler gives
+// --var to the first config's worker only; these prove the values reach the
+// DLQ worker too. DLQ_CAPACITY and ADMIN_JWT_SECRET are read by the DLQ
+// worker alone, and it refuses a SOURCES whose secret it lacks, so a depth
+// of 2 with one eviction, read with a token signed by the --var secret, can
+// only come from a DLQ worker that got every --var.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { startFrontDoor } from "./support/front-door.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { waitFor } from "./support/wait-for.mjs";
+import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
+import { mintToken } from "../scripts/admin-jwt.mjs";
+
+const WEBHOOK_SECRET = "front-door-webhook-secret";
+const ADMIN_JWT_SECRET = "front-door-admin-jwt-secret";
+
+/**
+ * Starts `npm start` with one poison source (its downstream answers 400, so
+ * each event goes straight to the DLQ) and DLQ_CAPACITY 2, sends three
+ * events, and waits for the DLQ worker to keep two and evict one.
+ */
+async function threePoisonEventsKeepTwo(t, { sourcesJson, varSpelling }) {
+  const downstream = await startDownstream({ "/poison": () => ({ status: 400 }) });
+  t.after(() => downstream.close());
+  const sources = { "fd-poison": { scheme: "hmac-sha256", downstream: downstream.url("/poison") } };
+  const door = await startFrontDoor({
+    varSpelling,
+    vars: {
+      DLQ_CAPACITY: "2",
+      SOURCES: sourcesJson(sources),
+      WEBHOOK_SECRET_FD_POISON: WEBHOOK_SECRET,
+      ADMIN_JWT_SECRET,
+      // Seconds, not 30 s, should an event ever take the retry path here.
+      RETRY_DELAYS_S: "1,1,1,1,1",
+    },
+  });
+  t.after(() => door.dispose());
+
+  const health = await (await door.fetch("/healthz")).json();
+  assert.deepEqual(health.sources, ["fd-poison"], "the relay took SOURCES from --var");
+
+  for (let n = 1; n <= 3; n++) {
+    // Distinct bodies: the DLQ dedupes identical payloads.
+    const body = JSON.stringify({ n, run: door.port });
+    const res = await door.fetch("/webhooks/fd-poison", { method: "POST", body, headers: hmacSha256Headers(body, { secret: WEBHOOK_SECRET, operationId: `fd-${n}` }) });
+    assert.equal(res.status, 202, await res.text());
+  }
+
+  const authorization = `Bearer ${mintToken(ADMIN_JWT_SECRET, { sub: "front-door-test", ttlS: 300 })}`;
+  let last;
+  const stats = await waitFor(
+    async () => {
+      const res = await door.fetch("/api/v1/admin/webhook-dlq/stats", { headers: { authorization } });
+      last = { status: res.status, body: await res.json() };
+      // A refusal (401 for the wrong ADMIN_JWT_SECRET, 500 CONFIG_INVALID
+      // for a SOURCES without its secret) will not go away by waiting.
+      if (res.status !== 200) throw new Error(`the DLQ worker answered ${res.status}, so it lacks a --var`);
+      const data = last.body.data;
+      return data.depth === 2 && data.counters?.drop_overflow === 1 && data;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: "DLQ depth 2 and drop_overflow 1" },
+  ).catch((e) => {
+    throw new Error(`${e.message}\nlast stats answer: ${JSON.stringify(last)}\nnpm start's output:\n${door.output.slice(-30).join("\n")}`);
+  });
+  assert.equal(stats.counters.dead_lettered, 3, "all three reached the DLQ worker");
+  assert.equal(downstream.hits("/poison").length, 3, "one downstream call per event: poison is not retried");
+}
+
+// Two starts overlap (each waits mostly on the queues' 5 s batch timeout);
+// startFrontDoor lets only one at a time prepare dlq/.dev.vars.
+describe("npm start --var reaches both workers", { concurrency: 2 }, () => {
+  test("--var NAME:value (capacity 2 keeps 2 of 3 poison events)", async (t) => {
+    await threePoisonEventsKeepTwo(t, { varSpelling: "separate", sourcesJson: (s) => JSON.stringify(s) });
+  });
+
+  test("--var=NAME:value, with SOURCES as plain JSON text with spaces, quotes, ':' and ','", async (t) => {
+    await threePoisonEventsKeepTwo(t, { varSpelling: "equals", sourcesJson: (s) => JSON.stringify(s, null, 1).replaceAll("\n", "") });
+  });
+});
