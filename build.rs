@@ -134,22 +134,36 @@ fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Str
 
 /// Replays in the DLQ worker deliver like the consumer does, so the
 /// settings both workers read must not drift apart.
+/// One copy of the delivery configuration: only the relay holds it, and
+/// the two workers bind each other by name (the relay forwards the admin
+/// API, the DLQ worker hands replays back).
 fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
     for key in [
         "SOURCES",
+        "RETRY_DELAYS_S",
         "DELIVERY_TIMEOUT_MS",
         "BREAKER_FAILURE_THRESHOLD",
         "BREAKER_SUCCESS_THRESHOLD",
         "BREAKER_COOLDOWN_S",
         "BREAKER_OPEN_ACTION",
+        "DRAIN_RATE_PER_S",
+        "PARK_MAX_AGE",
     ] {
-        let a = relay.get("vars").and_then(|v| v.get(key));
-        let b = dlq.get("vars").and_then(|v| v.get(key));
-        if a != b {
+        if dlq.get("vars").and_then(|v| v.get(key)).is_some() {
             return Err(format!(
-                "[vars] {key} differs between wrangler.toml ({a:?}) and dlq/wrangler.toml ({b:?}); replays would deliver differently from the consumer"
+                "dlq/wrangler.toml [vars] declares {key}, but only the relay (wrangler.toml) holds the delivery configuration; replays run in the relay. Remove it"
             ));
         }
+    }
+    let binds = |cfg: &toml::Value, binding: &str| -> Option<String> {
+        cfg.get("services")?.as_array()?.iter().find_map(|s| {
+            (s.get("binding")?.as_str()? == binding)
+                .then(|| s.get("service")?.as_str().map(String::from))?
+        })
+    };
+    let name = |cfg: &toml::Value| cfg.get("name").and_then(|n| n.as_str()).map(String::from);
+    if binds(relay, "DLQ") != name(dlq) || binds(dlq, "RELAY") != name(relay) {
+        return Err("wrangler.toml must bind DLQ to the DLQ worker's name, and dlq/wrangler.toml must bind RELAY to the relay's name".into());
     }
     Ok(())
 }

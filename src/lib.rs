@@ -11,6 +11,7 @@ mod config_cache;
 mod consumer;
 mod health_route;
 mod ingest_route;
+mod internal_replay_route;
 mod queue_entry;
 mod responses;
 
@@ -33,6 +34,9 @@ async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
         // The counter write must not delay the provider's answer.
         ctx.wait_until(async move { hookrelay_platform::metrics::flush(&env).await });
         return response;
+    }
+    if path == hookrelay_core::replay_call::PATH {
+        return internal_replay_route::handle(req, &env).await;
     }
     if path.starts_with("/api/v1/admin/") || path == "/api/v1/admin" {
         return admin_proxy::handle(req, &env).await;

@@ -78,3 +78,43 @@ describe("npm start --var reaches both workers", { concurrency: 2 }, () => {
     await threePoisonEventsKeepTwo(t, { varSpelling: "equals", sourcesJson: (s) => JSON.stringify(s, null, 1).replaceAll("\n", "") });
   });
 });
+
+// The path that broke: a source whose downstream exists only in the --var
+// SOURCES. The event fails (400), the downstream is fixed, and a replay
+// through the admin API must really reach it: the replay runs in the relay,
+// with the relay's configuration.
+test("a replay through the admin API delivers to a downstream named only in --var SOURCES", async (t) => {
+  let fixed = false;
+  const downstream = await startDownstream({ "/only-in-var": () => ({ status: fixed ? 200 : 400 }) });
+  t.after(() => downstream.close());
+  const door = await startFrontDoor({
+    vars: {
+      SOURCES: JSON.stringify({ "fd-replay": { scheme: "hmac-sha256", downstream: downstream.url("/only-in-var") } }),
+      WEBHOOK_SECRET_FD_REPLAY: WEBHOOK_SECRET,
+      ADMIN_JWT_SECRET,
+      RETRY_DELAYS_S: "1,1,1,1,1",
+    },
+  });
+  t.after(() => door.dispose());
+  const body = JSON.stringify({ replay: door.port });
+  const sent = await door.fetch("/webhooks/fd-replay", { method: "POST", body, headers: hmacSha256Headers(body, { secret: WEBHOOK_SECRET, operationId: "fd-replay-1" }) });
+  assert.equal(sent.status, 202, await sent.text());
+  const headers = { authorization: `Bearer ${mintToken(ADMIN_JWT_SECRET, { sub: "front-door-test", ttlS: 300 })}` };
+  const entry = await waitFor(
+    async () => {
+      const res = await door.fetch("/api/v1/admin/webhook-dlq?status=pending", { headers });
+      return res.status === 200 && (await res.json()).data.items[0];
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: "the dead letter of the 400" },
+  );
+  assert.equal(entry.error_code, "UPSTREAM_4XX");
+  fixed = true;
+  const res = await door.fetch(`/api/v1/admin/webhook-dlq/${entry.id}/replay`, { method: "POST", headers, body: JSON.stringify({ reason: "downstream fixed" }) });
+  const answer = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(answer));
+  assert.equal(answer.data.outcome, "succeeded", JSON.stringify(answer));
+  assert.equal(answer.data.delivery, "delivered");
+  const hits = downstream.hits("/only-in-var");
+  assert.equal(hits.length, 2, "the failed call, then the replay");
+  assert.equal(hits[1].headers["x-idempotency-key"], "fd-replay:fd-replay-1");
+});

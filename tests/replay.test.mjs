@@ -7,6 +7,12 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
+import { SECRETS as RELAY_SECRETS } from "./support/harness.mjs";
+import { token } from "./support/admin.mjs";
+import { mintToken } from "../scripts/admin-jwt.mjs";
+
+/** A token of the internal kind the DLQ worker mints (HS256, role relay-internal, one minute). */
+const internalToken = (secret) => mintToken(secret, { sub: "hookrelay-dlq", role: "relay-internal", ttlS: 60 });
 
 let relay, admin, downstream;
 const broken = { fixable: true, mixed: new Set() };
@@ -24,8 +30,9 @@ before(async () => {
     SOURCES[name] = { scheme: "hmac-sha256", downstream: downstream.url(path) };
     SECRETS[`WEBHOOK_SECRET_${name.toUpperCase()}`] = `${name}-webhook-secret`;
   }
+  // Only the relay gets the delivery configuration: replays run there.
   relay = await startRelay({
-    vars: { SOURCES: JSON.stringify(SOURCES), ...SECRETS, DOWNSTREAM_SIGNING_SECRET: "replay-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
+    relayVars: { SOURCES: JSON.stringify(SOURCES), ...SECRETS, DOWNSTREAM_SIGNING_SECRET: "replay-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
   });
   admin = adminClient(relay, [...Object.values(SECRETS), "replay-down-secret"]);
 });
@@ -183,4 +190,26 @@ test("replay-all works through a backlog a slice at a time with a continuation c
   } while (cursor);
   assert.equal(replayed, 5);
   assert.equal(calls, 3);
+});
+
+test("the relay's internal replay route refuses every caller but the DLQ worker", async () => {
+  const call = JSON.stringify({ event: {}, queue_message_id: "m", entry_code: "UNKNOWN" });
+  const post = (headers) => relay.fetch("/internal/v1/replay", { method: "POST", body: call, headers });
+  const cases = [
+    [{}, 401, "no token"],
+    [{ authorization: "Bearer not-a-token" }, 401, "a malformed token"],
+    // An admin token is signed with ADMIN_JWT_SECRET, not the internal secret.
+    [{ authorization: `Bearer ${token()}` }, 401, "an admin token"],
+    // Under the internal secret, but not the internal role.
+    [{ authorization: `Bearer ${mintToken(RELAY_SECRETS.RELAY_INTERNAL_SECRET, { role: "admin", ttlS: 60 })}` }, 403, "the admin role"],
+    [{ authorization: `Bearer ${internalToken("some-other-secret")}` }, 401, "a token under another secret"],
+  ];
+  for (const [headers, status, what] of cases) {
+    const res = await post(headers);
+    assert.equal(res.status, status, `${what}: ${await res.text()}`);
+  }
+  const res = await post({ authorization: `Bearer ${internalToken(RELAY_SECRETS.RELAY_INTERNAL_SECRET)}` });
+  assert.equal(res.status, 200, "the DLQ worker's own kind of token is let in");
+  const answer = await res.json();
+  assert.ok(answer.failure, "an empty event is a failure, never a success");
 });

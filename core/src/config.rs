@@ -327,6 +327,9 @@ pub struct RelayConfig {
     pub max_body_bytes: u64,
     /// Downstream delivery.
     pub delivery: DeliveryConfig,
+    /// `RELAY_INTERNAL_SECRET`: proves the DLQ worker's replay calls. Without
+    /// it the internal route refuses every call (and says which key).
+    pub internal_key: Option<Vec<u8>>,
 }
 
 impl RelayConfig {
@@ -360,6 +363,9 @@ impl RelayConfig {
                 1..=100 * 1024 * 1024,
             )?,
             delivery: DeliveryConfig::load(env, &specs)?,
+            internal_key: text(env, crate::internal_token::SECRET_NAME)
+                .filter(|s| !s.is_empty())
+                .map(String::into_bytes),
         })
     }
 }

@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod poison_handoff;
 pub mod queued_event;
 pub mod redact;
+pub mod replay_call;
 pub mod replay_plan;
 pub mod replay_verdict;
 pub mod retry_policy;

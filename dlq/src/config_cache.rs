@@ -1,6 +1,7 @@
 //! The DLQ worker's configuration, validated once per isolate.
 
-use hookrelay_core::config::{load_sources, ConfigEnv, ConfigError, DeliveryConfig, DlqConfig};
+use hookrelay_core::config::{ConfigEnv, ConfigError, DlqConfig};
+use hookrelay_core::internal_token::SECRET_NAME;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::log;
@@ -13,8 +14,9 @@ use worker::Env;
 pub struct Config {
     /// Capacity, retry delay, replay limit.
     pub dlq: DlqConfig,
-    /// Downstream delivery, for replays.
-    pub delivery: DeliveryConfig,
+    /// `RELAY_INTERNAL_SECRET`: signs the replay calls to the relay, which
+    /// alone holds the delivery configuration.
+    pub internal_key: Vec<u8>,
     /// The `ADMIN_JWT_SECRET` bytes.
     pub admin_key: Vec<u8>,
 }
@@ -25,8 +27,15 @@ thread_local! {
 
 fn load(env: &impl ConfigEnv) -> Result<Config, ConfigError> {
     let dlq = DlqConfig::load(env)?;
-    let specs = load_sources(env)?;
-    let delivery = DeliveryConfig::load(env, &specs)?;
+    let internal_key = match env.get(SECRET_NAME) {
+        Some(Value::String(s)) if !s.is_empty() => s.into_bytes(),
+        _ => {
+            return Err(ConfigError::new(
+                SECRET_NAME,
+                "is not set; replays are carried out by the relay and this worker cannot prove its calls. Set the same value in both workers: `wrangler secret put RELAY_INTERNAL_SECRET` and `wrangler secret put RELAY_INTERNAL_SECRET --config dlq/wrangler.toml` (or in .dev.vars locally)",
+            ))
+        }
+    };
     let admin_key = match env.get("ADMIN_JWT_SECRET") {
         Some(Value::String(s)) if !s.is_empty() => s.into_bytes(),
         _ => {
@@ -38,7 +47,7 @@ fn load(env: &impl ConfigEnv) -> Result<Config, ConfigError> {
     };
     Ok(Config {
         dlq,
-        delivery,
+        internal_key,
         admin_key,
     })
 }

@@ -9,6 +9,7 @@
 mod admin;
 mod config_cache;
 mod queue_entry;
+mod relay_client;
 mod replay;
 mod triage;
 

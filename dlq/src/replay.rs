@@ -1,22 +1,22 @@
-//! Replaying one dead-letter entry through the same ingest-and-deliver
-//! pipeline the consumer runs (`hookrelay_platform::pipeline`).
+//! Replaying one dead-letter entry: the relay runs the consumer's own
+//! ingest-and-deliver pipeline on it (`relay_client`), and this worker
+//! records what came of it.
 //!
 //! The replay keeps the original event id, idempotency key and queue
 //! message id, so an event that was ingested and delivered since is neither
 //! ingested nor delivered again: the pipeline finds its row and its
 //! `delivered` status.
 
-use hookrelay_core::config::DeliveryConfig;
+use crate::relay_client::Relay;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
-use hookrelay_core::queued_event::decode_value;
+use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_plan::after_replay;
-use hookrelay_core::replay_verdict::{outcome_of, verdict};
+use hookrelay_core::replay_verdict::outcome_of;
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
-use hookrelay_platform::pipeline::{self, Item};
 use hookrelay_platform::{log, metrics};
 use serde::Serialize;
 use serde_json::json;
@@ -78,59 +78,60 @@ pub struct ReplayResult {
     pub error: Option<Failure>,
 }
 
-/// Runs the pipeline for the entry's original event.
-async fn attempt(
-    db: &D1Database,
-    delivery: &DeliveryConfig,
-    envelope: &Envelope,
-    now_ms: i64,
-) -> (Result<(), Failure>, DownstreamResult) {
-    let event = match decode_value(&envelope.input.original) {
-        Ok(e) => e,
-        Err(f) => return (Err(f), DownstreamResult::NotForwarded),
-    };
-    let item = Item {
-        event: &event,
-        queue_message_id: &envelope.identity.queue_message_id,
-    };
-    match pipeline::run(db, &[item], delivery, COMPONENT, now_ms)
-        .await
-        .pop()
-    {
-        Some(p) => (verdict(&p.outcome, p.downstream), p.downstream),
-        None => (
-            Err(Failure::new(
-                ErrorCode::Unknown,
-                "the pipeline returned no result",
-            )),
-            DownstreamResult::NotForwarded,
-        ),
+/// Why a replay changed nothing.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// The relay refused it before doing anything (the 409 message).
+    Refused(String),
+    /// D1 could not record the result.
+    Storage(worker::Error),
+}
+
+impl From<worker::Error> for ReplayError {
+    fn from(e: worker::Error) -> Self {
+        ReplayError::Storage(e)
     }
+}
+
+/// Asks the relay to replay the entry's original event.
+async fn attempt(relay: &Relay, entry: &EntryRow) -> ReplayAnswer {
+    let failed = |failure: Failure| ReplayAnswer {
+        downstream: DownstreamResult::NotForwarded,
+        failure: Some(failure),
+        refused: None,
+    };
+    let Ok(envelope) = serde_json::from_str::<Envelope>(&entry.envelope) else {
+        return failed(Failure::new(
+            ErrorCode::SchemaMismatch,
+            "the stored envelope cannot be read",
+        ));
+    };
+    let call = ReplayCall {
+        event: envelope.input.original,
+        queue_message_id: envelope.identity.queue_message_id,
+        entry_code: envelope.failure.code,
+    };
+    relay.replay(&call).await
 }
 
 /// Replays one entry (which the caller checked is pending) and records the
 /// result and the audit record in one D1 round trip.
 pub async fn replay_entry(
     db: &D1Database,
-    delivery: &DeliveryConfig,
+    relay: &Relay,
     entry: &EntryRow,
     ctx: &ReplayContext<'_>,
-) -> worker::Result<ReplayResult> {
-    let (result, downstream) = match serde_json::from_str::<Envelope>(&entry.envelope) {
-        Ok(envelope) => attempt(db, delivery, &envelope, ctx.now_ms).await,
-        Err(_) => (
-            Err(Failure::new(
-                ErrorCode::SchemaMismatch,
-                "the stored envelope cannot be read",
-            )),
-            DownstreamResult::NotForwarded,
-        ),
-    };
+) -> Result<ReplayResult, ReplayError> {
+    let answer = attempt(relay, entry).await;
+    if let Some(why) = answer.refused {
+        return Err(ReplayError::Refused(why));
+    }
     let s = &entry.summary;
+    let ok = answer.failure.is_none();
     let before = u32::try_from(s.replay_attempts).unwrap_or(0);
-    let (status, replay_attempts) = after_replay(before, result.is_ok(), ctx.max_replay_attempts);
-    let outcome = outcome_of(result.is_ok(), status);
-    let error = result.err();
+    let (status, replay_attempts) = after_replay(before, ok, ctx.max_replay_attempts);
+    let outcome = outcome_of(ok, status);
+    let error = answer.failure;
     let audit = ctx.audit(&s.id, s.event_id.as_deref(), outcome, error.as_ref());
     db.batch(vec![
         dead_letters::set_replay_result(db, &s.id, status, replay_attempts, ctx.now_ms)?,
@@ -142,7 +143,7 @@ pub async fn replay_entry(
         outcome,
         status,
         replay_attempts,
-        delivery: downstream,
+        delivery: answer.downstream,
         error,
     };
     report(entry, &result, ctx);

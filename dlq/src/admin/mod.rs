@@ -11,6 +11,7 @@ mod replay_routes;
 mod stats_route;
 
 use crate::config_cache::config;
+use crate::relay_client::Relay;
 pub use api_error::{success, ApiError, ApiResult};
 use hookrelay_core::jwt::{authorize, Claims};
 use hookrelay_core::metrics::Component;
@@ -80,7 +81,14 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         .collect();
     let db = env.d1("DB")?;
     let method = req.method();
-    let result = route(&mut req, &method, &segments, &db, cfg, &claims, now).await;
+    let ctx = RouteContext {
+        db: &db,
+        cfg,
+        env,
+        claims: &claims,
+        now,
+    };
+    let result = route(&mut req, &method, &segments, &ctx).await;
     if !req.inner().body_used() {
         hookrelay_platform::body::drain(&mut req).await;
     }
@@ -91,27 +99,40 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     }
 }
 
+/// What every route handler may need.
+struct RouteContext<'a> {
+    db: &'a worker::D1Database,
+    cfg: &'a crate::config_cache::Config,
+    env: &'a Env,
+    claims: &'a Claims,
+    now: i64,
+}
+
+impl RouteContext<'_> {
+    fn relay(&self) -> std::result::Result<Relay, ApiError> {
+        Relay::from_env(self.env, &self.cfg.internal_key).map_err(ApiError::Unavailable)
+    }
+}
+
 async fn route(
     req: &mut Request,
     method: &Method,
     segments: &[&str],
-    db: &worker::D1Database,
-    cfg: &crate::config_cache::Config,
-    claims: &Claims,
-    now: i64,
+    c: &RouteContext<'_>,
 ) -> ApiResult {
-    let actor = claims.sub.clone().unwrap_or_else(|| "admin".to_string());
+    let (db, cfg, now) = (c.db, c.cfg, c.now);
+    let actor = c.claims.sub.clone().unwrap_or_else(|| "admin".to_string());
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
         (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
         (Method::Get, ["webhook-dlq", id]) => dead_letter_routes::get(db, id).await,
         (Method::Post, ["webhook-dlq", id, "replay"]) => {
             let body = json_body(req).await?;
-            replay_routes::replay_one(db, cfg, id, &body, &actor, now).await
+            replay_routes::replay_one(db, cfg, &c.relay()?, id, &body, &actor, now).await
         }
         (Method::Post, ["webhooks", "dlq", "replay-all"]) => {
             let body = json_body(req).await?;
-            replay_routes::replay_all(db, cfg, &body, &actor, now).await
+            replay_routes::replay_all(db, cfg, &c.relay()?, &body, &actor, now).await
         }
         (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,

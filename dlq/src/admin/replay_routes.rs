@@ -7,10 +7,12 @@
 
 use super::{ApiError, ApiResult};
 use crate::config_cache::Config;
-use crate::replay::{replay_entry, ReplayContext, ReplayResult, COMPONENT};
+use crate::relay_client::Relay;
+use crate::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMPONENT};
 use futures_util::future::join_all;
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
 use hookrelay_core::d1_error::classify_d1_error;
+use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::replay_plan::{
     batch_start_offset_ms, check_replayable, parse_reason_body, parse_replay_all, plan, Candidate,
@@ -29,6 +31,7 @@ use worker::{D1Database, Delay};
 pub async fn replay_one(
     db: &D1Database,
     cfg: &Config,
+    relay: &Relay,
     id: &str,
     body: &Value,
     actor: &str,
@@ -46,8 +49,11 @@ pub async fn replay_one(
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };
-    let result = replay_entry(db, &cfg.delivery, &entry, &ctx).await?;
-    Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    match replay_entry(db, relay, &entry, &ctx).await {
+        Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
+        Err(ReplayError::Refused(why)) => Err(ApiError::Conflict(why)),
+        Err(ReplayError::Storage(e)) => Err(e.into()),
+    }
 }
 
 /// One slice of pending entries, oldest first, and the cursor after it.
@@ -73,6 +79,7 @@ async fn slice(
 pub async fn replay_all(
     db: &D1Database,
     cfg: &Config,
+    relay: &Relay,
     body: &Value,
     actor: &str,
     now: i64,
@@ -98,7 +105,7 @@ pub async fn replay_all(
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };
-    let (results, stopped) = run_batches(db, cfg, &work, &req, &ctx).await;
+    let (results, stopped) = run_batches(db, relay, &work, &req, &ctx).await;
     let deduped = if stopped {
         0
     } else {
@@ -131,7 +138,7 @@ struct Run<'a> {
 /// whether the run stopped.
 async fn run_batches(
     db: &D1Database,
-    cfg: &Config,
+    relay: &Relay,
     work: &Plan,
     req: &ReplayAllRequest,
     ctx: &ReplayContext<'_>,
@@ -149,7 +156,7 @@ async fn run_batches(
         if wait > 0 {
             Delay::from(Duration::from_millis(wait as u64)).await;
         }
-        let runs = batch.iter().map(|id| replay_by_id(db, cfg, id, ctx));
+        let runs = batch.iter().map(|id| replay_by_id(db, relay, id, ctx));
         let done: Vec<ReplayResult> = join_all(runs).await.into_iter().flatten().collect();
         let outcomes: Vec<ReplayOutcome> = done.iter().map(|r| r.outcome).collect();
         results.extend(done);
@@ -204,7 +211,7 @@ fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
 /// Replays one entry if it is still pending when its turn comes.
 async fn replay_by_id(
     db: &D1Database,
-    cfg: &Config,
+    relay: &Relay,
     id: &str,
     ctx: &ReplayContext<'_>,
 ) -> Option<ReplayResult> {
@@ -212,17 +219,20 @@ async fn replay_by_id(
     if entry.summary.status != EntryStatus::Pending {
         return None;
     }
-    match replay_entry(db, &cfg.delivery, &entry, ctx).await {
-        Ok(r) => Some(r),
-        Err(e) => Some(ReplayResult {
-            id: id.to_string(),
-            outcome: ReplayOutcome::Failed,
-            status: EntryStatus::Pending,
-            replay_attempts: u32::try_from(entry.summary.replay_attempts).unwrap_or(0),
-            delivery: DownstreamResult::NotForwarded,
-            error: Some(classify_d1_error(&error_message(&e))),
-        }),
-    }
+    let error = match replay_entry(db, relay, &entry, ctx).await {
+        Ok(r) => return Some(r),
+        Err(ReplayError::Refused(why)) => Failure::new(ErrorCode::Unknown, why),
+        Err(ReplayError::Storage(e)) => classify_d1_error(&error_message(&e)),
+    };
+    // Nothing changed: the entry stays pending with its replay count.
+    Some(ReplayResult {
+        id: id.to_string(),
+        outcome: ReplayOutcome::Failed,
+        status: EntryStatus::Pending,
+        replay_attempts: u32::try_from(entry.summary.replay_attempts).unwrap_or(0),
+        delivery: DownstreamResult::NotForwarded,
+        error: Some(error),
+    })
 }
 
 /// Entries whose payload was already replayed in this run are closed as

@@ -1,0 +1,69 @@
+//! Hands a replay to the relay through the `RELAY` service binding. Only
+//! the relay holds `SOURCES` and the delivery settings, so a replay runs
+//! with exactly the configuration the consumer runs with.
+
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::internal_token::mint;
+use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall, PATH};
+use hookrelay_platform::now_ms;
+use wasm_bindgen::JsValue;
+use worker::{Env, Fetcher, Headers, Method, Request, RequestInit};
+
+/// The relay, as this worker calls it.
+pub struct Relay {
+    fetcher: Fetcher,
+    key: Vec<u8>,
+}
+
+impl Relay {
+    /// The `RELAY` binding, or why it is missing.
+    pub fn from_env(env: &Env, key: &[u8]) -> Result<Relay, String> {
+        env.service("RELAY")
+            .map(|fetcher| Relay {
+                fetcher,
+                key: key.to_vec(),
+            })
+            .map_err(|_| "the RELAY service binding is not configured in dlq/wrangler.toml".into())
+    }
+
+    /// Replays one call; a transport problem is an `UNKNOWN` failure that
+    /// changes nothing about the event (the relay may retry it later).
+    pub async fn replay(&self, call: &ReplayCall) -> ReplayAnswer {
+        match self.send(call).await {
+            Ok(answer) => answer,
+            Err(message) => ReplayAnswer {
+                downstream: hookrelay_core::state::DownstreamResult::NotForwarded,
+                failure: Some(Failure::new(ErrorCode::Unknown, message)),
+                refused: None,
+            },
+        }
+    }
+
+    async fn send(&self, call: &ReplayCall) -> Result<ReplayAnswer, String> {
+        let body = serde_json::to_string(call).map_err(|e| e.to_string())?;
+        let headers = Headers::new();
+        let token = mint(&self.key, now_ms().div_euclid(1000));
+        let _ = headers.set("authorization", &format!("Bearer {token}"));
+        let _ = headers.set("content-type", "application/json");
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post)
+            .with_headers(headers)
+            .with_body(Some(JsValue::from_str(&body)));
+        let request = Request::new_with_init(&format!("https://hookrelay{PATH}"), &init)
+            .map_err(|e| e.to_string())?;
+        let mut response = self
+            .fetcher
+            .fetch_request(request)
+            .await
+            .map_err(|e| format!("the relay did not answer the replay call: {e}"))?;
+        let text = response.text().await.unwrap_or_default();
+        if response.status_code() != 200 {
+            return Err(format!(
+                "the relay refused the replay call ({}): {}",
+                response.status_code(),
+                hookrelay_core::redact::truncate(&text, 300)
+            ));
+        }
+        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+    }
+}
