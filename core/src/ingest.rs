@@ -61,6 +61,11 @@ pub enum Rejection {
     Signature(SignatureError),
     /// The body cannot be accepted by the source's scheme.
     BadBody(String),
+    /// The provider's delivery id cannot become part of an idempotency key.
+    BadDeliveryId {
+        /// Where the id came from, e.g. `X-Operation-Id`.
+        header: &'static str,
+    },
 }
 
 impl Rejection {
@@ -71,7 +76,7 @@ impl Rejection {
             Rejection::UnknownSource(_) => 404,
             Rejection::TooLarge { .. } => 413,
             Rejection::Signature(_) => 401,
-            Rejection::BadBody(_) => 400,
+            Rejection::BadBody(_) | Rejection::BadDeliveryId { .. } => 400,
         }
     }
 
@@ -85,6 +90,7 @@ impl Rejection {
             Rejection::Signature(SignatureError::MissingHeader(_)) => "SIGNATURE_MISSING",
             Rejection::Signature(_) => "SIGNATURE_INVALID",
             Rejection::BadBody(_) => "BAD_PAYLOAD",
+            Rejection::BadDeliveryId { .. } => "BAD_DELIVERY_ID",
         }
     }
 
@@ -100,6 +106,9 @@ impl Rejection {
             }
             Rejection::Signature(e) => e.to_string(),
             Rejection::BadBody(m) => m.clone(),
+            Rejection::BadDeliveryId { header } => format!(
+                "{header} must be 1-{MAX_DELIVERY_ID_LEN} printable ASCII characters; it becomes part of the idempotency key and of the headers sent downstream. Send a plain ASCII id"
+            ),
         }
     }
 }
@@ -165,13 +174,8 @@ pub fn accept<H: HeaderLookup + ?Sized>(
         },
         _ => verified.delivery_id,
     };
-    if delivery_id
-        .as_ref()
-        .is_some_and(|id| id.len() > MAX_DELIVERY_ID_LEN)
-    {
-        return Err(Rejection::BadBody(format!(
-            "the delivery id is longer than {MAX_DELIVERY_ID_LEN} characters"
-        )));
+    if let Some(id) = &delivery_id {
+        check_delivery_id(source.spec.scheme, id)?;
     }
     let key = idempotency_key(&source.spec.name, delivery_id.as_deref(), req.body);
     Ok(Accepted {
@@ -186,6 +190,33 @@ pub fn accept<H: HeaderLookup + ?Sized>(
         ),
         body: body.to_string(),
     })
+}
+
+/// Where each scheme's delivery id comes from, as the refusal names it.
+pub fn delivery_id_source(scheme: Scheme) -> &'static str {
+    match scheme {
+        Scheme::StandardWebhooks => "webhook-id",
+        Scheme::Stripe => "the Stripe event's \"id\"",
+        Scheme::Github => "X-GitHub-Delivery",
+        Scheme::HmacSha256 => "X-Operation-Id",
+    }
+}
+
+/// A delivery id becomes part of the idempotency key, of the envelope and
+/// of the headers sent downstream, so it must be 1-256 printable ASCII
+/// characters (0x20-0x7E). Header bytes outside ASCII arrive here as the
+/// characters they map to, and are refused like any other.
+pub fn check_delivery_id(scheme: Scheme, id: &str) -> Result<(), Rejection> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_DELIVERY_ID_LEN
+        && id.chars().all(|c| (' '..='~').contains(&c));
+    if ok {
+        Ok(())
+    } else {
+        Err(Rejection::BadDeliveryId {
+            header: delivery_id_source(scheme),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -387,5 +418,30 @@ mod tests {
             (a.event_id, a.idempotency_key),
             (b.event_id, b.idempotency_key)
         );
+    }
+
+    #[test]
+    fn a_delivery_id_must_be_printable_ascii_of_at_most_256_characters() {
+        let long = "a".repeat(257);
+        let max = "a".repeat(256);
+        let table: [(&str, bool); 7] = [
+            ("evt_1", true),
+            (&max, true),
+            ("with space ~", true),
+            (&long, false),
+            ("\u{e9}\u{ff}\u{80}", false),
+            ("tab\there", false),
+            ("", false),
+        ];
+        for scheme in Scheme::ALL {
+            for (id, ok) in table {
+                let got = check_delivery_id(scheme, id);
+                assert_eq!(got.is_ok(), ok, "{scheme} {id:?}");
+                if let Err(r) = got {
+                    assert_eq!(r.status(), 400);
+                    assert!(r.message().contains(delivery_id_source(scheme)));
+                }
+            }
+        }
     }
 }

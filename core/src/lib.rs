@@ -17,6 +17,7 @@ pub mod dlq_capacity;
 pub mod dlq_store_retry;
 pub mod downstream_request;
 pub mod downstream_response;
+pub mod entry_decision;
 pub mod envelope;
 pub mod error_code;
 pub mod idempotency;

@@ -14,7 +14,7 @@ use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_plan::after_replay;
 use hookrelay_core::replay_verdict::outcome_of;
-use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
+use hookrelay_core::state::{AuditAction, DownstreamResult, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
 use hookrelay_platform::{log, metrics};
@@ -33,6 +33,8 @@ pub struct ReplayContext<'a> {
     pub reason: &'a str,
     /// The replay-all run, if any.
     pub run_id: Option<&'a str>,
+    /// The job, if any.
+    pub job_id: Option<&'a str>,
     /// Failed replays before `poisoned`.
     pub max_replay_attempts: u32,
     /// The clock.
@@ -53,9 +55,11 @@ impl ReplayContext<'_> {
             event_id,
             actor: self.actor,
             reason: self.reason,
+            action: AuditAction::Replay,
             outcome,
             error,
             run_id: self.run_id,
+            job_id: self.job_id,
             at_ms: self.now_ms,
         }
     }

@@ -3,12 +3,19 @@
 //! `parse`, so renaming a state breaks the build at every use instead of
 //! silently mismatching a string somewhere.
 
+mod audit_action;
 mod delivery_status;
 mod downstream_result;
 mod entry_status;
+mod event_step;
 mod ingest_kind;
+mod job_status;
 mod replay_outcome;
 mod store_outcome;
+
+pub use audit_action::AuditAction;
+pub use event_step::EventStep;
+pub use job_status::{JobAction, JobEntryOutcome, JobStatus};
 
 pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};
 pub use downstream_result::DownstreamResult;
@@ -136,6 +143,15 @@ mod tests {
             ReplayOutcome::parse,
         );
         roundtrips(StoreOutcome::ALL, StoreOutcome::as_str, StoreOutcome::parse);
+        roundtrips(AuditAction::ALL, AuditAction::as_str, AuditAction::parse);
+        roundtrips(EventStep::ALL, EventStep::as_str, EventStep::parse);
+        roundtrips(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
+        roundtrips(JobAction::ALL, JobAction::as_str, JobAction::parse);
+        roundtrips(
+            JobEntryOutcome::ALL,
+            JobEntryOutcome::as_str,
+            JobEntryOutcome::parse,
+        );
         roundtrips(IngestKind::ALL, IngestKind::as_str, IngestKind::parse);
         roundtrips(
             DownstreamResult::ALL,

@@ -46,6 +46,7 @@ pub async fn replay_one(
         actor,
         reason: &reason,
         run_id: None,
+        job_id: None,
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };
@@ -102,6 +103,7 @@ pub async fn replay_all(
         actor,
         reason: &req.reason,
         run_id: Some(&run_id),
+        job_id: None,
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };

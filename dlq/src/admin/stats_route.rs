@@ -38,7 +38,7 @@ fn counts_with_zeros<'a>(rows: Vec<CounterRow>, names: impl Iterator<Item = &'a 
 pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
     let mut statements = dead_letters::stats_statements(db, now - 3_600_000)?;
     statements.extend([
-        replay_audit::outcome_counts(db),
+        replay_audit::outcome_counts(db)?,
         counters::totals_by_metric(db),
         breakers::all(db),
         counters::totals_by_label(db),

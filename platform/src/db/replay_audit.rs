@@ -4,7 +4,7 @@
 use super::{int, opt_text, text, Where};
 use hookrelay_core::admin_query::{AuditFilter, Cursor};
 use hookrelay_core::error_code::Failure;
-use hookrelay_core::state::ReplayOutcome;
+use hookrelay_core::state::{AuditAction, ReplayOutcome};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -18,19 +18,23 @@ pub struct AuditRecord<'a> {
     pub actor: &'a str,
     /// The stated reason.
     pub reason: &'a str,
+    /// What was decided.
+    pub action: AuditAction,
     /// What it came to.
     pub outcome: ReplayOutcome,
     /// Why it failed, if it did.
     pub error: Option<&'a Failure>,
     /// The replay-all run, if any.
     pub run_id: Option<&'a str>,
+    /// The job that decided it, if any.
+    pub job_id: Option<&'a str>,
     /// When.
     pub at_ms: i64,
 }
 
 /// The insert statement of one record, for batching with the entry update.
 pub fn insert(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatement> {
-    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at, action, job_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
         .bind(&[
             text(r.entry_id),
             opt_text(r.event_id),
@@ -41,6 +45,8 @@ pub fn insert(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatemen
             opt_text(r.error.map(|f| f.message.as_str())),
             opt_text(r.run_id),
             int(r.at_ms),
+            text(r.action.as_str()),
+            opt_text(r.job_id),
         ])
 }
 
@@ -55,6 +61,10 @@ pub struct AuditRow {
     pub event_id: Option<String>,
     /// Who decided.
     pub actor: String,
+    /// What was decided.
+    pub action: AuditAction,
+    /// The job that decided it.
+    pub job_id: Option<String>,
     /// Why.
     pub reason: String,
     /// What it came to.
@@ -69,8 +79,7 @@ pub struct AuditRow {
     pub at: i64,
 }
 
-/// Records newest first, optionally for one entry. (`job_id` filters
-/// nothing until jobs exist, so it matches no record rather than all.) The cursor's id is the
+/// Records newest first, optionally for one entry or one job. The cursor's id is the
 /// record id as text.
 pub async fn list(
     db: &D1Database,
@@ -79,11 +88,8 @@ pub async fn list(
     limit: u32,
 ) -> Result<Vec<AuditRow>> {
     let mut w = Where::default();
-    w.eq("entry_id", filter.entry_id.as_deref());
-    if filter.job_id.is_some() {
-        // No record carries a job yet; a job filter must not widen to all.
-        w.cmp_int("0", "=", Some(1));
-    }
+    w.eq("entry_id", filter.entry_id.as_deref())
+        .eq("job_id", filter.job_id.as_deref());
     if let Some(c) = cursor {
         w.after(
             "at, id",
@@ -94,12 +100,24 @@ pub async fn list(
     }
     let (clause, limit) = w.finish(limit);
     let sql = format!(
-        "SELECT id, entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {clause} ORDER BY at DESC, id DESC LIMIT {limit}"
+        "SELECT id, entry_id, event_id, actor, action, job_id, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {clause} ORDER BY at DESC, id DESC LIMIT {limit}"
     );
     db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
 
-/// Counts per outcome (for the stats batch).
-pub fn outcome_counts(db: &D1Database) -> D1PreparedStatement {
-    db.prepare("SELECT outcome AS k, count(*) AS n FROM replay_audit GROUP BY outcome")
+/// Every decision about one event's entries, oldest first (for its story).
+pub async fn for_event(db: &D1Database, event_id: &str) -> Result<Vec<AuditRow>> {
+    db.prepare("SELECT id, entry_id, event_id, actor, action, job_id, reason, outcome, error_code, error_message, run_id, at FROM replay_audit WHERE event_id = ?1 ORDER BY at, id")
+        .bind(&[text(event_id)])?
+        .all()
+        .await?
+        .results()
+}
+
+/// Counts per replay outcome (for the stats batch).
+pub fn outcome_counts(db: &D1Database) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT outcome AS k, count(*) AS n FROM replay_audit WHERE action = ?1 GROUP BY outcome",
+    )
+    .bind(&[text(AuditAction::Replay.as_str())])
 }

@@ -1,0 +1,51 @@
+//! A job's lifecycle (`jobs.status`) and the actions a job applies.
+
+use super::named_states;
+
+named_states! {
+    /// Where a job stands.
+    pub enum JobStatus ("job status") {
+        /// Created; its first step is on the queue.
+        Queued = "queued",
+        /// Replaying its canary entries.
+        Canary = "canary",
+        /// The canary passed; waiting for `POST …/approve`.
+        AwaitingApproval = "awaiting_approval",
+        /// Working through its set.
+        Running = "running",
+        /// Stopped by an operator; `resume` continues it.
+        Paused = "paused",
+        /// Every entry handled.
+        Completed = "completed",
+        /// Stopped by its canary or its abort threshold.
+        Aborted = "aborted",
+        /// Stopped by an operator for good.
+        Cancelled = "cancelled",
+    }
+}
+
+named_states! {
+    /// What a job does to each entry of its set.
+    pub enum JobAction ("job action") {
+        /// Replay it through the relay.
+        Replay = "replay",
+        /// Archive it.
+        Archive = "archive",
+        /// Discard it (erase its payload).
+        Discard = "discard",
+    }
+}
+
+named_states! {
+    /// What happened to one entry of a job.
+    pub enum JobEntryOutcome ("job entry outcome") {
+        /// Done as asked.
+        Succeeded = "succeeded",
+        /// Tried and failed.
+        Failed = "failed",
+        /// Identical to an entry already replayed in this job.
+        Deduped = "deduped",
+        /// No longer eligible when its turn came.
+        Skipped = "skipped",
+    }
+}
