@@ -101,7 +101,11 @@ test("with BREAKER_OPEN_ACTION=dead-letter an open circuit sends the event strai
     assert.equal((await lastAttempt(relay, first)).code, "UPSTREAM_5XX");
     const second = await send(relay, 2);
     const dl = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ?", second))[0], { what: "the dead letter" });
-    assert.equal(dl.error_code, "CIRCUIT_OPEN");
+    // The root cause: the second event never reached the destination, so
+    // its code is the failure that opened the breaker, not CIRCUIT_OPEN.
+    assert.equal(dl.error_code, "UPSTREAM_5XX");
+    const history = JSON.parse(dl.envelope).delivery.history.map((a) => a.code);
+    assert.deepEqual(history, ["CIRCUIT_OPEN"], "the refused attempt is kept in the history");
     assert.equal(dl.kind, "poison_handoff");
     assert.equal(dl.attempts, 1);
     assert.equal(downstream.hits("/flaky").length, before + 1, "the second event made no call");

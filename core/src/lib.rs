@@ -23,6 +23,7 @@ pub mod error_code;
 pub mod idempotency;
 pub mod ingest;
 pub mod internal_token;
+pub mod jobs;
 pub mod jwt;
 pub mod metrics;
 pub mod poison_handoff;

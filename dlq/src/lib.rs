@@ -8,6 +8,8 @@
 
 mod admin;
 mod config_cache;
+mod job_queue;
+mod jobs;
 mod queue_entry;
 mod relay_client;
 mod replay;
@@ -16,10 +18,25 @@ mod triage;
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
+    let resume_env = env.clone();
+    ctx.wait_until(async move { resume(&resume_env).await });
     if req.path().starts_with("/api/v1/admin/") {
         return admin::handle(req, &env).await;
     }
     admin::ApiError::NotFound("the DLQ worker serves /api/v1/admin/… only".into()).into_response()
+}
+
+/// Resumes jobs whose step message was lost (at most once per 30 s per isolate).
+async fn resume(env: &Env) {
+    if let Ok(db) = env.d1("DB") {
+        jobs::resume::resume_stalled(&db, env).await;
+    }
+}
+
+#[event(scheduled)]
+async fn scheduled(_event: worker::ScheduledEvent, env: Env, _ctx: worker::ScheduleContext) {
+    console_error_panic_hook::set_once();
+    resume(&env).await;
 }

@@ -28,7 +28,7 @@ pub const DEAD_LETTER_PARAMS: [&str; 7] = [
 
 /// Which dead letters a list or replay-all applies to. `None` matches all.
 /// Values are stored in their canonical spelling.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeadLetterFilter {
     /// One of `DEAD_LETTER_STATUSES`.
     pub status: Option<String>,

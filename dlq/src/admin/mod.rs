@@ -6,6 +6,7 @@ mod api_error;
 mod audit_route;
 mod dead_letter_routes;
 mod events_route;
+mod job_routes;
 mod list_page;
 mod replay_routes;
 mod stats_route;
@@ -135,6 +136,25 @@ async fn route(
             replay_routes::replay_all(db, cfg, &c.relay()?, &body, &actor, now).await
         }
         (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
+        (Method::Post, ["jobs"]) => {
+            let body = json_body(req).await?;
+            job_routes::post(db, c.env, &body, &actor, now).await
+        }
+        (Method::Get, ["jobs"]) => job_routes::list(db, &query_pairs(req)).await,
+        (Method::Get, ["jobs", id]) => job_routes::get(db, id).await,
+        (Method::Post, ["jobs", id, command]) => {
+            if let Some(field) = json_body(req)
+                .await?
+                .as_object()
+                .and_then(|o| o.keys().next().cloned())
+            {
+                return Err(ApiError::BadRequest {
+                    param: field,
+                    message: "unknown field; job commands take no body".into(),
+                });
+            }
+            job_routes::command(db, c.env, id, command, now).await
+        }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
         (
             _,
@@ -144,7 +164,8 @@ async fn route(
             | ["events"]
             | ["audit"],
         ) => Err(ApiError::MethodNotAllowed("GET")),
-        (_, ["webhook-dlq", _, "replay"] | ["webhooks", "dlq", "replay-all"]) => {
+        (_, ["jobs", _]) => Err(ApiError::MethodNotAllowed("GET")),
+        (_, ["webhook-dlq", _, "replay"] | ["webhooks", "dlq", "replay-all"] | ["jobs", _, _]) => {
             Err(ApiError::MethodNotAllowed("POST"))
         }
         _ => Err(ApiError::NotFound(

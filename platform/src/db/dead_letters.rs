@@ -151,7 +151,7 @@ pub async fn get(db: &D1Database, id: &str) -> Result<Option<EntryRow>> {
     .await
 }
 
-fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
+pub(crate) fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
     w.eq("status", filter.status.as_deref())
         .eq("error_class", filter.class.as_deref())
         .eq("error_code", filter.code.as_deref())
@@ -275,4 +275,22 @@ pub fn stats_statements(db: &D1Database, since: i64) -> Result<Vec<D1PreparedSta
         db.prepare("SELECT error_class AS k, count(*) AS n FROM dead_letters WHERE status = ?1 GROUP BY error_class")
             .bind(&[pending()])?,
     ])
+}
+
+/// Moves an entry from `from` to `to` (an operator's or a job's decision),
+/// guarded by the status it was read in, so a concurrent change loses
+/// cleanly. Discarding also erases the stored payload (the original event
+/// and the excerpt); identity, failure evidence and history stay.
+pub fn set_status(
+    db: &D1Database,
+    id: &str,
+    from: EntryStatus,
+    to: EntryStatus,
+) -> Result<D1PreparedStatement> {
+    let erase = i64::from(to == EntryStatus::Discarded);
+    db.prepare(
+        "UPDATE dead_letters SET status = ?3, envelope = CASE WHEN ?4 = 1 THEN json_set(envelope, '$.input.original', json('null'), '$.input.excerpt', '', '$.input.erased', json('true')) ELSE envelope END \
+         WHERE id = ?1 AND status = ?2",
+    )
+    .bind(&[text(id), text(from.as_str()), text(to.as_str()), int(erase)])
 }

@@ -7,6 +7,8 @@ pub mod breakers;
 pub mod counters;
 pub mod dead_letters;
 pub mod events;
+pub mod job_entries;
+pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
 pub mod tombstones;

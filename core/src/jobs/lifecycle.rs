@@ -1,0 +1,141 @@
+//! How a job moves through its states. Every transition an operator or a
+//! step can ask for is here, and every one not listed is refused.
+
+use crate::state::JobStatus;
+
+/// Something that happens to a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Its first step ran: `has_canary` says where it goes.
+    Started {
+        /// Whether the job has canary entries.
+        has_canary: bool,
+    },
+    /// Every canary entry succeeded; `auto` says whether it waits.
+    CanaryPassed {
+        /// `approve: "auto"`.
+        auto: bool,
+    },
+    /// A canary entry failed.
+    CanaryFailed,
+    /// The abort threshold was crossed.
+    ThresholdCrossed,
+    /// No entry remains.
+    Finished,
+    /// `POST …/approve`.
+    Approve,
+    /// `POST …/pause`.
+    Pause,
+    /// `POST …/resume`; `canary_done` says whether the canary already passed.
+    Resume {
+        /// The canary has finished (or there is none).
+        canary_done: bool,
+    },
+    /// `POST …/cancel`.
+    Cancel,
+}
+
+/// The status after `event`, or why it cannot happen now (the 409 message).
+pub fn next(status: JobStatus, event: Event) -> Result<JobStatus, String> {
+    use Event::*;
+    use JobStatus::*;
+    let to = match (status, event) {
+        (Queued, Started { has_canary: true }) => Canary,
+        (Queued, Started { has_canary: false }) => Running,
+        (Canary, CanaryPassed { auto: true }) => Running,
+        (Canary, CanaryPassed { auto: false }) => AwaitingApproval,
+        (Canary, CanaryFailed) => Aborted,
+        (Canary | Running, ThresholdCrossed) => Aborted,
+        (Running, Finished) => Completed,
+        (AwaitingApproval, Approve) => Running,
+        (Queued | Canary | Running, Pause) => Paused,
+        (Paused, Resume { canary_done: false }) => Canary,
+        (Paused, Resume { canary_done: true }) => Running,
+        (Queued | Canary | AwaitingApproval | Running | Paused, Cancel) => Cancelled,
+        (from, event) => return Err(refusal(from, event)),
+    };
+    Ok(to)
+}
+
+fn refusal(from: JobStatus, event: Event) -> String {
+    let what = match event {
+        Event::Approve => "approved: only a job awaiting approval after its canary can be",
+        Event::Pause => "paused: only a queued, canary or running job can be",
+        Event::Resume { .. } => "resumed: only a paused job can be",
+        Event::Cancel => "cancelled: it has already finished",
+        _ => "moved on by a step in this state",
+    };
+    format!("this job is {from} and cannot be {what}")
+}
+
+/// Whether a job in `status` has finished for good.
+pub fn is_final(status: JobStatus) -> bool {
+    matches!(
+        status,
+        JobStatus::Completed | JobStatus::Aborted | JobStatus::Cancelled
+    )
+}
+
+/// Whether a step of a job in `status` does work (the others only ack).
+pub fn steps_run_in(status: JobStatus) -> bool {
+    matches!(
+        status,
+        JobStatus::Queued | JobStatus::Canary | JobStatus::Running
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Event::*;
+    use JobStatus::*;
+
+    #[test]
+    fn every_transition_and_the_illegal_ones() {
+        let table = [
+            (Queued, Started { has_canary: true }, Some(Canary)),
+            (Queued, Started { has_canary: false }, Some(Running)),
+            (Canary, CanaryPassed { auto: false }, Some(AwaitingApproval)),
+            (Canary, CanaryPassed { auto: true }, Some(Running)),
+            (Canary, CanaryFailed, Some(Aborted)),
+            (Running, ThresholdCrossed, Some(Aborted)),
+            (Canary, ThresholdCrossed, Some(Aborted)),
+            (Running, Finished, Some(Completed)),
+            (AwaitingApproval, Approve, Some(Running)),
+            (Running, Pause, Some(Paused)),
+            (Canary, Pause, Some(Paused)),
+            (Queued, Pause, Some(Paused)),
+            (Paused, Resume { canary_done: true }, Some(Running)),
+            (Paused, Resume { canary_done: false }, Some(Canary)),
+            (Running, Cancel, Some(Cancelled)),
+            (Paused, Cancel, Some(Cancelled)),
+            (AwaitingApproval, Cancel, Some(Cancelled)),
+            // Illegal.
+            (Running, Approve, None),
+            (Queued, Approve, None),
+            (AwaitingApproval, Pause, None),
+            (Running, Resume { canary_done: true }, None),
+            (Completed, Cancel, None),
+            (Aborted, Resume { canary_done: true }, None),
+            (Cancelled, Pause, None),
+            (Completed, Started { has_canary: false }, None),
+            (Paused, Finished, None),
+            (AwaitingApproval, CanaryFailed, None),
+        ];
+        for (from, event, want) in table {
+            let got = next(from, event);
+            assert_eq!(got.clone().ok(), want, "{from} + {event:?}");
+            if let Err(message) = got {
+                assert!(message.contains(from.as_str()), "{message}");
+            }
+        }
+    }
+
+    #[test]
+    fn final_states_do_no_work() {
+        for s in JobStatus::ALL {
+            assert!(!(is_final(*s) && steps_run_in(*s)), "{s}");
+        }
+        assert!(steps_run_in(Running) && !steps_run_in(Paused) && !steps_run_in(AwaitingApproval));
+    }
+}

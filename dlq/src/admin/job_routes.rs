@@ -1,0 +1,43 @@
+//! `/api/v1/admin/jobs…`: create (or dry-run), list, read and steer jobs.
+
+use super::list_page::list_page;
+use super::ApiResult;
+use crate::jobs::{create, steer};
+use hookrelay_core::admin_query::{parse_page, Cursor};
+use hookrelay_core::jobs::parse_job_request;
+use hookrelay_platform::db::jobs;
+use serde_json::Value;
+use worker::{D1Database, Env};
+
+/// `POST /jobs`.
+pub async fn post(db: &D1Database, env: &Env, body: &Value, actor: &str, now: i64) -> ApiResult {
+    let req = parse_job_request(body)?;
+    create::create(db, env, req, actor, now).await
+}
+
+/// `GET /jobs`: newest first.
+pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
+    if let Some((k, _)) = params.iter().find(|(k, _)| k != "limit" && k != "cursor") {
+        return Err(super::ApiError::BadRequest {
+            param: k.clone(),
+            message: "unknown query parameter; this route accepts limit, cursor".into(),
+        });
+    }
+    let page = parse_page(params)?;
+    let rows = jobs::list(db, page.cursor.as_ref(), page.limit).await?;
+    let views: Vec<Value> = rows.iter().map(|j| create::view(j, &[])).collect();
+    Ok(list_page(views, page.limit, |v| Cursor {
+        at_ms: v["created_at"].as_i64().unwrap_or(0),
+        id: v["id"].as_str().unwrap_or_default().to_string(),
+    }))
+}
+
+/// `GET /jobs/:id`.
+pub async fn get(db: &D1Database, id: &str) -> ApiResult {
+    create::describe(db, id).await
+}
+
+/// `POST /jobs/:id/{approve,pause,resume,cancel}`.
+pub async fn command(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> ApiResult {
+    steer::steer(db, env, id, segment, now).await
+}

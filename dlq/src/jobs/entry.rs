@@ -1,0 +1,76 @@
+//! What a job does to one entry of its set.
+
+use crate::relay_client::Relay;
+use crate::replay::{replay_entry, ReplayContext, ReplayError};
+use hookrelay_core::jobs::JobRequest;
+use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
+use hookrelay_platform::db::dead_letters;
+use hookrelay_platform::db::job_entries::NextEntry;
+use hookrelay_platform::db::replay_audit;
+use worker::D1Database;
+
+/// The job-wide context of its entries.
+pub struct JobContext<'a> {
+    /// The job.
+    pub job_id: &'a str,
+    /// Who created it (the actor of every decision).
+    pub actor: &'a str,
+    /// Its request.
+    pub req: &'a JobRequest,
+    /// The relay, for replays.
+    pub relay: &'a Relay,
+    /// Failed replays before an entry is poisoned.
+    pub max_replay_attempts: u32,
+    /// The clock.
+    pub now_ms: i64,
+}
+
+/// Whether an entry is still eligible: in the status the job's filter names.
+fn eligible(status: EntryStatus, req: &JobRequest) -> bool {
+    req.filter.entries.status.as_deref() == Some(status.as_str())
+}
+
+/// Handles one entry; a D1 failure is an error, so the step is retried and
+/// the entry, still pending in `job_entries`, is handled again.
+pub async fn handle(
+    db: &D1Database,
+    c: &JobContext<'_>,
+    next: &NextEntry,
+) -> worker::Result<JobEntryOutcome> {
+    let Some(entry) = dead_letters::get(db, &next.entry_id).await? else {
+        return Ok(JobEntryOutcome::Skipped);
+    };
+    if !eligible(entry.summary.status, c.req) {
+        return Ok(JobEntryOutcome::Skipped);
+    }
+    let ctx = ReplayContext {
+        actor: c.actor,
+        reason: &c.req.reason,
+        run_id: None,
+        job_id: Some(c.job_id),
+        max_replay_attempts: c.max_replay_attempts,
+        now_ms: c.now_ms,
+    };
+    match c.req.action {
+        JobAction::Replay if next.duplicate == 1 => {
+            let audit = ctx.audit(
+                &entry.summary.id,
+                entry.summary.event_id.as_deref(),
+                ReplayOutcome::Deduped,
+                None,
+            );
+            db.batch(vec![
+                dead_letters::close_as_deduped(db, &entry.summary.id, c.now_ms)?,
+                replay_audit::insert(db, &audit)?,
+            ])
+            .await?;
+            Ok(JobEntryOutcome::Deduped)
+        }
+        JobAction::Replay => match replay_entry(db, c.relay, &entry, &ctx).await {
+            Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
+            Ok(_) | Err(ReplayError::Refused(_)) => Ok(JobEntryOutcome::Failed),
+            Err(ReplayError::Storage(e)) => Err(e),
+        },
+        JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,
+    }
+}

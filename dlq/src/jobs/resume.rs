@@ -1,0 +1,51 @@
+//! The periodic check that resumes jobs whose chain of step messages was
+//! lost (locally, `npm start` keeps queued messages in memory; a restart
+//! drops them). D1 says which jobs are unfinished; each gets a new
+//! generation and a fresh step, so a late original message is stale.
+
+use hookrelay_core::metrics::Component;
+use hookrelay_platform::db::jobs::{self, Transition};
+use hookrelay_platform::{log, now_ms};
+use serde_json::json;
+use std::cell::Cell;
+use worker::{D1Database, Env};
+
+/// A working job untouched for this long has lost its step message: the
+/// slowest pace (0.1/s) moves a job every 10 s.
+pub const STALLED_AFTER_MS: i64 = 60_000;
+/// How often one isolate looks.
+const CHECK_EVERY_MS: i64 = 30_000;
+
+thread_local! {
+    static LAST_CHECK: Cell<i64> = const { Cell::new(0) };
+}
+
+/// Resumes stalled jobs, at most once per 30 s per isolate.
+pub async fn resume_stalled(db: &D1Database, env: &Env) {
+    let now = now_ms();
+    if now - LAST_CHECK.with(Cell::get) < CHECK_EVERY_MS {
+        return;
+    }
+    LAST_CHECK.with(|c| c.set(now));
+    let Ok(stalled) = jobs::stalled(db, now - STALLED_AFTER_MS).await else {
+        return;
+    };
+    for job in stalled {
+        let t = Transition {
+            id: &job.id,
+            generation: job.generation,
+            status: job.status,
+            canary_passed: None,
+            abort_reason: None,
+            finished: false,
+        };
+        if matches!(jobs::transition(db, &t, now).await, Ok(true)) {
+            let sent = super::enqueue(env, &job.id, job.generation + 1, now, now).await;
+            log::warn(
+                Component::Admin,
+                "job_resumed",
+                json!({"job_id": job.id, "status": job.status, "queued": sent.is_ok()}),
+            );
+        }
+    }
+}

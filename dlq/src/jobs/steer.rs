@@ -1,0 +1,57 @@
+//! `POST /jobs/:id/{approve,pause,resume,cancel}`: an operator steering a
+//! job. Each is a fenced transition, so it takes effect within one step: a
+//! step already in flight finds the generation moved on and stops.
+
+use super::create::view;
+use crate::admin::{ApiError, ApiResult};
+use hookrelay_core::jobs::lifecycle::{is_final, next, Event};
+use hookrelay_core::state::JobStatus;
+use hookrelay_platform::db::job_entries;
+use hookrelay_platform::db::jobs::{self, Transition};
+use worker::{D1Database, Env};
+
+/// The event a route segment asks for.
+fn event_of(segment: &str, canary_done: bool) -> Option<Event> {
+    match segment {
+        "approve" => Some(Event::Approve),
+        "pause" => Some(Event::Pause),
+        "resume" => Some(Event::Resume { canary_done }),
+        "cancel" => Some(Event::Cancel),
+        _ => None,
+    }
+}
+
+/// Applies one steering command and answers the job as it is now.
+pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> ApiResult {
+    let job = jobs::get(db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
+    let canary = job_entries::canary(db, id).await?;
+    let canary_done = canary.iter().all(|c| c.outcome.is_some());
+    let event = event_of(segment, canary_done).ok_or_else(|| {
+        ApiError::NotFound("no such job command; use approve, pause, resume or cancel".into())
+    })?;
+    let to = next(job.status, event).map_err(ApiError::Conflict)?;
+    let t = Transition {
+        id,
+        generation: job.generation,
+        status: to,
+        canary_passed: None,
+        abort_reason: None,
+        finished: is_final(to),
+    };
+    if !jobs::transition(db, &t, now).await? {
+        return Err(ApiError::Conflict(
+            "the job changed while this command ran; read it again and retry".into(),
+        ));
+    }
+    if matches!(to, JobStatus::Running | JobStatus::Canary) {
+        super::enqueue(env, id, job.generation + 1, now, now).await.map_err(|e| {
+            ApiError::Unavailable(format!("the job moved to {to} but its next step could not be queued ({e}); it resumes on its own within a minute"))
+        })?;
+    }
+    let job = jobs::get(db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
+    Ok(view(&job, &canary))
+}
