@@ -132,11 +132,12 @@ test("replay-all over a mix of succeeding and failing entries reports counts tha
   const res = await admin.post("webhooks/dlq/replay-all", { reason: "downstream mostly fixed", concurrency: 2, filter: { source: "mixed" } });
   assert.equal(res.status, 200);
   const d = res.data;
-  assert.equal(d.attempted, 5);
+  // The seed's arithmetic (DESIGN §4): attempted = succeeded + failed + deduped.
+  assert.equal(d.attempted, 6);
   assert.equal(d.succeeded, 3);
   assert.equal(d.failed, 2);
   assert.equal(d.deduped, 1);
-  assert.equal(d.attempted, d.succeeded + d.failed);
+  assert.equal(d.attempted, d.succeeded + d.failed + d.deduped);
   assert.equal(d.remaining, 2, "the two failures are still pending");
   assert.equal(d.next_cursor, null);
   const statuses = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await entry(id)).status])));

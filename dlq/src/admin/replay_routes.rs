@@ -187,7 +187,7 @@ fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
         .count();
     let canary_failed = canary_results.len() - canary_ok;
     let mut data = json!({
-        "attempted": results.len(),
+        "attempted": results.len() + deduped,
         "succeeded": succeeded,
         "failed": results.len() - succeeded,
         "deduped": deduped,
