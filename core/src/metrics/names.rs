@@ -41,6 +41,15 @@ named_states! {
     }
 }
 
+impl MetricName {
+    /// Whether D1's `counters` row for this metric is kept by a trigger on
+    /// the `events` table (migration 0007), in the ingest's own
+    /// transaction, so the buffered flush must not add it again.
+    pub fn counted_by_d1_trigger(self) -> bool {
+        matches!(self, MetricName::Ingest | MetricName::Duplicate)
+    }
+}
+
 named_states! {
     /// Which part of hookrelay counted or logged something.
     pub enum Component ("component") {

@@ -17,19 +17,22 @@ pub struct Ingest {
     pub delivery_status: DeliveryStatus,
 }
 
-/// Two or three statements per event, all in the batch's one transaction:
-/// 1. insert if new (`changes` = 1 means fresh);
-/// 2. count a duplicate only when a *different* queue message carries the
-///    key, so a retry of the same message is not a duplicate delivery;
-/// 3. for a source that forwards, read the delivery status (a source
-///    without a downstream has nothing to read, so it skips this step).
-pub fn ingest_statements(
+/// The one statement that ingests an event, in the batch's transaction:
+/// insert it, or, for a key already there, count a duplicate only when a
+/// *different* queue message carries it (a retry of the same message is
+/// not a duplicate delivery). SET expressions read the row as it was, so
+/// each `last_message_id IS NOT …` compares against the previous carrier.
+/// The `nonce` (one per message batch) stamped on the row and read back by
+/// `RETURNING` says which of the two happened; the `counters` rows for
+/// `ingest` and `duplicate` are kept by triggers (migration 0007).
+pub fn ingest_statement(
     db: &D1Database,
     event: &QueuedEvent,
     queue_message_id: &str,
     initial: DeliveryStatus,
+    nonce: &str,
     now_ms: i64,
-) -> Result<Vec<D1PreparedStatement>> {
+) -> Result<D1PreparedStatement> {
     let headers = serde_json::to_string(&event.headers)?;
     let (body, body_ref, body_bytes) = match &event.body {
         EventBody::Inline { body } => (Some(body.as_str()), None, body.len() as i64),
@@ -38,69 +41,62 @@ pub fn ingest_statements(
             body_bytes,
         } => (None, Some(body_ref.as_str()), *body_bytes as i64),
     };
-    let insert = db
-        .prepare(
-            "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT(idempotency_key) DO NOTHING",
-        )
-        .bind(&[
-            text(&event.idempotency_key),
-            text(&event.event_id),
-            text(&event.source),
-            opt_text(event.delivery_id.as_deref()),
-            int(event.received_at_ms),
-            int(now_ms),
-            text(queue_message_id),
-            text(&headers),
-            opt_text(body),
-            opt_text(body_ref),
-            int(body_bytes),
-            text(initial.as_str()),
-        ])?;
-    let duplicate = db
-        .prepare("UPDATE events SET duplicate_count = duplicate_count + 1, last_message_id = ?2, last_seen_at = ?3 WHERE idempotency_key = ?1 AND last_message_id IS NOT ?2")
-        .bind(&[text(&event.idempotency_key), text(queue_message_id), int(now_ms)])?;
-    let mut statements = vec![insert, duplicate];
-    if initial != DeliveryStatus::None {
-        statements.push(
-            db.prepare("SELECT delivery_status FROM events WHERE idempotency_key = ?1")
-                .bind(&[text(&event.idempotency_key)])?,
-        );
-    }
-    Ok(statements)
+    db.prepare(
+        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+         ON CONFLICT(idempotency_key) DO UPDATE SET \
+           duplicate_count = duplicate_count + (last_message_id IS NOT excluded.last_message_id), \
+           duplicate_nonce = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.ingest_nonce ELSE duplicate_nonce END, \
+           last_seen_at = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.last_seen_at ELSE last_seen_at END, \
+           last_message_id = excluded.last_message_id \
+         RETURNING ingest_nonce, duplicate_nonce, delivery_status",
+    )
+    .bind(&[
+        text(&event.idempotency_key),
+        text(&event.event_id),
+        text(&event.source),
+        opt_text(event.delivery_id.as_deref()),
+        int(event.received_at_ms),
+        int(now_ms),
+        text(queue_message_id),
+        text(&headers),
+        opt_text(body),
+        opt_text(body_ref),
+        int(body_bytes),
+        text(initial.as_str()),
+        text(nonce),
+    ])
 }
 
-/// Reads the results of one event's [`ingest_statements`].
-pub fn read_ingest(results: &[D1Result]) -> std::result::Result<Ingest, Failure> {
+/// Reads the result of one event's [`ingest_statement`] run with `nonce`.
+pub fn read_ingest(result: &D1Result, nonce: &str) -> std::result::Result<Ingest, Failure> {
     #[derive(Deserialize)]
-    struct Status {
+    struct Row {
+        ingest_nonce: Option<String>,
+        duplicate_nonce: Option<String>,
         delivery_status: String,
     }
-    let (insert, duplicate, status) = match results {
-        [insert, duplicate] => (insert, duplicate, None),
-        [insert, duplicate, status] => (insert, duplicate, Some(status)),
-        _ => {
-            return Err(Failure::new(
+    let row = result
+        .results::<Row>()
+        .ok()
+        .and_then(|rows| rows.into_iter().next())
+        .ok_or_else(|| {
+            Failure::new(
                 ErrorCode::D1Unavailable,
-                "D1 returned a different number of results than statements",
-            ))
-        }
-    };
-    let kind = if changes(insert) > 0 {
-        IngestKind::Fresh
-    } else if changes(duplicate) > 0 {
+                "D1 returned no row for an ingest upsert; retrying",
+            )
+        })?;
+    // Checked in this order: a provider's duplicate in the same batch as its
+    // first delivery finds the batch's nonce on both columns.
+    let kind = if row.duplicate_nonce.as_deref() == Some(nonce) {
         IngestKind::Duplicate
+    } else if row.ingest_nonce.as_deref() == Some(nonce) {
+        IngestKind::Fresh
     } else {
         IngestKind::Redelivered
     };
-    let stored = status
-        .and_then(|s| s.results::<Status>().ok())
-        .and_then(|rows| rows.into_iter().next());
-    let delivery_status = match stored {
-        None => DeliveryStatus::None,
-        Some(s) => DeliveryStatus::parse(&s.delivery_status)
-            .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?,
-    };
+    let delivery_status = DeliveryStatus::parse(&row.delivery_status)
+        .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?;
     Ok(Ingest {
         kind,
         delivery_status,

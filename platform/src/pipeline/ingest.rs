@@ -28,19 +28,34 @@ fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed 
     }
 }
 
-fn statements(
+/// The batch's nonce: stamped on the rows this batch inserts or counts as
+/// duplicates, so their `RETURNING` says which happened. Unique per batch.
+fn batch_nonce(now_ms: i64) -> String {
+    let r = (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    format!("{now_ms:x}-{r:08x}")
+}
+
+fn statement(
     db: &D1Database,
     item: &Item<'_>,
     cfg: &DeliveryConfig,
+    nonce: &str,
     now_ms: i64,
-) -> Result<Vec<D1PreparedStatement>> {
+) -> Result<D1PreparedStatement> {
     let initial = DeliveryStatus::initial(cfg.forwards(&item.event.source));
-    events::ingest_statements(db, item.event, item.queue_message_id, initial, now_ms)
+    events::ingest_statement(
+        db,
+        item.event,
+        item.queue_message_id,
+        initial,
+        nonce,
+        now_ms,
+    )
 }
 
 /// Ingests every item in one D1 batch.
 ///
-/// D1 runs a batch as one transaction, so one failing statement rolls back
+/// One statement per event. D1 runs a batch as one transaction, so one failing statement rolls back
 /// all of them. Then each event is tried on its own, so that one bad event
 /// never fails the others; that costs a round trip per event, only on the
 /// failure path.
@@ -53,7 +68,8 @@ pub async fn ingest(
     if items.is_empty() {
         return Vec::new();
     }
-    let batch_error = match together(db, items, cfg, now_ms).await {
+    let nonce = batch_nonce(now_ms);
+    let batch_error = match together(db, items, cfg, &nonce, now_ms).await {
         Ok(results) => return results.into_iter().map(processed).collect(),
         Err(e) => e,
     };
@@ -62,39 +78,32 @@ pub async fn ingest(
     }
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        out.push(processed(alone(db, item, cfg, now_ms).await));
+        out.push(processed(alone(db, item, cfg, &nonce, now_ms).await));
     }
     out
 }
 
-/// Every item's statements in one batch; the batch's error text otherwise.
+/// Every item's statement in one batch (one D1 round trip); the batch's
+/// error text otherwise.
 async fn together(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
+    nonce: &str,
     now_ms: i64,
 ) -> std::result::Result<Vec<std::result::Result<events::Ingest, Failure>>, String> {
-    let per_item = items
+    let statements = items
         .iter()
-        .map(|i| statements(db, i, cfg, now_ms))
+        .map(|i| statement(db, i, cfg, nonce, now_ms))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
-    let counts: Vec<usize> = per_item.iter().map(Vec::len).collect();
-    let results = db
-        .batch(per_item.into_iter().flatten().collect())
-        .await
-        .map_err(|e| error_message(&e))?;
-    if results.len() != counts.iter().sum::<usize>() {
+    let results = db.batch(statements).await.map_err(|e| error_message(&e))?;
+    if results.len() != items.len() {
         return Err("D1 returned a different number of results than statements".into());
     }
-    let mut rest = results.as_slice();
-    Ok(counts
+    Ok(results
         .iter()
-        .map(|&n| {
-            let (mine, tail) = rest.split_at(n);
-            rest = tail;
-            events::read_ingest(mine)
-        })
+        .map(|r| events::read_ingest(r, nonce))
         .collect())
 }
 
@@ -102,13 +111,17 @@ async fn alone(
     db: &D1Database,
     item: &Item<'_>,
     cfg: &DeliveryConfig,
+    nonce: &str,
     now_ms: i64,
 ) -> std::result::Result<events::Ingest, Failure> {
-    let stmts =
-        statements(db, item, cfg, now_ms).map_err(|e| classify_d1_error(&error_message(&e)))?;
+    let stmt = statement(db, item, cfg, nonce, now_ms)
+        .map_err(|e| classify_d1_error(&error_message(&e)))?;
     let results = db
-        .batch(stmts)
+        .batch(vec![stmt])
         .await
         .map_err(|e| classify_d1_error(&error_message(&e)))?;
-    events::read_ingest(&results)
+    match results.first() {
+        Some(r) => events::read_ingest(r, nonce),
+        None => Err(classify_d1_error("D1 returned no result for the ingest")),
+    }
 }
