@@ -45,9 +45,14 @@ pub async fn flush(env: &Env) {
             }
         }
     }
+    let totals = tally.d1_totals();
+    // The common path (ingest, duplicates) is counted by D1 itself; then
+    // there is nothing to write, and no round trip to make.
+    if totals.is_empty() {
+        return;
+    }
     let Ok(db) = env.d1("DB") else { return };
-    let statements: Result<Vec<_>, _> = tally
-        .d1_totals()
+    let statements: Result<Vec<_>, _> = totals
         .iter()
         .map(|(k, n)| counters::bump(&db, k, *n as i64))
         .collect();
