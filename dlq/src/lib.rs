@@ -8,6 +8,7 @@
 
 mod admin;
 mod config_cache;
+mod decisions;
 mod queue_entry;
 mod relay_client;
 mod replay;
