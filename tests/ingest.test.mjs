@@ -175,3 +175,32 @@ test("early refusals answer with their status instead of resetting the connectio
     assert.equal((await relay.fetch("/healthz", { method: "POST", body: "{}" })).status, 405);
   }
 });
+
+test("a delivery id that is not 1-256 printable ASCII characters is refused with 400 BAD_DELIVERY_ID naming its header", async () => {
+  // undici sends each character of this string as one byte: E9 FF 80.
+  const nonAscii = "\u00e9\u00ff\u0080";
+  const tooLong = "d".repeat(257);
+  const body = JSON.stringify({ type: "id.check", n: 1 });
+  const schemes = [
+    ["demo-standard", "webhook-id", (id) => standardHeaders(body, { id })],
+    ["demo-github", "X-GitHub-Delivery", (id) => githubHeaders(body, { delivery: id })],
+    ["demo-hmac", "X-Operation-Id", (id) => hmacHeaders(body, { operationId: id })],
+  ];
+  for (const [source, header, headersFor] of schemes) {
+    for (const [label, id] of [["non-ASCII bytes", nonAscii], ["257 characters", tooLong]]) {
+      const res = await post(source, body, await headersFor(id));
+      const json = await res.json();
+      assert.equal(res.status, 400, `${source} ${label}: ${JSON.stringify(json)}`);
+      assert.equal(json.error.code, "BAD_DELIVERY_ID", `${source} ${label}`);
+      assert.ok(json.error.message.includes(header), `${source} ${label}: ${json.error.message}`);
+    }
+    const ok = await post(source, body, await headersFor("d".repeat(256)));
+    assert.equal(ok.status, 202, `${source}: 256 characters is the longest id accepted`);
+  }
+  const stripeBody = JSON.stringify({ id: "e".repeat(257), object: "event" });
+  const res = await post("demo-stripe", stripeBody, stripeHeaders(stripeBody));
+  const json = await res.json();
+  assert.equal(res.status, 400);
+  assert.equal(json.error.code, "BAD_DELIVERY_ID");
+  assert.ok(json.error.message.includes('the Stripe event\'s "id"'), json.error.message);
+});

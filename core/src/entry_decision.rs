@@ -1,6 +1,7 @@
 //! The operator's decisions on one dead-letter entry besides replay:
 //! archive, unarchive and discard, as status transitions.
 
+use crate::metrics::MetricName;
 use crate::state::{AuditAction, EntryStatus};
 
 /// A decision on one entry.
@@ -22,6 +23,21 @@ impl Decision {
             Decision::Unarchive => AuditAction::Unarchive,
             Decision::Discard => AuditAction::Discard,
         }
+    }
+
+    /// The counter it is counted under.
+    pub fn metric(self) -> MetricName {
+        match self {
+            Decision::Archive => MetricName::Archived,
+            Decision::Unarchive => MetricName::Unarchived,
+            Decision::Discard => MetricName::Discarded,
+        }
+    }
+
+    /// Whether it erases the stored payload (the original event and the
+    /// excerpt) along with the status change.
+    pub fn erases_payload(self) -> bool {
+        self == Decision::Discard
     }
 
     /// Parses a route segment (`archive`, `unarchive`, `discard`).
@@ -90,5 +106,17 @@ mod tests {
             assert_eq!(Decision::parse(d.action().as_str()), Some(d));
         }
         assert_eq!(Decision::parse("replay"), None);
+    }
+
+    #[test]
+    fn each_decision_has_its_own_counter_and_only_discard_erases() {
+        let table = [
+            (Decision::Archive, MetricName::Archived, false),
+            (Decision::Unarchive, MetricName::Unarchived, false),
+            (Decision::Discard, MetricName::Discarded, true),
+        ];
+        for (d, metric, erases) in table {
+            assert_eq!((d.metric(), d.erases_payload()), (metric, erases), "{d:?}");
+        }
     }
 }

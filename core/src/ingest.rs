@@ -143,6 +143,14 @@ pub fn accept<H: HeaderLookup + ?Sized>(
 ) -> Result<Accepted, Rejection> {
     precheck(config, req.method, req.source, Some(req.body.len() as u64))?;
     let source = &config.sources[req.source];
+    // A header-carried id is checked before the signature: header bytes
+    // outside ASCII reach the worker already decoded, so a signature that
+    // covers the id (standard-webhooks) could never verify, and the sender
+    // would be told "signature invalid" instead of what is wrong.
+    let header_id = delivery_id_header(source.spec.scheme).and_then(|h| req.headers.header(h));
+    if let Some(id) = header_id {
+        check_delivery_id(source.spec.scheme, id)?;
+    }
     let verified = verify(
         source.spec.scheme,
         &source.key,
@@ -199,6 +207,17 @@ pub fn delivery_id_source(scheme: Scheme) -> &'static str {
         Scheme::Stripe => "the Stripe event's \"id\"",
         Scheme::Github => "X-GitHub-Delivery",
         Scheme::HmacSha256 => "X-Operation-Id",
+    }
+}
+
+/// The (lower-case) header that carries each scheme's delivery id; Stripe
+/// carries it in the body.
+pub fn delivery_id_header(scheme: Scheme) -> Option<&'static str> {
+    match scheme {
+        Scheme::StandardWebhooks => Some("webhook-id"),
+        Scheme::Stripe => None,
+        Scheme::Github => Some("x-github-delivery"),
+        Scheme::HmacSha256 => Some("x-operation-id"),
     }
 }
 
@@ -418,6 +437,30 @@ mod tests {
             (a.event_id, a.idempotency_key),
             (b.event_id, b.idempotency_key)
         );
+    }
+
+    #[test]
+    fn a_bad_header_id_is_refused_as_such_even_when_the_signature_cannot_match() {
+        let body = "{\"a\":1}";
+        let bad = "\u{e9}\u{ff}\u{80}".to_string();
+        let table = [
+            ("std", "webhook-id", "webhook-id"),
+            ("gh", "x-github-delivery", "X-GitHub-Delivery"),
+            ("gen", "x-operation-id", "X-Operation-Id"),
+        ];
+        for (source, header, named) in table {
+            for id in [bad.clone(), "i".repeat(257)] {
+                let mut headers: Vec<(String, String)> = signed(source, body)
+                    .into_iter()
+                    .filter(|(k, _)| k != header)
+                    .collect();
+                headers.push((header.to_string(), id.clone()));
+                let err = run("POST", source, &headers, body).unwrap_err();
+                assert_eq!(err.code(), "BAD_DELIVERY_ID", "{source} {id:?}");
+                assert!(err.message().starts_with(named), "{}", err.message());
+            }
+        }
+        assert_eq!(delivery_id_header(Scheme::Stripe), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod admin;
 mod config_cache;
+mod decisions;
 mod job_queue;
 mod jobs;
 mod queue_entry;

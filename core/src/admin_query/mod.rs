@@ -10,7 +10,7 @@
 //! the clock.
 //!
 //! Each listing declares the parameters it accepts (`DEAD_LETTER_PARAMS`,
-//! `EVENT_PARAMS`, `AUDIT_PARAMS`), and its filter parser refuses any other:
+//! `EVENT_PARAMS`, `AUDIT_PARAMS`, `GROUP_PARAMS`), and its filter parser refuses any other:
 //! a misspelt filter such as `stauts=pending` would otherwise list
 //! everything while looking filtered, and a later parameter could not be
 //! added without changing what old requests mean. A known parameter given
@@ -20,6 +20,7 @@ mod audit_filter;
 mod cursor;
 mod dead_letter_filter;
 mod event_filter;
+mod group_filter;
 mod limits;
 mod page;
 mod params;
@@ -37,10 +38,11 @@ pub use dead_letter_filter::{
 pub use event_filter::{
     parse_event_filter, parse_since, EventFilter, DELIVERY_STATUSES, EVENT_PARAMS, MAX_KEY_LEN,
 };
+pub use group_filter::{parse_group_filter, GROUP_PARAMS, MAX_GROUPS};
 pub use limits::{parse_limit, DEFAULT_LIMIT, MAX_LIMIT};
 pub use page::{parse_page, Page};
 pub(crate) use params::name_shown;
-pub use params::MAX_SOURCE_LEN;
+pub use params::{refuse_any, MAX_SOURCE_LEN};
 
 /// A query parameter that cannot be used; answered with 400 `BAD_REQUEST`.
 #[derive(Debug, Clone, PartialEq, Eq)]

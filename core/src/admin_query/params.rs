@@ -28,6 +28,18 @@ pub(super) fn refuse_unknown(
     }
 }
 
+/// Refuses any query parameter, for a route that takes none: a filter
+/// given to it would otherwise be silently ignored.
+pub fn refuse_any(params: &[(String, String)]) -> Result<(), QueryError> {
+    match params.first() {
+        None => Ok(()),
+        Some((name, _)) => Err(QueryError::new(
+            name_shown(name),
+            "unknown query parameter; this route takes none",
+        )),
+    }
+}
+
 /// Fills a filter slot, refusing a second value for the same parameter.
 pub(super) fn set_once<T>(slot: &mut Option<T>, param: &str, value: T) -> Result<(), QueryError> {
     if slot.is_some() {
@@ -142,6 +154,17 @@ mod tests {
         for (raw, want) in table {
             assert_eq!(name_shown(raw), want, "{raw:?}");
         }
+    }
+
+    #[test]
+    fn a_route_without_parameters_refuses_the_first_one_given() {
+        assert_eq!(refuse_any(&[]), Ok(()));
+        let err = refuse_any(&pairs(&[("verbose", "1"), ("x", "")])).unwrap_err();
+        assert_eq!(err.param, "verbose");
+        assert_eq!(
+            err.message,
+            "unknown query parameter; this route takes none"
+        );
     }
 
     #[test]

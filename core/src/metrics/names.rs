@@ -38,6 +38,12 @@ named_states! {
         BreakerTransition = "breaker_transition",
         /// A dead letter that could not be stored, and was retried.
         DlqStoreFailed = "dlq_store_failed",
+        /// An entry archived by an operator.
+        Archived = "archived",
+        /// An archived entry brought back to pending.
+        Unarchived = "unarchived",
+        /// An entry discarded (its payload erased).
+        Discarded = "discarded",
     }
 }
 

@@ -17,3 +17,59 @@ named_states! {
         DeadLettered = "dead_lettered",
     }
 }
+
+use crate::error_code::{ErrorCode, Failure};
+
+/// The longest `event_steps.detail` kept: a note for a timeline, never a
+/// body (failure messages carry no payload bytes, but may be long).
+pub const MAX_STEP_DETAIL_CHARS: usize = 200;
+
+/// What one downstream call is recorded as in its event's story: the step,
+/// the failure code if it failed, and a short detail.
+pub fn delivery_step(result: &Result<(), Failure>) -> (EventStep, Option<ErrorCode>, String) {
+    match result {
+        Ok(()) => (
+            EventStep::Delivered,
+            None,
+            "the downstream answered 2xx".to_owned(),
+        ),
+        Err(f) => (
+            EventStep::DeliveryFailed,
+            Some(f.code),
+            f.message.chars().take(MAX_STEP_DETAIL_CHARS).collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_recorded_as_delivered_or_failed_with_its_code_and_a_short_detail() {
+        let long = "é".repeat(MAX_STEP_DETAIL_CHARS + 50);
+        let table = [
+            (Ok(()), EventStep::Delivered, None, 27),
+            (
+                Err(Failure::new(
+                    ErrorCode::Upstream5xx,
+                    "downstream answered 503",
+                )),
+                EventStep::DeliveryFailed,
+                Some(ErrorCode::Upstream5xx),
+                23,
+            ),
+            (
+                Err(Failure::new(ErrorCode::Timeout, long)),
+                EventStep::DeliveryFailed,
+                Some(ErrorCode::Timeout),
+                MAX_STEP_DETAIL_CHARS,
+            ),
+        ];
+        for (result, step, code, chars) in table {
+            let (got_step, got_code, detail) = delivery_step(&result);
+            assert_eq!((got_step, got_code), (step, code), "{result:?}");
+            assert_eq!(detail.chars().count(), chars, "{result:?}");
+        }
+    }
+}

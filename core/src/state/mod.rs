@@ -14,7 +14,7 @@ mod replay_outcome;
 mod store_outcome;
 
 pub use audit_action::AuditAction;
-pub use event_step::EventStep;
+pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobEntryOutcome, JobStatus};
 
 pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};

@@ -1,10 +1,13 @@
-//! `GET /webhook-dlq` (list) and `GET /webhook-dlq/:id` (one envelope).
+//! `GET /webhook-dlq` (list), `GET /webhook-dlq/groups` (by error
+//! signature) and `GET /webhook-dlq/:id` (one envelope).
 
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
-use hookrelay_core::admin_query::{parse_dead_letter_filter, parse_page, Cursor};
+use hookrelay_core::admin_query::{
+    parse_dead_letter_filter, parse_group_filter, parse_page, Cursor, MAX_GROUPS,
+};
 use hookrelay_platform::db::dead_letters;
-use serde_json::Value;
+use serde_json::{json, Value};
 use worker::D1Database;
 
 /// Lists entries newest first, filtered by status, class, code and source.
@@ -27,4 +30,11 @@ pub async fn get(db: &D1Database, id: &str) -> ApiResult {
     let mut data = serde_json::to_value(&row.summary).unwrap_or(Value::Null);
     data["envelope"] = envelope;
     Ok(data)
+}
+
+/// Entries grouped by error signature, largest first: "what is failing?"
+pub async fn groups(db: &D1Database, params: &[(String, String)]) -> ApiResult {
+    let filter = parse_group_filter(params)?;
+    let items = dead_letters::groups(db, &filter, MAX_GROUPS).await?;
+    Ok(json!({ "items": items }))
 }

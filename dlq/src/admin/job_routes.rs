@@ -1,13 +1,45 @@
 //! `/api/v1/admin/jobs…`: create (or dry-run), list, read and steer jobs.
 
 use super::list_page::list_page;
-use super::ApiResult;
+use super::{ApiError, ApiResult};
 use crate::jobs::{create, steer};
 use hookrelay_core::admin_query::{parse_page, Cursor};
 use hookrelay_core::jobs::parse_job_request;
 use hookrelay_platform::db::jobs;
 use serde_json::Value;
-use worker::{D1Database, Env};
+use worker::{D1Database, Env, Method};
+
+/// Dispatches `/jobs…` (the body already read; empty is `{}`).
+#[allow(clippy::too_many_arguments)]
+pub async fn route(
+    method: &Method,
+    segments: &[&str],
+    params: &[(String, String)],
+    body: &Value,
+    env: &Env,
+    db: &D1Database,
+    actor: &str,
+    now: i64,
+) -> ApiResult {
+    match (method, segments) {
+        (Method::Post, ["jobs"]) => post(db, env, body, actor, now).await,
+        (Method::Get, ["jobs"]) => list(db, params).await,
+        (Method::Get, ["jobs", id]) => get(db, id).await,
+        (Method::Post, ["jobs", id, cmd]) => {
+            if let Some(field) = body.as_object().and_then(|o| o.keys().next()) {
+                return Err(ApiError::BadRequest {
+                    param: field.clone(),
+                    message: "unknown field; job commands take no body".into(),
+                });
+            }
+            command(db, env, id, cmd, now).await
+        }
+        (_, ["jobs"]) => Err(ApiError::MethodNotAllowed("GET, POST")),
+        (_, ["jobs", _]) => Err(ApiError::MethodNotAllowed("GET")),
+        (_, ["jobs", _, _]) => Err(ApiError::MethodNotAllowed("POST")),
+        _ => Err(ApiError::NotFound("no such job route".into())),
+    }
+}
 
 /// `POST /jobs`.
 pub async fn post(db: &D1Database, env: &Env, body: &Value, actor: &str, now: i64) -> ApiResult {
@@ -18,7 +50,7 @@ pub async fn post(db: &D1Database, env: &Env, body: &Value, actor: &str, now: i6
 /// `GET /jobs`: newest first.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     if let Some((k, _)) = params.iter().find(|(k, _)| k != "limit" && k != "cursor") {
-        return Err(super::ApiError::BadRequest {
+        return Err(ApiError::BadRequest {
             param: k.clone(),
             message: "unknown query parameter; this route accepts limit, cursor".into(),
         });

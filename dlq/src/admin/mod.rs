@@ -5,6 +5,8 @@
 mod api_error;
 mod audit_route;
 mod dead_letter_routes;
+mod decision_routes;
+mod event_story_route;
 mod events_route;
 mod job_routes;
 mod list_page;
@@ -126,7 +128,19 @@ async fn route(
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
         (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
+        // Before `webhook-dlq/:id`, which would read `groups` as an id.
+        (Method::Get, ["webhook-dlq", "groups"]) => {
+            dead_letter_routes::groups(db, &query_pairs(req)).await
+        }
         (Method::Get, ["webhook-dlq", id]) => dead_letter_routes::get(db, id).await,
+        (Method::Post, ["webhook-dlq", id, segment @ ("archive" | "unarchive" | "discard")]) => {
+            let body = json_body(req).await?;
+            let caller = decision_routes::Caller {
+                actor: &actor,
+                now_ms: now,
+            };
+            decision_routes::decide(db, id, segment, &body, &caller).await
+        }
         (Method::Post, ["webhook-dlq", id, "replay"]) => {
             let body = json_body(req).await?;
             replay_routes::replay_one(db, cfg, &c.relay()?, id, &body, &actor, now).await
@@ -136,24 +150,22 @@ async fn route(
             replay_routes::replay_all(db, cfg, &c.relay()?, &body, &actor, now).await
         }
         (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
-        (Method::Post, ["jobs"]) => {
-            let body = json_body(req).await?;
-            job_routes::post(db, c.env, &body, &actor, now).await
+        (Method::Get, ["events", event_id]) => {
+            event_story_route::story(db, event_id, &query_pairs(req)).await
         }
-        (Method::Get, ["jobs"]) => job_routes::list(db, &query_pairs(req)).await,
-        (Method::Get, ["jobs", id]) => job_routes::get(db, id).await,
-        (Method::Post, ["jobs", id, command]) => {
-            if let Some(field) = json_body(req)
-                .await?
-                .as_object()
-                .and_then(|o| o.keys().next().cloned())
-            {
-                return Err(ApiError::BadRequest {
-                    param: field,
-                    message: "unknown field; job commands take no body".into(),
-                });
-            }
-            job_routes::command(db, c.env, id, command, now).await
+        (_, ["jobs", ..]) => {
+            let body = json_body(req).await?;
+            job_routes::route(
+                method,
+                segments,
+                &query_pairs(req),
+                &body,
+                c.env,
+                db,
+                &actor,
+                now,
+            )
+            .await
         }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
         (
@@ -162,12 +174,14 @@ async fn route(
             | ["webhook-dlq", "stats"]
             | ["webhook-dlq", _]
             | ["events"]
+            | ["events", _]
             | ["audit"],
         ) => Err(ApiError::MethodNotAllowed("GET")),
-        (_, ["jobs", _]) => Err(ApiError::MethodNotAllowed("GET")),
-        (_, ["webhook-dlq", _, "replay"] | ["webhooks", "dlq", "replay-all"] | ["jobs", _, _]) => {
-            Err(ApiError::MethodNotAllowed("POST"))
-        }
+        (
+            _,
+            ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
+            | ["webhooks", "dlq", "replay-all"],
+        ) => Err(ApiError::MethodNotAllowed("POST")),
         _ => Err(ApiError::NotFound(
             "no such admin route; see README for the routes".into(),
         )),

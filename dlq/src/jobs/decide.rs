@@ -29,7 +29,7 @@ pub async fn apply(
     audit.action = decision.action();
     let results = db
         .batch(vec![
-            dead_letters::set_status(db, &s.id, s.status, to)?,
+            dead_letters::set_status_if(db, &s.id, s.status, to, decision.erases_payload())?,
             replay_audit::insert(db, &audit)?,
         ])
         .await?;

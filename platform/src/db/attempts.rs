@@ -4,8 +4,8 @@
 use super::{int, opt_text, text};
 use hookrelay_core::envelope::AttemptRecord;
 use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
-use serde::Deserialize;
-use worker::{D1Database, Result};
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One failed attempt, as recorded.
 pub struct FailedAttempt<'a> {
@@ -75,4 +75,30 @@ pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<Atte
             cause: r.cause.as_deref().and_then(ErrorCode::parse),
         })
         .collect())
+}
+
+/// One failed consumer attempt, as an event's story shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventAttempt {
+    /// The queue message it was on.
+    pub queue_message_id: String,
+    /// The platform attempt number.
+    pub attempt: i64,
+    /// The failure class.
+    pub class: String,
+    /// The stable error code.
+    pub code: String,
+    /// What failed.
+    pub message: String,
+    /// When (unix ms).
+    pub at: i64,
+    /// For `CIRCUIT_OPEN`: the failure that opened the breaker.
+    pub cause: Option<String>,
+}
+
+/// Every failed attempt of one event, oldest first, across all the queue
+/// messages that carried it (a statement for the story batch).
+pub fn for_event(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause FROM attempts WHERE event_id = ?1 ORDER BY at, id")
+        .bind(&[text(event_id)])
 }

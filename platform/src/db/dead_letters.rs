@@ -277,20 +277,104 @@ pub fn stats_statements(db: &D1Database, since: i64) -> Result<Vec<D1PreparedSta
     ])
 }
 
-/// Moves an entry from `from` to `to` (an operator's or a job's decision),
-/// guarded by the status it was read in, so a concurrent change loses
-/// cleanly. Discarding also erases the stored payload (the original event
-/// and the excerpt); identity, failure evidence and history stay.
-pub fn set_status(
+/// Moves an entry from `from` to `to`, only if it is still in `from` (a
+/// concurrent decision wins cleanly: this one changes no row). With
+/// `erase`, the same statement erases the stored payload: the original
+/// event becomes null, the excerpt empty, and `input.erased` true, while
+/// identity, failure evidence, the hash and the history stay.
+pub fn set_status_if(
     db: &D1Database,
     id: &str,
     from: EntryStatus,
     to: EntryStatus,
+    erase: bool,
 ) -> Result<D1PreparedStatement> {
-    let erase = i64::from(to == EntryStatus::Discarded);
-    db.prepare(
-        "UPDATE dead_letters SET status = ?3, envelope = CASE WHEN ?4 = 1 THEN json_set(envelope, '$.input.original', json('null'), '$.input.excerpt', '', '$.input.erased', json('true')) ELSE envelope END \
-         WHERE id = ?1 AND status = ?2",
-    )
-    .bind(&[text(id), text(from.as_str()), text(to.as_str()), int(erase)])
+    let sql = if erase {
+        "UPDATE dead_letters SET status = ?3, envelope = json_set(envelope, '$.input.original', NULL, '$.input.excerpt', '', '$.input.excerpt_truncated', json('false'), '$.input.erased', json('true')) WHERE id = ?1 AND status = ?2"
+    } else {
+        "UPDATE dead_letters SET status = ?3 WHERE id = ?1 AND status = ?2"
+    };
+    db.prepare(sql)
+        .bind(&[text(id), text(from.as_str()), text(to.as_str())])
+}
+
+/// The entries of one event, oldest first (a statement for its story).
+pub fn for_event(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
+    db.prepare(format!(
+        "SELECT {SUMMARY_COLUMNS} FROM dead_letters WHERE event_id = ?1 ORDER BY created_at, id"
+    ))
+    .bind(&[text(event_id)])
+}
+
+/// Entries that failed the same way: one error signature.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// `sig_…`.
+    pub signature: String,
+    /// The root-cause code.
+    pub code: String,
+    /// The code's class.
+    pub class: String,
+    /// The sources its entries came from, sorted.
+    pub sources: Vec<String>,
+    /// How many entries.
+    pub count: i64,
+    /// The oldest entry's dead-lettered time (unix ms).
+    pub first_seen_at: i64,
+    /// The latest time an entry of it was seen.
+    pub last_seen_at: i64,
+    /// The newest entry, to open as an example.
+    pub sample_id: String,
+    /// The sample's failure message.
+    pub message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GroupRow {
+    signature: String,
+    code: String,
+    class: String,
+    sources: String,
+    count: i64,
+    first_seen_at: i64,
+    last_seen_at: i64,
+    sample_id: String,
+    message: Option<String>,
+}
+
+/// Entries matching `filter` grouped by error signature, largest first, at
+/// most `limit` groups. The sample is each group's newest entry; its
+/// envelope is read for that one row only.
+pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> Result<Vec<Group>> {
+    let mut w = Where::default();
+    filtered(&mut w, filter);
+    let clause = w.clause();
+    let limit = w.bind(int(i64::from(limit)));
+    let sql = format!(
+        "WITH m AS (SELECT id, error_signature, error_code, error_class, source, created_at, last_seen_at, envelope, \
+           row_number() OVER (PARTITION BY error_signature ORDER BY created_at DESC, id DESC) AS rn FROM dead_letters {clause}) \
+         SELECT error_signature AS signature, max(CASE WHEN rn = 1 THEN error_code END) AS code, max(CASE WHEN rn = 1 THEN error_class END) AS class, \
+           json_group_array(DISTINCT source) FILTER (WHERE source IS NOT NULL) AS sources, count(*) AS count, \
+           min(created_at) AS first_seen_at, max(last_seen_at) AS last_seen_at, max(CASE WHEN rn = 1 THEN id END) AS sample_id, \
+           max(CASE WHEN rn = 1 THEN json_extract(envelope, '$.failure.message') END) AS message \
+         FROM m GROUP BY error_signature ORDER BY count DESC, signature LIMIT {limit}"
+    );
+    let rows: Vec<GroupRow> = db.prepare(sql).bind(&w.params)?.all().await?.results()?;
+    Ok(rows.into_iter().map(group_of).collect())
+}
+
+fn group_of(r: GroupRow) -> Group {
+    let mut sources: Vec<String> = serde_json::from_str(&r.sources).unwrap_or_default();
+    sources.sort();
+    Group {
+        signature: r.signature,
+        code: r.code,
+        class: r.class,
+        sources,
+        count: r.count,
+        first_seen_at: r.first_seen_at,
+        last_seen_at: r.last_seen_at,
+        sample_id: r.sample_id,
+        message: r.message,
+    }
 }

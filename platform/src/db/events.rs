@@ -172,7 +172,18 @@ pub async fn record_deliveries(
     if records.is_empty() {
         return Ok(());
     }
-    let stmts = records
+    db.batch(delivery_statements(db, records, now_ms)?).await?;
+    Ok(())
+}
+
+/// The statements of [`record_deliveries`], one per record, for a caller
+/// that batches them with other writes (the event's steps).
+pub fn delivery_statements(
+    db: &D1Database,
+    records: &[DeliveryRecord<'_>],
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    records
         .iter()
         .map(|r| match r.failure {
             None => db
@@ -182,9 +193,7 @@ pub async fn record_deliveries(
                 .prepare("UPDATE events SET delivery_status = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = ?3 WHERE event_id = ?1")
                 .bind(&[text(r.event_id), text(DeliveryStatus::after_failure(f).as_str()), text(f.code.as_str())]),
         })
-        .collect::<Result<Vec<_>>>()?;
-    db.batch(stmts).await?;
-    Ok(())
+        .collect()
 }
 
 /// Marks an event whose message was dead-lettered as `failed`, unless it was
@@ -252,4 +261,30 @@ pub async fn list(
          FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}"
     );
     db.prepare(sql).bind(&w.params)?.all().await?.results()
+}
+
+/// One event as its story shows it: the listing fields plus where it is
+/// parked and what carried it (never its body).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventRow {
+    /// The listing fields.
+    #[serde(flatten)]
+    pub summary: EventSummary,
+    /// When it was first parked (unix ms), if it ever was.
+    pub parked_at: Option<i64>,
+    /// The destination it is parked for.
+    pub parked_destination: Option<String>,
+    /// The queue message that first carried it.
+    pub queue_message_id: Option<String>,
+    /// Its body's size in bytes.
+    pub body_bytes: i64,
+}
+
+/// The event row of one event id (a statement for the story batch).
+pub fn story_row(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error, \
+         parked_at, parked_destination, queue_message_id, body_bytes FROM events WHERE event_id = ?1",
+    )
+    .bind(&[text(event_id)])
 }

@@ -4,7 +4,7 @@
 use super::{int, opt_text, text, Where};
 use hookrelay_core::admin_query::{AuditFilter, Cursor};
 use hookrelay_core::error_code::Failure;
-use hookrelay_core::state::{AuditAction, ReplayOutcome};
+use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -107,11 +107,42 @@ pub async fn list(
 
 /// Every decision about one event's entries, oldest first (for its story).
 pub async fn for_event(db: &D1Database, event_id: &str) -> Result<Vec<AuditRow>> {
-    db.prepare("SELECT id, entry_id, event_id, actor, action, job_id, reason, outcome, error_code, error_message, run_id, at FROM replay_audit WHERE event_id = ?1 ORDER BY at, id")
-        .bind(&[text(event_id)])?
-        .all()
-        .await?
-        .results()
+    for_event_statement(db, event_id)?.all().await?.results()
+}
+
+/// The statement of [`for_event`], for the story batch. A record is about
+/// the event when it names the event or one of the event's entries.
+pub fn for_event_statement(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT id, entry_id, event_id, actor, action, job_id, reason, outcome, error_code, error_message, run_id, at FROM replay_audit \
+                WHERE event_id = ?1 OR entry_id IN (SELECT id FROM dead_letters WHERE event_id = ?1) ORDER BY at, id")
+        .bind(&[text(event_id)])
+}
+
+/// The insert of one record, made only while the entry is still in
+/// `status`. Batched before the guarded status update, both read the same
+/// state in the batch's one transaction: either both write, or neither
+/// does, so a decision that lost a race leaves no audit record behind.
+pub fn insert_if_status(
+    db: &D1Database,
+    r: &AuditRecord<'_>,
+    status: EntryStatus,
+) -> Result<D1PreparedStatement> {
+    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at, action, job_id) \
+                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE EXISTS (SELECT 1 FROM dead_letters WHERE id = ?1 AND status = ?12)")
+        .bind(&[
+            text(r.entry_id),
+            opt_text(r.event_id),
+            text(r.actor),
+            text(r.reason),
+            text(r.outcome.as_str()),
+            opt_text(r.error.map(|f| f.code.as_str())),
+            opt_text(r.error.map(|f| f.message.as_str())),
+            opt_text(r.run_id),
+            int(r.at_ms),
+            text(r.action.as_str()),
+            opt_text(r.job_id),
+            text(status.as_str()),
+        ])
 }
 
 /// Counts per replay outcome (for the stats batch).

@@ -1,14 +1,15 @@
-//! Phase 4: write each call's result back and release the leases.
+//! Phase 4: write each call's result back, release the leases, and add
+//! each call to its event's story (`event_steps`), all in one batch.
 
 use super::deliver::Call;
 use super::{Item, Processed};
-use crate::db::{error_message, events};
+use crate::db::{error_message, event_steps, events};
 use crate::{log, now_ms};
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::Component;
-use hookrelay_core::state::DownstreamResult;
+use hookrelay_core::state::{delivery_step, DownstreamResult};
 use serde_json::json;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 /// Records every call in one round trip and folds it into `out`. If the
 /// write fails the leases expire on their own, and the outcomes still
@@ -20,18 +21,11 @@ pub async fn record(
     out: &mut [Processed],
     component: Component,
 ) {
-    let records: Vec<events::DeliveryRecord> = calls
-        .iter()
-        .map(|(i, result)| events::DeliveryRecord {
-            event_id: &items[*i].event.event_id,
-            failure: result.as_ref().err(),
-        })
-        .collect();
-    if let Err(e) = events::record_deliveries(db, &records, now_ms()).await {
+    if let Err(e) = write(db, items, &calls, component).await {
         log::error(
             component,
             "delivery_record_failed",
-            json!({"count": records.len(), "err": error_message(&e)}),
+            json!({"count": calls.len(), "err": error_message(&e)}),
         );
     }
     for (i, result) in calls {
@@ -43,4 +37,42 @@ pub async fn record(
             }
         }
     }
+}
+
+/// The delivery results and their steps, in one batch: the story never
+/// says a call happened that the event row does not count, or the reverse.
+async fn write(
+    db: &D1Database,
+    items: &[Item<'_>],
+    calls: &[Call],
+    component: Component,
+) -> worker::Result<()> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let now = now_ms();
+    let records: Vec<events::DeliveryRecord> = calls
+        .iter()
+        .map(|(i, result)| events::DeliveryRecord {
+            event_id: &items[*i].event.event_id,
+            failure: result.as_ref().err(),
+        })
+        .collect();
+    let mut stmts: Vec<D1PreparedStatement> = events::delivery_statements(db, &records, now)?;
+    for (i, result) in calls {
+        let (step, code, detail) = delivery_step(result);
+        stmts.push(event_steps::insert(
+            db,
+            &event_steps::StepRecord {
+                event_id: &items[*i].event.event_id,
+                step,
+                component,
+                code,
+                detail: &detail,
+                at_ms: now,
+            },
+        )?);
+    }
+    db.batch(stmts).await?;
+    Ok(())
 }

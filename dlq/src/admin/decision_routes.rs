@@ -1,0 +1,49 @@
+//! `POST /webhook-dlq/:id/{archive,unarchive,discard}` with a strict
+//! `{"reason"}` body.
+
+use super::{ApiError, ApiResult};
+use crate::decisions::{apply, DecisionContext, DecisionError};
+use hookrelay_core::entry_decision::Decision;
+use hookrelay_core::replay_plan::parse_reason_body;
+use hookrelay_platform::db::dead_letters;
+use serde_json::Value;
+use worker::D1Database;
+
+/// Who decides, as the router knows it.
+pub struct Caller<'a> {
+    /// The token subject.
+    pub actor: &'a str,
+    /// The clock.
+    pub now_ms: i64,
+}
+
+/// Applies the decision `segment` names to one entry. The body is checked before the entry
+/// is read, so a malformed request is a 400 whatever the id.
+pub async fn decide(
+    db: &D1Database,
+    id: &str,
+    segment: &str,
+    body: &Value,
+    caller: &Caller<'_>,
+) -> ApiResult {
+    let decision = Decision::parse(segment).ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "no decision '{segment}'; the decisions are archive, unarchive and discard"
+        ))
+    })?;
+    let reason = parse_reason_body(body)?;
+    let entry = dead_letters::get(db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
+    let ctx = DecisionContext {
+        actor: caller.actor,
+        reason: &reason,
+        job_id: None,
+        now_ms: caller.now_ms,
+    };
+    match apply(db, &entry.summary, decision, &ctx).await {
+        Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
+        Err(DecisionError::Refused(why)) => Err(ApiError::Conflict(why)),
+        Err(DecisionError::Storage(e)) => Err(e.into()),
+    }
+}

@@ -1,0 +1,98 @@
+// GET /api/v1/admin/events/:event_id: the whole story of one event in one
+// call, for an event that was dead-lettered and then replayed, and for one
+// that simply arrived.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { adminClient } from "./support/admin.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+
+let relay, admin, downstream;
+const broken = { story: true };
+const SECRETS = { WEBHOOK_SECRET_STORY: "story-webhook-secret", WEBHOOK_SECRET_QUIET: "quiet-webhook-secret" };
+
+before(async () => {
+  downstream = await startDownstream({ "/story": () => ({ status: broken.story ? 400 : 200 }) });
+  const SOURCES = { story: { scheme: "hmac-sha256", downstream: downstream.url("/story") }, quiet: { scheme: "hmac-sha256" } };
+  relay = await startRelay({
+    relayVars: { SOURCES: JSON.stringify(SOURCES), ...SECRETS, DOWNSTREAM_SIGNING_SECRET: "story-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
+  });
+  admin = adminClient(relay, [...Object.values(SECRETS), "story-down-secret"]);
+});
+after(async () => {
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+async function send(source, payload, operationId) {
+  const body = JSON.stringify(payload);
+  const res = await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers: hmacHeaders(body, { secret: SECRETS[`WEBHOOK_SECRET_${source.toUpperCase()}`], operationId }) });
+  assert.equal(res.status, 202);
+  return (await res.json()).event_id;
+}
+
+test("the story of a dead-lettered, then replayed event shows the failed call, the attempt, the entry and the replay decision", async () => {
+  broken.story = true;
+  const eventId = await send("story", { n: 1 }, "story-1");
+  const [dl] = await waitFor(async () => rows(relay.db, "SELECT id FROM dead_letters WHERE event_id = ?", eventId).then((r) => r.length && r), { what: "the dead letter" });
+  broken.story = false;
+  const replay = await admin.post(`webhook-dlq/${dl.id}/replay`, { reason: "downstream fixed, replay it" });
+  assert.equal(replay.data.outcome, "succeeded");
+
+  const res = await admin.get(`events/${eventId}`);
+  assert.equal(res.status, 200);
+  const { event, attempts, steps, dead_letters, decisions } = res.data;
+  assert.equal(event.event_id, eventId);
+  assert.equal(event.idempotency_key, "story:story-1");
+  assert.equal(event.source, "story");
+  assert.equal(event.delivery_status, "delivered");
+  assert.equal(event.delivery_attempts, 2);
+  assert.ok(event.delivered_at >= event.ingested_at);
+  assert.equal(event.duplicate_count, 0);
+  assert.ok(event.received_at > 0);
+  assert.equal(event.parked_at, null);
+  assert.ok(!("body" in event) && !("headers" in event), "the story carries no payload");
+
+  assert.ok(attempts.length >= 1, "the consumer's failed attempt");
+  assert.equal(attempts[0].code, "UPSTREAM_4XX");
+  assert.equal(attempts[0].class, "poison");
+
+  assert.deepEqual(steps.map((s) => [s.step, s.component, s.code]), [
+    ["delivery_failed", "consumer", "UPSTREAM_4XX"],
+    ["delivered", "replay", null],
+  ]);
+  assert.match(steps[0].detail, /downstream answered 400/);
+  assert.ok(steps[0].at <= steps[1].at);
+
+  assert.deepEqual(dead_letters.map((d) => [d.id, d.status, d.error_code]), [[dl.id, "replayed", "UPSTREAM_4XX"]]);
+  assert.ok(!("envelope" in dead_letters[0]), "entries are summaries");
+  assert.deepEqual(decisions.map((d) => [d.entry_id, d.action, d.outcome, d.actor, d.reason]), [
+    [dl.id, "replay", "succeeded", "test-admin", "downstream fixed, replay it"],
+  ]);
+
+  // Discard it too: every decision about the entry is in the story, oldest first.
+  await admin.post(`webhook-dlq/${dl.id}/discard`, { reason: "done with it, erase" });
+  const later = (await admin.get(`events/${eventId}`)).data.decisions;
+  assert.deepEqual(later.map((d) => d.action), ["replay", "discard"]);
+});
+
+test("an event that simply arrived has a story with no failure, and an unknown id is a 404 naming it", async () => {
+  const eventId = await send("quiet", { n: 2 }, "quiet-2");
+  const story = await waitFor(async () => {
+    const res = await admin.get(`events/${eventId}`);
+    return res.status === 200 && res.data;
+  }, { what: "the ingested event" });
+  assert.equal(story.event.delivery_status, "none");
+  assert.deepEqual([story.attempts, story.steps, story.dead_letters, story.decisions], [[], [], [], []]);
+
+  const missing = await admin.get("events/evt_00000000000000000000000000000000");
+  assert.equal(missing.status, 404);
+  assert.equal(missing.error.code, "NOT_FOUND");
+  assert.match(missing.error.message, /evt_00000000000000000000000000000000/);
+
+  const bad = await admin.get(`events/${eventId}?verbose=1`);
+  assert.equal(bad.status, 400);
+  assert.match(bad.error.message, /^verbose: unknown query parameter/);
+  assert.equal((await admin.post(`events/${eventId}`, {})).status, 405);
+});
