@@ -39,9 +39,13 @@ impl Default for BreakerConfig {
 /// What a delivery does while its destination's breaker is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BreakerOpenAction {
+    /// Ack the message and park the event in D1 until the destination
+    /// recovers; a drain then delivers it (see `crate::parking`). It costs
+    /// no retry budget and no DLQ entry.
+    #[default]
+    Park,
     /// Take the retry path with `CIRCUIT_OPEN` (transient); a breaker that
     /// stays open ends in the DLQ through `max_retries`.
-    #[default]
     Retry,
     /// Hand the event to `webhooks-dlq` at once with `CIRCUIT_OPEN`, as the
     /// seed service does.
@@ -49,9 +53,10 @@ pub enum BreakerOpenAction {
 }
 
 impl BreakerOpenAction {
-    /// Parses `BREAKER_OPEN_ACTION`: `retry` or `dead-letter`.
+    /// Parses `BREAKER_OPEN_ACTION`: `park`, `retry` or `dead-letter`.
     pub fn parse(raw: &str) -> Option<BreakerOpenAction> {
         match raw.trim() {
+            "park" => Some(BreakerOpenAction::Park),
             "retry" => Some(BreakerOpenAction::Retry),
             "dead-letter" => Some(BreakerOpenAction::DeadLetter),
             _ => None,
@@ -214,6 +219,34 @@ pub fn record(
         // A call admitted while closed may finish after another isolate
         // opened the breaker; it does not change an open breaker.
         (open @ BreakerState::Open { .. }, _) => open,
+    }
+}
+
+/// The state that re-opens a breaker at once, whatever it was: a drain
+/// step that meets an unhealthy answer stops pushing the backlog at a
+/// destination that just failed again, without waiting for the failure
+/// threshold. A `Retry-After` longer than the cooldown moves the opening
+/// forward, so the next probe is due after `max(cooldown, Retry-After)`.
+pub fn force_open(
+    cause: ErrorCode,
+    retry_after_s: Option<u32>,
+    now_ms: UnixMillis,
+    cfg: &BreakerConfig,
+) -> BreakerState {
+    let wait_ms = i64::from(retry_after_s.unwrap_or(0)) * 1000;
+    BreakerState::Open {
+        opened_at_ms: now_ms + (wait_ms - cfg.cooldown_ms).max(0),
+        cause: Some(cause),
+    }
+}
+
+/// When an open breaker admits its next probe (`None` unless it is open).
+pub fn next_probe_at(state: BreakerState, cfg: &BreakerConfig) -> Option<UnixMillis> {
+    match state {
+        BreakerState::Open { opened_at_ms, .. } => {
+            Some(opened_at_ms.saturating_add(cfg.cooldown_ms))
+        }
+        _ => None,
     }
 }
 
@@ -420,6 +453,42 @@ mod tests {
             assert_eq!(f.code, ErrorCode::CircuitOpen);
             assert!(f.message.contains(want), "{}", f.message);
             assert!(f.message.contains("no call made"));
+        }
+    }
+
+    #[test]
+    fn a_forced_open_waits_for_the_longer_of_the_cooldown_and_retry_after() {
+        let table = [
+            (None, 160_000),
+            (Some(10), 160_000),
+            (Some(60), 160_000),
+            (Some(90), 190_000),
+        ];
+        for (retry_after, probe_at) in table {
+            let s = force_open(ErrorCode::RateLimited, retry_after, 100_000, &CFG);
+            assert_eq!(s.cause(), Some(ErrorCode::RateLimited));
+            assert_eq!(next_probe_at(s, &CFG), Some(probe_at), "{retry_after:?}");
+            assert!(matches!(
+                admit(s, probe_at - 1, &CFG),
+                Admission::Reject { .. }
+            ));
+            assert!(matches!(admit(s, probe_at, &CFG), Admission::Probe { .. }));
+        }
+        assert_eq!(next_probe_at(closed(0), &CFG), None);
+    }
+
+    #[test]
+    fn the_open_action_parses_and_defaults_to_park() {
+        assert_eq!(BreakerOpenAction::default(), BreakerOpenAction::Park);
+        let table = [
+            ("park", Some(BreakerOpenAction::Park)),
+            ("retry", Some(BreakerOpenAction::Retry)),
+            (" dead-letter ", Some(BreakerOpenAction::DeadLetter)),
+            ("drop", None),
+            ("Park", None),
+        ];
+        for (raw, want) in table {
+            assert_eq!(BreakerOpenAction::parse(raw), want, "{raw}");
         }
     }
 
