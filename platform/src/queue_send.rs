@@ -29,3 +29,11 @@ pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<
         .collect::<worker::Result<Vec<_>>>()?;
     queue.send_raw_batch(messages).await
 }
+
+/// Sends one message given as JSON text, delivered after `delay_s` seconds.
+pub async fn send_json_delayed(queue: &Queue, json: &str, delay_s: u32) -> worker::Result<()> {
+    let msg = RawMessageBuilder::new(to_js(json)?)
+        .delay_seconds(delay_s)
+        .build_with_content_type(QueueContentType::Json);
+    queue.send_raw(msg).await
+}

@@ -6,6 +6,7 @@ pub mod attempts;
 pub mod breakers;
 pub mod counters;
 pub mod dead_letters;
+pub mod drains;
 pub mod events;
 pub mod payloads;
 pub mod replay_audit;
