@@ -88,6 +88,10 @@ pub enum BreakerState {
         successes: u32,
         /// When the current probe was admitted, if one is in flight.
         probe_started_at_ms: Option<UnixMillis>,
+        /// The failure that opened it, kept while it probes so that events
+        /// refused meanwhile still name the destination's real problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<ErrorCode>,
     },
 }
 
@@ -98,10 +102,11 @@ impl Default for BreakerState {
 }
 
 impl BreakerState {
-    /// The failure that opened it, while it is open and the cause is known.
+    /// The failure that opened it, while it is open or probing and the
+    /// cause is known.
     pub fn cause(&self) -> Option<ErrorCode> {
         match self {
-            BreakerState::Open { cause, .. } => *cause,
+            BreakerState::Open { cause, .. } | BreakerState::HalfOpen { cause, .. } => *cause,
             _ => None,
         }
     }
@@ -149,6 +154,7 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
                     next: BreakerState::HalfOpen {
                         successes: 0,
                         probe_started_at_ms: Some(now_ms),
+                        cause,
                     },
                 }
             } else {
@@ -161,17 +167,19 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
         BreakerState::HalfOpen {
             successes,
             probe_started_at_ms,
+            cause,
         } => match probe_started_at_ms {
             Some(started) if now_ms < started.saturating_add(cfg.cooldown_ms) => {
                 Admission::Reject {
                     retry_at_ms: started.saturating_add(cfg.cooldown_ms),
-                    cause: None,
+                    cause,
                 }
             }
             _ => Admission::Probe {
                 next: BreakerState::HalfOpen {
                     successes,
                     probe_started_at_ms: Some(now_ms),
+                    cause,
                 },
             },
         },
@@ -201,7 +209,12 @@ pub fn record(
                 BreakerState::Closed { failures }
             }
         }
-        (BreakerState::HalfOpen { successes, .. }, true) => {
+        (
+            BreakerState::HalfOpen {
+                successes, cause, ..
+            },
+            true,
+        ) => {
             let successes = successes.saturating_add(1);
             if successes >= cfg.success_threshold {
                 BreakerState::Closed { failures: 0 }
@@ -209,6 +222,7 @@ pub fn record(
                 BreakerState::HalfOpen {
                     successes,
                     probe_started_at_ms: None,
+                    cause,
                 }
             }
         }
@@ -343,7 +357,8 @@ mod tests {
             next,
             BreakerState::HalfOpen {
                 successes: 0,
-                probe_started_at_ms: Some(70_000)
+                probe_started_at_ms: Some(70_000),
+                cause: None
             }
         );
         assert_eq!(next.name(), "HALF_OPEN");
@@ -362,6 +377,7 @@ mod tests {
         let half = BreakerState::HalfOpen {
             successes: 0,
             probe_started_at_ms: Some(70_000),
+            cause: None,
         };
         assert_eq!(record(half, None, 70_500, &CFG), closed(0));
         assert_eq!(
@@ -382,13 +398,15 @@ mod tests {
         let half = BreakerState::HalfOpen {
             successes: 0,
             probe_started_at_ms: Some(0),
+            cause: None,
         };
         let after_one = record(half, None, 1, &cfg);
         assert_eq!(
             after_one,
             BreakerState::HalfOpen {
                 successes: 1,
-                probe_started_at_ms: None
+                probe_started_at_ms: None,
+                cause: None
             }
         );
         assert!(matches!(admit(after_one, 2, &cfg), Admission::Probe { .. }));
@@ -400,6 +418,7 @@ mod tests {
         let stuck = BreakerState::HalfOpen {
             successes: 0,
             probe_started_at_ms: Some(0),
+            cause: None,
         };
         assert!(matches!(
             admit(stuck, 59_999, &CFG),
@@ -454,6 +473,35 @@ mod tests {
             assert!(f.message.contains(want), "{}", f.message);
             assert!(f.message.contains("no call made"));
         }
+    }
+
+    #[test]
+    fn a_probing_breaker_keeps_the_cause_that_opened_it() {
+        let open = BreakerState::Open {
+            opened_at_ms: 0,
+            cause: Some(ErrorCode::Timeout),
+        };
+        let Admission::Probe { next } = admit(open, 60_000, &CFG) else {
+            panic!("the cooldown passed")
+        };
+        assert_eq!(next.cause(), Some(ErrorCode::Timeout));
+        assert_eq!(
+            admit(next, 60_001, &CFG),
+            Admission::Reject {
+                retry_at_ms: 120_000,
+                cause: Some(ErrorCode::Timeout),
+            },
+            "a call refused while the probe is out still names the cause"
+        );
+        let cfg = BreakerConfig {
+            success_threshold: 2,
+            ..CFG
+        };
+        assert_eq!(
+            record(next, None, 60_002, &cfg).cause(),
+            Some(ErrorCode::Timeout)
+        );
+        assert_eq!(record(next, None, 60_002, &CFG).cause(), None, "closed");
     }
 
     #[test]

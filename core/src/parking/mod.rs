@@ -110,6 +110,7 @@ mod tests {
         next: BreakerState::HalfOpen {
             successes: 0,
             probe_started_at_ms: Some(1_000),
+            cause: None,
         },
     };
 

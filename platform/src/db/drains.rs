@@ -3,7 +3,8 @@
 //! step claims the row by moving the generation on, so a stale, duplicated
 //! or resent message finds a different generation and does nothing.
 
-use super::{changes, int, text};
+use super::{changes, int, opt_text, text};
+use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::state::DeliveryStatus;
 use serde::Deserialize;
 use worker::{D1Database, Result};
@@ -16,31 +17,44 @@ struct Generation {
 /// Makes sure `destination` has a drain. Answers the generation of the
 /// message to send: a new row starts at 1; a row whose step was due before
 /// `stale_before_ms` (its chain was lost) moves on a generation and is
-/// answered too; a live chain answers `None` and needs no message.
+/// answered too; a live chain answers `None` and needs no message. `cause`
+/// (the breaker's) is kept, unless it is unknown.
 pub async fn ensure(
     db: &D1Database,
     destination: &str,
+    cause: Option<ErrorCode>,
     next_step_at_ms: i64,
     stale_before_ms: i64,
     now_ms: i64,
 ) -> Result<Option<i64>> {
     let row = db
         .prepare(
-            "INSERT INTO drains (destination, generation, next_step_at, updated_at) VALUES (?1, 1, ?2, ?3) \
-             ON CONFLICT(destination) DO UPDATE SET generation = drains.generation + 1, next_step_at = excluded.next_step_at, updated_at = excluded.updated_at \
+            "INSERT INTO drains (destination, generation, next_step_at, updated_at, cause) VALUES (?1, 1, ?2, ?3, ?5) \
+             ON CONFLICT(destination) DO UPDATE SET generation = drains.generation + 1, next_step_at = excluded.next_step_at, \
+             updated_at = excluded.updated_at, cause = COALESCE(excluded.cause, drains.cause) \
              WHERE drains.next_step_at < ?4 RETURNING generation",
         )
-        .bind(&[text(destination), int(next_step_at_ms), int(now_ms), int(stale_before_ms)])?
+        .bind(&[
+            text(destination),
+            int(next_step_at_ms),
+            int(now_ms),
+            int(stale_before_ms),
+            opt_text(cause.map(ErrorCode::as_str)),
+        ])?
         .first::<Generation>(None)
         .await?;
     Ok(row.map(|r| r.generation as i64))
 }
 
-/// Which of `destinations` have a drain (one round trip).
-pub async fn active(db: &D1Database, destinations: &[&str]) -> Result<Vec<String>> {
+/// Which of `destinations` have a drain, each with its cause (one round trip).
+pub async fn active(
+    db: &D1Database,
+    destinations: &[&str],
+) -> Result<Vec<(String, Option<ErrorCode>)>> {
     #[derive(Deserialize)]
     struct Row {
         destination: String,
+        cause: Option<String>,
     }
     if destinations.is_empty() {
         return Ok(Vec::new());
@@ -58,7 +72,20 @@ pub async fn active(db: &D1Database, destinations: &[&str]) -> Result<Vec<String
         .all()
         .await?
         .results::<Row>()?;
-    Ok(rows.into_iter().map(|r| r.destination).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.destination, r.cause.as_deref().and_then(ErrorCode::parse)))
+        .collect())
+}
+
+/// Records the failure that re-opened the breaker mid-drain, the root
+/// cause of the events parked behind the drain from now on.
+pub async fn set_cause(db: &D1Database, destination: &str, cause: ErrorCode) -> Result<()> {
+    db.prepare("UPDATE drains SET cause = ?2 WHERE destination = ?1")
+        .bind(&[text(destination), text(cause.as_str())])?
+        .run()
+        .await?;
+    Ok(())
 }
 
 /// Claims step `generation` of `destination`'s drain: moves the row to the

@@ -361,7 +361,7 @@ pub async fn oldest_parked(
 ) -> Result<Vec<ParkedRow>> {
     let sql = format!(
         "SELECT {PARKED_COLUMNS} FROM events WHERE parked_destination = ?1 AND (delivery_status = ?2 OR (delivery_status = ?3 AND delivery_claimed_at < ?4)) \
-         ORDER BY parked_at, ingested_at, event_id LIMIT ?5"
+         ORDER BY parked_at, ingested_at, rowid LIMIT ?5"
     );
     db.prepare(sql)
         .bind(&[
@@ -386,7 +386,7 @@ pub async fn over_age(
 ) -> Result<Vec<ParkedRow>> {
     let sql = format!(
         "SELECT {PARKED_COLUMNS} FROM events WHERE parked_destination = ?1 AND delivery_status = ?2 AND parked_at < ?3 \
-         ORDER BY parked_at, ingested_at, event_id LIMIT ?4"
+         ORDER BY parked_at, ingested_at, rowid LIMIT ?4"
     );
     db.prepare(sql)
         .bind(&[

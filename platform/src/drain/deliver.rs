@@ -4,7 +4,7 @@
 
 use super::{send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
-use crate::db::{attempts, error_message, events, payloads};
+use crate::db::{attempts, drains, error_message, events, payloads};
 use crate::pipeline::deliver::{admission, call, no_signing_key};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::breaker::Admission;
@@ -124,18 +124,7 @@ async fn settle(
         AfterResult::Reopen(f) => {
             record_attempt(ctx, row, &f).await;
             repark(ctx, row, Some(&f)).await;
-            let cfg = &ctx.cfg.breaker;
-            let probe = force_open_call(
-                ctx.db,
-                COMPONENT,
-                destination,
-                f.code,
-                f.retry_after_s,
-                now_ms(),
-                cfg,
-            )
-            .await;
-            EventEnd::ProbeAt(probe.unwrap_or_else(|_| now_ms() + cfg.cooldown_ms))
+            EventEnd::ProbeAt(reopen(ctx, destination, &f).await)
         }
         AfterResult::Stop(f) => {
             log::warn(
@@ -147,6 +136,30 @@ async fn settle(
             EventEnd::Stopped
         }
     }
+}
+
+/// Forces the breaker open with `f` and records it as the drain's cause;
+/// answers when the next probe is due.
+async fn reopen(ctx: &DrainCtx<'_>, destination: &str, f: &Failure) -> i64 {
+    let cfg = &ctx.cfg.breaker;
+    let probe = force_open_call(
+        ctx.db,
+        COMPONENT,
+        destination,
+        f.code,
+        f.retry_after_s,
+        now_ms(),
+        cfg,
+    )
+    .await;
+    if let Err(e) = drains::set_cause(ctx.db, destination, f.code).await {
+        log::warn(
+            COMPONENT,
+            "drain_cause_unwritten",
+            json!({"err": error_message(&e)}),
+        );
+    }
+    probe.unwrap_or_else(|_| now_ms() + cfg.cooldown_ms)
 }
 
 async fn write(ctx: &DrainCtx<'_>, records: &[events::DeliveryRecord<'_>]) {

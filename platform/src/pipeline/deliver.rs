@@ -16,7 +16,7 @@ use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use worker::D1Database;
 
 /// What one leased event came to.
@@ -29,7 +29,7 @@ pub enum Attempt {
         /// The destination URL.
         destination: String,
         /// The failure that opened the breaker, when known.
-        cause: Option<hookrelay_core::error_code::ErrorCode>,
+        cause: Option<ErrorCode>,
         /// When the breaker admits its next probe, when it is open.
         probe_at_ms: Option<i64>,
     },
@@ -60,29 +60,33 @@ pub async fn deliver(
     for &i in leased {
         let event = items[i].event;
         let url = &cfg.downstreams[&event.source];
-        let drain_active = draining.contains(url.as_str());
-        let attempt = deliver_one(db, event, &stored, cfg, component, caller, drain_active).await;
-        if let Attempt::Parked { destination, .. } = &attempt {
+        let drain = draining.get(url.as_str()).copied();
+        let attempt = deliver_one(db, event, &stored, cfg, component, caller, drain).await;
+        if let Attempt::Parked {
+            destination, cause, ..
+        } = &attempt
+        {
             // Later events of this batch queue behind the one just parked.
-            draining.insert(destination.clone());
+            draining.insert(destination.clone(), *cause);
         }
         calls.push((i, attempt));
     }
     calls
 }
 
-/// The destinations of `leased` that have a drain running, in one round
-/// trip, when this caller could park behind one. If D1 cannot say, none
-/// is taken as draining: the breaker still guards the call.
+/// The destinations of `leased` that have a drain running, with the cause
+/// it recorded, in one round trip, when this caller could park behind one.
+/// If D1 cannot say, none is taken as draining: the breaker still guards
+/// the call.
 async fn draining(
     db: &D1Database,
     items: &[Item<'_>],
     leased: &[usize],
     cfg: &DeliveryConfig,
     caller: Caller,
-) -> HashSet<String> {
+) -> HashMap<String, Option<ErrorCode>> {
     if !parks_behind_drain(true, cfg.breaker_open_action, caller) {
-        return HashSet::new();
+        return HashMap::new();
     }
     let mut urls: Vec<&str> = leased
         .iter()
@@ -144,11 +148,14 @@ async fn decision(
     cfg: &DeliveryConfig,
     component: Component,
     caller: Caller,
-    drain_active: bool,
+    drain: Option<Option<ErrorCode>>,
 ) -> CallDecision {
     let label = destination_label(url);
+    let drain_active = drain.is_some();
     if parks_behind_drain(drain_active, cfg.breaker_open_action, caller) {
-        let cause = peek(db, url).await.ok().and_then(|s| s.cause());
+        // The breaker's cause while it is open, else the drain's record of it.
+        let open_cause = peek(db, url).await.ok().and_then(|s| s.cause());
+        let cause = open_cause.or(drain.flatten());
         return match decide(
             Admission::Allow,
             true,
@@ -179,7 +186,7 @@ async fn deliver_one(
     cfg: &DeliveryConfig,
     component: Component,
     caller: Caller,
-    drain_active: bool,
+    drain: Option<Option<ErrorCode>>,
 ) -> Attempt {
     let url = &cfg.downstreams[&event.source];
     let body = match body_of(event, stored) {
@@ -189,7 +196,7 @@ async fn deliver_one(
     let Some(key) = cfg.signing_key.as_ref() else {
         return Attempt::Called(Err(no_signing_key()));
     };
-    match decision(db, url, cfg, component, caller, drain_active).await {
+    match decision(db, url, cfg, component, caller, drain).await {
         CallDecision::Call => {
             Attempt::Called(call(db, event, body, url, key, cfg, component).await)
         }

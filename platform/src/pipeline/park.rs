@@ -10,6 +10,7 @@ use crate::{log, metrics, now_ms, queue_send};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::drain_plan::STALE_AFTER_MS;
+use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
@@ -30,8 +31,8 @@ pub async fn park(
     control: Option<&Queue>,
 ) {
     let now = now_ms();
-    // Per destination: the earliest probe time any of its parks saw.
-    let mut probes: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    // Per destination: the earliest probe time any of its parks saw, and a cause.
+    let mut probes: BTreeMap<String, (Option<i64>, Option<ErrorCode>)> = BTreeMap::new();
     let mut statements = Vec::new();
     for (i, attempt) in &parked {
         let Attempt::Parked {
@@ -47,11 +48,12 @@ pub async fn park(
             Ok(s) => statements.push(s),
             Err(e) => return fail_all(&parked, out, &error_message(&e)),
         }
-        let probe = probes.entry(destination.clone()).or_insert(None);
+        let (probe, known) = probes.entry(destination.clone()).or_insert((None, None));
         *probe = match (*probe, *probe_at_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        *known = known.or(*cause);
     }
     if let Err(e) = db.batch(statements).await {
         return fail_all(&parked, out, &error_message(&e));
@@ -76,15 +78,9 @@ pub async fn park(
             json!({"id": event.event_id, "source": event.source, "destination": destination_label(destination), "cause": cause}),
         );
     }
-    for (destination, probe_at) in probes {
-        ensure_drain(
-            db,
-            control,
-            &destination,
-            probe_at.unwrap_or(now),
-            component,
-        )
-        .await;
+    for (destination, (probe_at, cause)) in probes {
+        let probe_at = probe_at.unwrap_or(now);
+        ensure_drain(db, control, &destination, cause, probe_at, component).await;
     }
 }
 
@@ -104,6 +100,7 @@ pub async fn ensure_drain(
     db: &D1Database,
     control: Option<&Queue>,
     destination: &str,
+    cause: Option<ErrorCode>,
     probe_at_ms: i64,
     component: Component,
 ) {
@@ -112,6 +109,7 @@ pub async fn ensure_drain(
     let generation = match drains::ensure(
         db,
         destination,
+        cause,
         probe_at_ms.max(now),
         now - STALE_AFTER_MS,
         now,
