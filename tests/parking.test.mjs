@@ -16,7 +16,7 @@ const DOWN_SECRET = "park-down-secret";
 const RATE = 20;
 let downstream;
 // Per path: a function of the request deciding its status, set by each test.
-const answer = { "/a": () => 500, "/b": () => 500, "/c": () => 500 };
+const answer = { "/a": () => 500, "/b": () => 500, "/c": () => 500, "/d": () => 500 };
 
 before(async () => {
   downstream = await startDownstream(
@@ -189,6 +189,31 @@ test("an event parked longer than PARK_MAX_AGE is dead-lettered with its root ca
     }
     const statuses = await rows(relay.db, "SELECT delivery_status AS s FROM events");
     assert.ok(statuses.every((r) => r.s === "failed"), JSON.stringify(statuses));
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a drain whose chain of messages was lost (a restart drops local queues) is resumed from D1", async () => {
+  answer["/d"] = () => 500;
+  const relay = await relayFor("/d");
+  try {
+    const openers = await openBreaker(relay, "d");
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await send(relay, `d-${i}`));
+    await waitFor(async () => (await parkedCount(relay)) === 8, { what: "8 events parked" });
+    // Lose the chain: every message in flight now carries a stale generation, and the step is long overdue.
+    await relay.db.prepare("UPDATE drains SET generation = generation + 1000, next_step_at = 0").run();
+    answer["/d"] = () => 200;
+    await waitFor(() => relay.logs.some((l) => /"event":"drain_(stale|superseded)"/.test(l)), { what: "the old chain to be fenced off" });
+    assert.equal(successes("/d").length, 0, "nothing drains without a live chain");
+    const worker = await relay.mf.getWorker("hookrelay");
+    await worker.scheduled({ cron: "*/1 * * * *" });
+    await waitFor(async () => (await count(relay, "SELECT count(*) AS n FROM events WHERE delivery_status = 'delivered'")) === 8, {
+      what: "the resumed drain to deliver everything",
+    });
+    assert.ok(relay.logs.some((l) => l.includes('"event":"drain_resumed"')));
+    assertDrainedOnce("/d", await ingestOrder(relay, [...openers, ...ids]));
   } finally {
     await relay.dispose();
   }
