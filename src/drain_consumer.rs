@@ -3,7 +3,7 @@
 
 use crate::config_cache::relay_config;
 use hookrelay_core::parking::DrainMessage;
-use hookrelay_platform::drain::{step, DrainCtx, COMPONENT};
+use hookrelay_platform::drain::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
 use serde_json::json;
@@ -12,7 +12,7 @@ use worker::Env;
 /// Seconds before a step that failed on D1 or a queue is tried again.
 const STEP_RETRY_S: u32 = 5;
 
-/// Runs each message's step, one after the other (a batch is small), and
+/// Runs each message's step (side by side, one per destination), and
 /// acks or retries each on its own. A message that is not a drain message
 /// is acked and logged: retrying it could never help.
 pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
@@ -41,17 +41,27 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         env,
         cfg: &config.delivery,
     };
+    let mut steps = Vec::new();
+    let mut owners = Vec::new();
     for message in &messages {
-        let Some(msg) = DrainMessage::parse(&message.body_json) else {
-            log::warn(
-                COMPONENT,
-                "control_message_unknown",
-                json!({"queue_message_id": message.id}),
-            );
-            message.ack();
-            continue;
-        };
-        match step::run(&ctx, &msg).await {
+        match DrainMessage::parse(&message.body_json) {
+            Some(msg) => {
+                steps.push(msg);
+                owners.push(message);
+            }
+            None => {
+                log::warn(
+                    COMPONENT,
+                    "control_message_unknown",
+                    json!({"queue_message_id": message.id}),
+                );
+                message.ack();
+            }
+        }
+    }
+    let results = run_steps(&ctx, &steps).await;
+    for ((message, msg), result) in owners.into_iter().zip(&steps).zip(results) {
+        match result {
             Ok(()) => message.ack(),
             Err(e) => {
                 log::error(

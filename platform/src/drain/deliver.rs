@@ -2,7 +2,7 @@
 //! delivering), breaker, signed call, record; then what the core says the
 //! result means for the step (`drain_plan::after_result`).
 
-use super::{send_handoffs, DrainCtx, COMPONENT};
+use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
 use crate::db::{attempts, drains, error_message, events, payloads};
 use crate::pipeline::deliver::{admission, call, no_signing_key};
@@ -12,7 +12,6 @@ use hookrelay_core::drain_plan::{after_result, AfterResult};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
-use hookrelay_core::poison_handoff::PoisonHandoff;
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::lease_stale_before;
 use serde_json::json;
@@ -211,17 +210,12 @@ async fn dead_letter(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Failu
             .code(failure.code),
         1,
     );
-    let handoff = PoisonHandoff::new(
+    let json = handoff_json(
+        row,
         failure,
         (row.delivery_attempts.max(0) + 1) as u32,
-        row.queue_message_id
-            .clone()
-            .unwrap_or_else(|| row.event_id.clone()),
-        row.received_at,
         now_ms(),
-        serde_json::to_value(row.to_queued_event()).unwrap_or_default(),
     );
-    let json = serde_json::to_string(&handoff).unwrap_or_default();
     match send_handoffs(ctx.env, &[json]).await {
         Ok(()) => true,
         Err(e) => {

@@ -2,12 +2,11 @@
 //! their root cause (`hookrelay_core::parking::expiry`), a bounded number
 //! per step.
 
-use super::{send_handoffs, DrainCtx, COMPONENT};
+use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::db::{error_message, events};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::expiry::{expired, parked_before, EXPIRE_PER_STEP};
-use hookrelay_core::poison_handoff::PoisonHandoff;
 use serde_json::json;
 
 /// Dead-letters the over-age events of `destination`; how many. The dead
@@ -17,14 +16,8 @@ use serde_json::json;
 pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
     let now = now_ms();
     let max_age = ctx.cfg.parking.max_age_ms;
-    let rows = match events::over_age(
-        ctx.db,
-        destination,
-        parked_before(now, max_age),
-        EXPIRE_PER_STEP,
-    )
-    .await
-    {
+    let cutoff = parked_before(now, max_age);
+    let rows = match events::over_age(ctx.db, destination, cutoff, EXPIRE_PER_STEP).await {
         Ok(r) => r,
         Err(e) => {
             log::error(
@@ -41,17 +34,6 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         let Some(failure) = expired(row.parked_at, now, max_age, row.last_error(), None) else {
             continue;
         };
-        let event = row.to_queued_event();
-        let handoff = PoisonHandoff::new(
-            failure.clone(),
-            row.delivery_attempts.max(0) as u32,
-            row.queue_message_id
-                .clone()
-                .unwrap_or_else(|| row.event_id.clone()),
-            row.received_at,
-            now,
-            serde_json::to_value(&event).unwrap_or_default(),
-        );
         metrics::count(
             Metric::new(MetricName::DeadLetterHandoff, COMPONENT)
                 .source(&row.source)
@@ -63,7 +45,8 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
             "parked_too_long",
             json!({"id": row.event_id, "code": failure.code, "parked_at": row.parked_at}),
         );
-        handoffs.push(serde_json::to_string(&handoff).unwrap_or_default());
+        let attempts = row.delivery_attempts.max(0) as u32;
+        handoffs.push(handoff_json(row, failure, attempts, now));
         ids.push(row.event_id.as_str());
     }
     if let Err(e) = send_handoffs(ctx.env, &handoffs).await {

@@ -31,6 +31,38 @@ pub struct DrainCtx<'a> {
     pub cfg: &'a DeliveryConfig,
 }
 
+/// Runs the steps of one batch side by side: each paces its own
+/// destination, so one destination's step never slows another's drain.
+pub async fn run_steps(
+    ctx: &DrainCtx<'_>,
+    messages: &[hookrelay_core::parking::DrainMessage],
+) -> Vec<worker::Result<()>> {
+    futures_util::future::join_all(messages.iter().map(|m| step::run(ctx, m))).await
+}
+
+/// The poison hand-off of a parked event that failed with `failure`: its
+/// `original` is the event rebuilt as a `QueuedEvent` from its row, keyed
+/// by the queue message that first carried it (its attempts hang off that
+/// id), as JSON text.
+pub(crate) fn handoff_json(
+    row: &crate::db::events::ParkedRow,
+    failure: hookrelay_core::error_code::Failure,
+    attempts: u32,
+    now_ms: i64,
+) -> String {
+    let handoff = hookrelay_core::poison_handoff::PoisonHandoff::new(
+        failure,
+        attempts,
+        row.queue_message_id
+            .clone()
+            .unwrap_or_else(|| row.event_id.clone()),
+        row.received_at,
+        now_ms,
+        serde_json::to_value(row.to_queued_event()).unwrap_or_default(),
+    );
+    serde_json::to_string(&handoff).unwrap_or_default()
+}
+
 /// Sends dead letters (poison hand-offs) for drained or expired events.
 pub(crate) async fn send_handoffs(env: &Env, handoffs: &[String]) -> worker::Result<()> {
     if handoffs.is_empty() {
