@@ -20,5 +20,8 @@ CREATE TABLE IF NOT EXISTS drains (
   destination  TEXT PRIMARY KEY,
   generation   INTEGER NOT NULL,
   next_step_at INTEGER NOT NULL,   -- unix ms the next step is due
-  updated_at   INTEGER NOT NULL
+  updated_at   INTEGER NOT NULL,
+  -- The failure that made the destination unwell (last breaker opening),
+  -- the root cause of events parked behind the drain while it runs.
+  cause        TEXT
 );

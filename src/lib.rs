@@ -2,20 +2,23 @@
 //!
 //! - `fetch`: `POST /webhooks/{source}` verifies and enqueues; `GET /healthz`;
 //!   `/api/v1/admin/…` is passed to the DLQ worker through a service binding.
-//! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once.
+//! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once;
+//!   consumes `hookrelay-control`, whose messages drain parked events.
+//! - `scheduled`: the safety net that resends lost drain chains.
 //!
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
 
 mod admin_proxy;
 mod config_cache;
 mod consumer;
+mod drain_consumer;
 mod health_route;
 mod ingest_route;
 mod internal_replay_route;
 mod queue_entry;
 mod responses;
 
-use worker::{event, Context, Env, Request, Response, Result};
+use worker::{event, Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
 /// The crate version, reported by `/healthz`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -23,6 +26,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[event(fetch)]
 async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     console_error_panic_hook::set_once();
+    let resume_env = env.clone();
+    ctx.wait_until(
+        async move { hookrelay_platform::drain::resume::resume_if_due(&resume_env).await },
+    );
     let path = req.path();
     if path == "/healthz" {
         hookrelay_platform::body::drain(&mut req).await;
@@ -46,4 +53,11 @@ async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
         "NOT_FOUND",
         "no such route; webhooks go to POST /webhooks/{source}",
     )
+}
+
+/// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    console_error_panic_hook::set_once();
+    hookrelay_platform::drain::resume::resume(&env).await;
 }

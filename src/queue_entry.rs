@@ -3,14 +3,19 @@
 //! `hookrelay_platform::deliveries`). worker-build's shim calls any export
 //! named `queue` with the raw batch, the env and the context.
 
-use crate::consumer;
+use crate::{consumer, drain_consumer};
+use hookrelay_platform::drain::resume::resume_if_due;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};
 
-/// Entry point for batches from the `webhooks` queue. It never throws:
-/// each message is acked or retried on its own, so a failure never turns
-/// into a batch-wide retry.
+/// The queue of drain steps (`wrangler.toml`, producer binding `CONTROL`).
+pub const CONTROL_QUEUE: &str = "hookrelay-control";
+
+/// Entry point for batches from `webhooks` and `hookrelay-control`,
+/// dispatched by the batch's queue name. It never throws: each message is
+/// acked or retried on its own, so a failure never turns into a batch-wide
+/// retry.
 #[wasm_bindgen(js_name = queue, wasm_bindgen_futures = ::worker::wasm_bindgen_futures)]
 pub async fn queue(
     batch: worker_sys::MessageBatch,
@@ -18,6 +23,14 @@ pub async fn queue(
     _ctx: worker_sys::Context,
 ) -> Result<JsValue, JsValue> {
     console_error_panic_hook::set_once();
-    consumer::consume(read_batch(&batch), &env).await;
+    let name: String = batch.queue().map(String::from).unwrap_or_default();
+    // A queue that is not the control queue is `webhooks` (or a renamed one).
+    if name == CONTROL_QUEUE {
+        drain_consumer::consume(read_batch(&batch), &env).await;
+    } else {
+        consumer::consume(read_batch(&batch), &env).await;
+    }
+    // Lost drain chains (a restart dropped the local queues) are resent.
+    resume_if_due(&env).await;
     Ok(JsValue::UNDEFINED)
 }

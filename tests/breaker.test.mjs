@@ -47,7 +47,7 @@ const waitCooldown = (relay) =>
 
 test("five failures open the breaker; while open no call is made; one probe after the cooldown closes it", async () => {
   healthy = false;
-  const relay = await relayWith({});
+  const relay = await relayWith({ BREAKER_OPEN_ACTION: "retry" });
   try {
     for (let n = 1; n <= 5; n++) {
       const id = await send(relay, n);

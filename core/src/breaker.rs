@@ -39,9 +39,13 @@ impl Default for BreakerConfig {
 /// What a delivery does while its destination's breaker is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BreakerOpenAction {
+    /// Ack the message and park the event in D1 until the destination
+    /// recovers; a drain then delivers it (see `crate::parking`). It costs
+    /// no retry budget and no DLQ entry.
+    #[default]
+    Park,
     /// Take the retry path with `CIRCUIT_OPEN` (transient); a breaker that
     /// stays open ends in the DLQ through `max_retries`.
-    #[default]
     Retry,
     /// Hand the event to `webhooks-dlq` at once with `CIRCUIT_OPEN`, as the
     /// seed service does.
@@ -49,9 +53,10 @@ pub enum BreakerOpenAction {
 }
 
 impl BreakerOpenAction {
-    /// Parses `BREAKER_OPEN_ACTION`: `retry` or `dead-letter`.
+    /// Parses `BREAKER_OPEN_ACTION`: `park`, `retry` or `dead-letter`.
     pub fn parse(raw: &str) -> Option<BreakerOpenAction> {
         match raw.trim() {
+            "park" => Some(BreakerOpenAction::Park),
             "retry" => Some(BreakerOpenAction::Retry),
             "dead-letter" => Some(BreakerOpenAction::DeadLetter),
             _ => None,
@@ -83,6 +88,10 @@ pub enum BreakerState {
         successes: u32,
         /// When the current probe was admitted, if one is in flight.
         probe_started_at_ms: Option<UnixMillis>,
+        /// The failure that opened it, kept while it probes so that events
+        /// refused meanwhile still name the destination's real problem.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<ErrorCode>,
     },
 }
 
@@ -93,10 +102,11 @@ impl Default for BreakerState {
 }
 
 impl BreakerState {
-    /// The failure that opened it, while it is open and the cause is known.
+    /// The failure that opened it, while it is open or probing and the
+    /// cause is known.
     pub fn cause(&self) -> Option<ErrorCode> {
         match self {
-            BreakerState::Open { cause, .. } => *cause,
+            BreakerState::Open { cause, .. } | BreakerState::HalfOpen { cause, .. } => *cause,
             _ => None,
         }
     }
@@ -144,6 +154,7 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
                     next: BreakerState::HalfOpen {
                         successes: 0,
                         probe_started_at_ms: Some(now_ms),
+                        cause,
                     },
                 }
             } else {
@@ -156,17 +167,19 @@ pub fn admit(state: BreakerState, now_ms: UnixMillis, cfg: &BreakerConfig) -> Ad
         BreakerState::HalfOpen {
             successes,
             probe_started_at_ms,
+            cause,
         } => match probe_started_at_ms {
             Some(started) if now_ms < started.saturating_add(cfg.cooldown_ms) => {
                 Admission::Reject {
                     retry_at_ms: started.saturating_add(cfg.cooldown_ms),
-                    cause: None,
+                    cause,
                 }
             }
             _ => Admission::Probe {
                 next: BreakerState::HalfOpen {
                     successes,
                     probe_started_at_ms: Some(now_ms),
+                    cause,
                 },
             },
         },
@@ -196,7 +209,12 @@ pub fn record(
                 BreakerState::Closed { failures }
             }
         }
-        (BreakerState::HalfOpen { successes, .. }, true) => {
+        (
+            BreakerState::HalfOpen {
+                successes, cause, ..
+            },
+            true,
+        ) => {
             let successes = successes.saturating_add(1);
             if successes >= cfg.success_threshold {
                 BreakerState::Closed { failures: 0 }
@@ -204,6 +222,7 @@ pub fn record(
                 BreakerState::HalfOpen {
                     successes,
                     probe_started_at_ms: None,
+                    cause,
                 }
             }
         }
@@ -214,6 +233,34 @@ pub fn record(
         // A call admitted while closed may finish after another isolate
         // opened the breaker; it does not change an open breaker.
         (open @ BreakerState::Open { .. }, _) => open,
+    }
+}
+
+/// The state that re-opens a breaker at once, whatever it was: a drain
+/// step that meets an unhealthy answer stops pushing the backlog at a
+/// destination that just failed again, without waiting for the failure
+/// threshold. A `Retry-After` longer than the cooldown moves the opening
+/// forward, so the next probe is due after `max(cooldown, Retry-After)`.
+pub fn force_open(
+    cause: ErrorCode,
+    retry_after_s: Option<u32>,
+    now_ms: UnixMillis,
+    cfg: &BreakerConfig,
+) -> BreakerState {
+    let wait_ms = i64::from(retry_after_s.unwrap_or(0)) * 1000;
+    BreakerState::Open {
+        opened_at_ms: now_ms + (wait_ms - cfg.cooldown_ms).max(0),
+        cause: Some(cause),
+    }
+}
+
+/// When an open breaker admits its next probe (`None` unless it is open).
+pub fn next_probe_at(state: BreakerState, cfg: &BreakerConfig) -> Option<UnixMillis> {
+    match state {
+        BreakerState::Open { opened_at_ms, .. } => {
+            Some(opened_at_ms.saturating_add(cfg.cooldown_ms))
+        }
+        _ => None,
     }
 }
 
@@ -243,188 +290,4 @@ pub fn circuit_open_failure(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const CFG: BreakerConfig = BreakerConfig {
-        failure_threshold: 5,
-        success_threshold: 1,
-        cooldown_ms: 60_000,
-    };
-
-    fn closed(failures: u32) -> BreakerState {
-        BreakerState::Closed { failures }
-    }
-
-    #[test]
-    fn a_closed_breaker_opens_after_the_threshold_of_consecutive_failures() {
-        let mut s = BreakerState::default();
-        for n in 1..=4 {
-            s = record(s, Some(ErrorCode::Upstream5xx), 1000, &CFG);
-            assert_eq!(s, closed(n));
-            assert_eq!(admit(s, 1000, &CFG), Admission::Allow);
-        }
-        s = record(s, Some(ErrorCode::Upstream5xx), 1000, &CFG);
-        assert_eq!(
-            s,
-            BreakerState::Open {
-                opened_at_ms: 1000,
-                cause: Some(ErrorCode::Upstream5xx),
-            },
-            "the failure that opened it is kept"
-        );
-    }
-
-    #[test]
-    fn a_success_resets_the_failure_count() {
-        let s = record(closed(4), None, 0, &CFG);
-        assert_eq!(s, closed(0));
-        assert_eq!(record(s, Some(ErrorCode::Upstream5xx), 0, &CFG), closed(1));
-    }
-
-    #[test]
-    fn an_open_breaker_rejects_until_the_cooldown_then_admits_one_probe() {
-        let open = BreakerState::Open {
-            opened_at_ms: 10_000,
-            cause: None,
-        };
-        assert_eq!(
-            admit(open, 10_000, &CFG),
-            Admission::Reject {
-                retry_at_ms: 70_000,
-                cause: None,
-            }
-        );
-        assert_eq!(
-            admit(open, 69_999, &CFG),
-            Admission::Reject {
-                retry_at_ms: 70_000,
-                cause: None,
-            }
-        );
-        let probe = admit(open, 70_000, &CFG);
-        let Admission::Probe { next } = probe else {
-            panic!("{probe:?}")
-        };
-        assert_eq!(
-            next,
-            BreakerState::HalfOpen {
-                successes: 0,
-                probe_started_at_ms: Some(70_000)
-            }
-        );
-        assert_eq!(next.name(), "HALF_OPEN");
-        assert_eq!(
-            admit(next, 70_001, &CFG),
-            Admission::Reject {
-                retry_at_ms: 130_000,
-                cause: None,
-            },
-            "only one probe in flight"
-        );
-    }
-
-    #[test]
-    fn a_successful_probe_closes_and_a_failed_probe_reopens() {
-        let half = BreakerState::HalfOpen {
-            successes: 0,
-            probe_started_at_ms: Some(70_000),
-        };
-        assert_eq!(record(half, None, 70_500, &CFG), closed(0));
-        assert_eq!(
-            record(half, Some(ErrorCode::Timeout), 70_500, &CFG),
-            BreakerState::Open {
-                opened_at_ms: 70_500,
-                cause: Some(ErrorCode::Timeout),
-            }
-        );
-    }
-
-    #[test]
-    fn with_a_success_threshold_of_two_each_successful_probe_admits_the_next() {
-        let cfg = BreakerConfig {
-            success_threshold: 2,
-            ..CFG
-        };
-        let half = BreakerState::HalfOpen {
-            successes: 0,
-            probe_started_at_ms: Some(0),
-        };
-        let after_one = record(half, None, 1, &cfg);
-        assert_eq!(
-            after_one,
-            BreakerState::HalfOpen {
-                successes: 1,
-                probe_started_at_ms: None
-            }
-        );
-        assert!(matches!(admit(after_one, 2, &cfg), Admission::Probe { .. }));
-        assert_eq!(record(after_one, None, 3, &cfg), closed(0));
-    }
-
-    #[test]
-    fn a_probe_that_never_reports_back_is_replaced_after_a_cooldown() {
-        let stuck = BreakerState::HalfOpen {
-            successes: 0,
-            probe_started_at_ms: Some(0),
-        };
-        assert!(matches!(
-            admit(stuck, 59_999, &CFG),
-            Admission::Reject { .. }
-        ));
-        assert!(matches!(
-            admit(stuck, 60_000, &CFG),
-            Admission::Probe { .. }
-        ));
-    }
-
-    #[test]
-    fn a_late_result_does_not_change_an_open_breaker() {
-        let open = BreakerState::Open {
-            opened_at_ms: 5,
-            cause: None,
-        };
-        assert_eq!(record(open, None, 6, &CFG), open);
-        assert_eq!(record(open, Some(ErrorCode::Upstream5xx), 6, &CFG), open);
-    }
-
-    #[test]
-    fn states_serialize_with_their_names() {
-        let json = serde_json::to_string(&BreakerState::Open {
-            opened_at_ms: 1,
-            cause: None,
-        })
-        .unwrap();
-        assert_eq!(json, r#"{"state":"OPEN","opened_at_ms":1}"#);
-        let back: BreakerState = serde_json::from_str(&json).unwrap();
-        assert_eq!(
-            back,
-            BreakerState::Open {
-                opened_at_ms: 1,
-                cause: None
-            }
-        );
-    }
-
-    #[test]
-    fn a_refused_call_says_when_the_next_probe_is_due() {
-        let table = [
-            (61_000, 1_000, "60s"),
-            (1_500, 1_000, "1s"),
-            (500, 1_000, "0s"),
-        ];
-        for (retry_at, now, want) in table {
-            let f =
-                circuit_open_failure("https://x.example", retry_at, now, Some(ErrorCode::Timeout));
-            assert_eq!(f.cause, Some(ErrorCode::Timeout));
-            assert_eq!(f.code, ErrorCode::CircuitOpen);
-            assert!(f.message.contains(want), "{}", f.message);
-            assert!(f.message.contains("no call made"));
-        }
-    }
-
-    #[test]
-    fn an_unreadable_breaker_fails_open() {
-        assert_eq!(ADMISSION_WHEN_UNREADABLE, Admission::Allow);
-    }
-}
+mod tests;

@@ -6,6 +6,7 @@
 //! `wrangler.toml`, so a broken demo configuration fails the build.
 
 use crate::breaker::{BreakerConfig, BreakerOpenAction};
+pub use crate::parking::config::ParkingConfig;
 use crate::retry_policy::RetrySchedule;
 use crate::signature::{Scheme, SigningKey};
 use serde_json::Value;
@@ -263,8 +264,10 @@ pub struct DeliveryConfig {
     pub timeout_ms: u64,
     /// `BREAKER_FAILURE_THRESHOLD`, `BREAKER_SUCCESS_THRESHOLD`, `BREAKER_COOLDOWN_S`.
     pub breaker: BreakerConfig,
-    /// `BREAKER_OPEN_ACTION`: `retry` (default) or `dead-letter`.
+    /// `BREAKER_OPEN_ACTION`: `park` (default), `retry` or `dead-letter`.
     pub breaker_open_action: BreakerOpenAction,
+    /// `DRAIN_RATE_PER_S` and `PARK_MAX_AGE`.
+    pub parking: ParkingConfig,
 }
 
 impl DeliveryConfig {
@@ -291,7 +294,10 @@ impl DeliveryConfig {
         let breaker_open_action = match text(env, "BREAKER_OPEN_ACTION") {
             None => BreakerOpenAction::default(),
             Some(raw) => BreakerOpenAction::parse(&raw).ok_or_else(|| {
-                ConfigError::new("BREAKER_OPEN_ACTION", "must be `retry` or `dead-letter`")
+                ConfigError::new(
+                    "BREAKER_OPEN_ACTION",
+                    "must be `park`, `retry` or `dead-letter`",
+                )
             })?,
         };
         Ok(DeliveryConfig {
@@ -312,6 +318,7 @@ impl DeliveryConfig {
                     * 1000,
             },
             breaker_open_action,
+            parking: ParkingConfig::load(env)?,
         })
     }
 }
@@ -511,7 +518,9 @@ mod tests {
         assert_eq!(cfg.max_body_bytes, 1_048_576);
         assert_eq!(cfg.delivery.timeout_ms, 10_000);
         assert_eq!(cfg.delivery.breaker, BreakerConfig::default());
-        assert_eq!(cfg.delivery.breaker_open_action, BreakerOpenAction::Retry);
+        assert_eq!(cfg.delivery.breaker_open_action, BreakerOpenAction::Park);
+        assert_eq!(cfg.delivery.parking.drain_rate_per_s, 10.0);
+        assert_eq!(cfg.delivery.parking.max_age_ms, 72 * 3_600_000);
         assert_eq!(cfg.sources["demo-standard"].spec.tolerance_s, 60);
     }
 
@@ -535,6 +544,14 @@ mod tests {
             ("BREAKER_FAILURE_THRESHOLD", json!("0")),
             ("BREAKER_COOLDOWN_S", json!("-1")),
             ("BREAKER_OPEN_ACTION", json!("drop")),
+            ("DRAIN_RATE_PER_S", json!("0")),
+            ("DRAIN_RATE_PER_S", json!("-1")),
+            ("DRAIN_RATE_PER_S", json!("1001")),
+            ("DRAIN_RATE_PER_S", json!("fast")),
+            ("DRAIN_RATE_PER_S", json!("NaN")),
+            ("PARK_MAX_AGE", json!("72")),
+            ("PARK_MAX_AGE", json!("0h")),
+            ("PARK_MAX_AGE", json!("3 weeks")),
         ];
         for (key, value) in table {
             let mut e = demo_env();

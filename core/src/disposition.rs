@@ -16,6 +16,9 @@ pub enum Outcome {
     Duplicate,
     /// The attempt failed.
     Failed(Failure),
+    /// The destination is unwell: the event was parked in D1, and a drain
+    /// delivers it later. The message is done; it spent no retry budget.
+    Parked,
 }
 
 /// What to do with the message.
@@ -54,7 +57,7 @@ pub fn decide(
     open_action: BreakerOpenAction,
 ) -> Disposition {
     match outcome {
-        Outcome::Ingested | Outcome::Duplicate => Disposition::Ack,
+        Outcome::Ingested | Outcome::Duplicate | Outcome::Parked => Disposition::Ack,
         Outcome::Failed(failure)
             if failure.code == ErrorCode::CircuitOpen
                 && open_action == BreakerOpenAction::DeadLetter =>
@@ -109,6 +112,33 @@ mod tests {
         let s = RetrySchedule::default();
         assert_eq!(decide(Outcome::Ingested, 1, &s, RETRY), Disposition::Ack);
         assert_eq!(decide(Outcome::Duplicate, 4, &s, RETRY), Disposition::Ack);
+    }
+
+    #[test]
+    fn a_parked_event_is_acked_whatever_the_attempt() {
+        let s = RetrySchedule::default();
+        for (attempts, action) in [
+            (1, BreakerOpenAction::Park),
+            (6, BreakerOpenAction::Park),
+            (2, BreakerOpenAction::Retry),
+        ] {
+            assert_eq!(
+                decide(Outcome::Parked, attempts, &s, action),
+                Disposition::Ack
+            );
+        }
+        assert!(
+            matches!(
+                decide(
+                    failed(ErrorCode::CircuitOpen),
+                    1,
+                    &s,
+                    BreakerOpenAction::Park
+                ),
+                Disposition::Retry { .. }
+            ),
+            "a refusal that could not park (a replay) takes the retry path"
+        );
     }
 
     #[test]

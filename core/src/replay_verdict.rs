@@ -15,6 +15,12 @@ use crate::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 pub fn verdict(outcome: &Outcome, downstream: DownstreamResult) -> Result<(), Failure> {
     match (outcome, downstream) {
         (Outcome::Failed(f), _) => Err(f.clone()),
+        // A replay never parks (`parking::Caller::Replay`); were it to, the
+        // event was not delivered, so it is no success.
+        (Outcome::Parked, _) | (_, DownstreamResult::Parked) => Err(Failure::new(
+            ErrorCode::CircuitOpen,
+            "the event was parked behind its destination's open breaker, not delivered; it drains when the destination recovers",
+        )),
         (_, DownstreamResult::InFlightElsewhere) => Err(Failure::new(
             ErrorCode::Unknown,
             "another worker is delivering this event right now; replay again later",

@@ -7,7 +7,9 @@
 
 use crate::db::breakers;
 use crate::{log, metrics};
-use hookrelay_core::breaker::{admit, record, Admission, BreakerConfig, BreakerState};
+use hookrelay_core::breaker::{
+    admit, force_open, next_probe_at, record, Admission, BreakerConfig, BreakerState,
+};
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::redact::destination_label;
@@ -84,4 +86,40 @@ pub async fn record_call(
         json!({"destination": destination_label(destination)}),
     );
     Ok(())
+}
+
+/// Re-opens the breaker at once with `cause` (a drain step met an
+/// unhealthy answer), whatever its state; answers when the next probe is
+/// due. A write that keeps losing the race is logged, and the answer still
+/// stands for this step.
+pub async fn force_open_call(
+    db: &D1Database,
+    component: Component,
+    destination: &str,
+    cause: ErrorCode,
+    retry_after_s: Option<u32>,
+    now_ms: i64,
+    cfg: &BreakerConfig,
+) -> Result<i64> {
+    let next = force_open(cause, retry_after_s, now_ms, cfg);
+    let probe_at = next_probe_at(next, cfg).unwrap_or(now_ms + cfg.cooldown_ms);
+    for _ in 0..CAS_ATTEMPTS {
+        let (state, version) = breakers::load(db, destination).await?;
+        if breakers::compare_and_set(db, destination, version, next, now_ms).await? {
+            log_transition(component, destination, state, next);
+            return Ok(probe_at);
+        }
+    }
+    log::error(
+        component,
+        "breaker_record_contended",
+        json!({"destination": destination_label(destination)}),
+    );
+    Ok(probe_at)
+}
+
+/// The breaker's state, read without changing it (to word a park behind a
+/// drain without claiming the half-open probe).
+pub async fn peek(db: &D1Database, destination: &str) -> Result<BreakerState> {
+    Ok(breakers::load(db, destination).await?.0)
 }

@@ -9,6 +9,7 @@ pub mod body;
 pub mod breaker_store;
 pub mod db;
 pub mod downstream;
+pub mod drain;
 pub mod env_config;
 pub mod log;
 pub mod metrics;

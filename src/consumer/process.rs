@@ -8,6 +8,12 @@ use hookrelay_platform::db::error_message;
 use hookrelay_platform::pipeline::{self, Item};
 use worker::Env;
 
+/// The `CONTROL` queue that carries drain steps; without it a park still
+/// happens, and the resume check sends the drain's first step later.
+fn control(env: &Env) -> Option<worker::Queue> {
+    env.queue("CONTROL").ok()
+}
+
 /// Each message's outcome. Undecodable messages keep their poison failure.
 /// Without a valid configuration nothing is attempted, and every message is
 /// retried until the configuration is fixed.
@@ -50,11 +56,13 @@ pub async fn process(
         return outcomes;
     }
     let results: Vec<Outcome> = match env.d1("DB") {
-        Ok(db) => pipeline::run(&db, &items, delivery, COMPONENT, now)
-            .await
-            .into_iter()
-            .map(|p| p.outcome)
-            .collect(),
+        Ok(db) => {
+            pipeline::run_parking(&db, &items, delivery, COMPONENT, now, control(env).as_ref())
+                .await
+                .into_iter()
+                .map(|p| p.outcome)
+                .collect()
+        }
         Err(e) => {
             let failure = Failure::new(
                 ErrorCode::D1Unavailable,

@@ -13,6 +13,7 @@ pub struct Tally {
     duplicates: u32,
     retried: u32,
     dead_lettered: u32,
+    parked: u32,
 }
 
 impl Tally {
@@ -21,6 +22,7 @@ impl Tally {
             (Outcome::Ingested, _) => self.ingested += 1,
             (Outcome::Duplicate, _) => self.duplicates += 1,
             (_, Disposition::Retry { .. }) => self.retried += 1,
+            (Outcome::Parked, _) => self.parked += 1,
             (_, Disposition::DeadLetter { .. }) => self.dead_lettered += 1,
             (Outcome::Failed(_), Disposition::Ack) => {}
         }
@@ -28,7 +30,7 @@ impl Tally {
 
     /// The fields of the `batch_done` line.
     pub fn to_json(&self, size: usize) -> Value {
-        json!({"size": size, "ingested": self.ingested, "duplicates": self.duplicates, "retried": self.retried, "dead_lettered": self.dead_lettered})
+        json!({"size": size, "ingested": self.ingested, "duplicates": self.duplicates, "retried": self.retried, "dead_lettered": self.dead_lettered, "parked": self.parked})
     }
 }
 

@@ -38,6 +38,10 @@ named_states! {
         BreakerTransition = "breaker_transition",
         /// A dead letter that could not be stored, and was retried.
         DlqStoreFailed = "dlq_store_failed",
+        /// An event parked while its destination's breaker was open.
+        Parked = "parked",
+        /// A parked event delivered by a drain.
+        Drained = "drained",
         /// An entry archived by an operator.
         Archived = "archived",
         /// An archived entry brought back to pending.
@@ -71,5 +75,7 @@ named_states! {
         Replay = "replay",
         /// Counting itself.
         Metrics = "metrics",
+        /// A drain of parked events (`hookrelay-control`).
+        Drain = "drain",
     }
 }

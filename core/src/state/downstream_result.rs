@@ -16,5 +16,7 @@ named_states! {
         Delivered = "delivered",
         /// Not delivered now (the failure is in the outcome).
         Failed = "failed",
+        /// No call was made: the event was parked until its destination recovers.
+        Parked = "parked",
     }
 }

@@ -5,10 +5,29 @@ use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
-use hookrelay_platform::db::{dead_letters, replay_audit};
+use hookrelay_platform::db::{dead_letters, events, replay_audit};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use worker::{D1Database, D1Result};
+
+#[derive(Deserialize)]
+struct ParkedByDestination {
+    destination: Option<String>,
+    n: i64,
+    oldest: Option<i64>,
+}
+
+/// `parked: {count, oldest_age_s, by_destination: [...]}`: events held
+/// while their destination's breaker is open, waiting for its drain.
+fn parked(total: Option<Pending>, by: Vec<ParkedByDestination>, now: i64) -> Value {
+    let age = |t: Option<i64>| t.map(|t| (now - t).max(0) / 1000);
+    let total = total.unwrap_or(Pending { n: 0, oldest: None });
+    let by_destination: Vec<Value> = by
+        .into_iter()
+        .map(|d| json!({"destination": destination_label(d.destination.as_deref().unwrap_or("")), "count": d.n, "oldest_age_s": age(d.oldest)}))
+        .collect();
+    json!({"count": total.n, "oldest_age_s": age(total.oldest), "by_destination": by_destination})
+}
 
 #[derive(Deserialize)]
 struct Pending {
@@ -33,8 +52,8 @@ fn counts_with_zeros<'a>(rows: Vec<CounterRow>, names: impl Iterator<Item = &'a 
 
 /// Depth, oldest pending age, ingress in the last hour, the dominant failure
 /// code, counts by status and class, replay outcomes, breaker states, and
-/// every counter (totals by metric, and by metric and code), in one D1
-/// round trip.
+/// every counter (totals by metric, and by metric and code), and the parked
+/// events, in one D1 round trip.
 pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
     let mut statements = dead_letters::stats_statements(db, now - 3_600_000)?;
     statements.extend([
@@ -42,6 +61,8 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         counters::totals_by_metric(db),
         breakers::all(db),
         counters::totals_by_label(db),
+        events::parked_total(db)?,
+        events::parked_by_destination(db)?,
     ]);
     let results = db.batch(statements).await?;
     let rows = |i: usize| read::<CounterRow>(&results, i);
@@ -63,6 +84,7 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         "breakers": breakers,
         "counters": counts(rows(6)),
         "counters_by_label": counts(rows(8)),
+        "parked": parked(read::<Pending>(&results, 9).pop(), read(&results, 10), now),
     }))
 }
 

@@ -6,6 +6,7 @@ pub mod attempts;
 pub mod breakers;
 pub mod counters;
 pub mod dead_letters;
+pub mod drains;
 pub mod event_steps;
 pub mod events;
 pub mod job_entries;

@@ -10,8 +10,9 @@
 //! - a lease left by a crashed isolate expires, so the event is not stuck.
 
 mod claim;
-mod deliver;
+pub(crate) mod deliver;
 mod ingest;
+pub(crate) mod park;
 mod record;
 
 use crate::metrics;
@@ -19,9 +20,10 @@ use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::delivery_plan::needs_call;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::QueuedEvent;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
-use worker::D1Database;
+use worker::{D1Database, Queue};
 
 /// One event to process, with the queue message that carries it.
 pub struct Item<'a> {
@@ -43,13 +45,41 @@ pub struct Processed {
 }
 
 /// Ingests every item in one round trip, then delivers those that forward.
-/// `component` labels the counters and log lines (the consumer, or a replay).
+/// `component` labels the counters and log lines. This is a replay's run:
+/// an operator asked to try now, so an open breaker fails it and nothing
+/// parks (`Caller::Replay`).
 pub async fn run(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
     component: Component,
     now_ms: i64,
+) -> Vec<Processed> {
+    run_as(db, items, cfg, component, now_ms, Caller::Replay, None).await
+}
+
+/// The consumer's run: as [`run`], but with `BREAKER_OPEN_ACTION=park` an
+/// event for an unwell destination (or one with a drain running) is parked,
+/// and `control` (the `CONTROL` queue) carries its drain's first step.
+pub async fn run_parking(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    component: Component,
+    now_ms: i64,
+    control: Option<&Queue>,
+) -> Vec<Processed> {
+    run_as(db, items, cfg, component, now_ms, Caller::Consumer, control).await
+}
+
+async fn run_as(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    component: Component,
+    now_ms: i64,
+    caller: Caller,
+    control: Option<&Queue>,
 ) -> Vec<Processed> {
     let mut out = ingest::ingest(db, items, cfg, now_ms).await;
     let wanted: Vec<usize> = (0..items.len())
@@ -60,8 +90,8 @@ pub async fn run(
         .collect();
     let leased = claim::claim(db, items, &wanted, &mut out, cfg, now_ms).await;
     if !leased.is_empty() {
-        let calls = deliver::deliver(db, items, &leased, cfg, component).await;
-        record::record(db, items, calls, &mut out, component).await;
+        let calls = deliver::deliver(db, items, &leased, cfg, component, caller).await;
+        record::record(db, items, calls, &mut out, component, control).await;
     }
     count(items, &out, component);
     out

@@ -1,15 +1,20 @@
-//! Phase 4: write each call's result back, release the leases, and add
-//! each call to its event's story (`event_steps`), all in one batch.
+//! Phase 4: write each call's result back, release the leases and add each
+//! call to its event's story (`event_steps`), all in one batch; then park
+//! the events the deliver phase decided to park.
 
-use super::deliver::Call;
-use super::{Item, Processed};
+use super::deliver::{Attempt, Call};
+use super::{park, Item, Processed};
 use crate::db::{error_message, event_steps, events};
 use crate::{log, now_ms};
 use hookrelay_core::disposition::Outcome;
+use hookrelay_core::error_code::Failure;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::state::{delivery_step, DownstreamResult};
 use serde_json::json;
-use worker::{D1Database, D1PreparedStatement};
+use worker::{D1Database, D1PreparedStatement, Queue};
+
+/// One call that went out (or was refused), and how it went.
+type Called = (usize, Result<(), Failure>);
 
 /// Records every call in one round trip and folds it into `out`. If the
 /// write fails the leases expire on their own, and the outcomes still
@@ -20,15 +25,26 @@ pub async fn record(
     calls: Vec<Call>,
     out: &mut [Processed],
     component: Component,
+    control: Option<&Queue>,
 ) {
-    if let Err(e) = write(db, items, &calls, component).await {
+    let (called, parked): (Vec<Call>, Vec<Call>) = calls
+        .into_iter()
+        .partition(|(_, a)| matches!(a, Attempt::Called(_)));
+    let called: Vec<Called> = called
+        .into_iter()
+        .filter_map(|(i, a)| match a {
+            Attempt::Called(r) => Some((i, r)),
+            Attempt::Parked { .. } => None,
+        })
+        .collect();
+    if let Err(e) = write(db, items, &called, component).await {
         log::error(
             component,
             "delivery_record_failed",
-            json!({"count": calls.len(), "err": error_message(&e)}),
+            json!({"count": called.len(), "err": error_message(&e)}),
         );
     }
-    for (i, result) in calls {
+    for (i, result) in called {
         match result {
             Ok(()) => out[i].downstream = DownstreamResult::Delivered,
             Err(f) => {
@@ -37,6 +53,9 @@ pub async fn record(
             }
         }
     }
+    if !parked.is_empty() {
+        park::park(db, items, parked, out, component, control).await;
+    }
 }
 
 /// The delivery results and their steps, in one batch: the story never
@@ -44,7 +63,7 @@ pub async fn record(
 async fn write(
     db: &D1Database,
     items: &[Item<'_>],
-    calls: &[Call],
+    calls: &[Called],
     component: Component,
 ) -> worker::Result<()> {
     if calls.is_empty() {

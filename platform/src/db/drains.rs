@@ -1,0 +1,170 @@
+//! `drains`: one row per destination that has parked events. `generation`
+//! fences the chain of `hookrelay-control` messages that advances it: each
+//! step claims the row by moving the generation on, so a stale, duplicated
+//! or resent message finds a different generation and does nothing.
+
+use super::{changes, int, opt_text, text};
+use hookrelay_core::error_code::ErrorCode;
+use hookrelay_core::state::DeliveryStatus;
+use serde::Deserialize;
+use worker::{D1Database, Result};
+
+#[derive(Deserialize)]
+struct Generation {
+    generation: f64,
+}
+
+/// Makes sure `destination` has a drain. Answers the generation of the
+/// message to send: a new row starts at 1; a row whose step was due before
+/// `stale_before_ms` (its chain was lost) moves on a generation and is
+/// answered too; a live chain answers `None` and needs no message. `cause`
+/// (the breaker's) is kept, unless it is unknown.
+pub async fn ensure(
+    db: &D1Database,
+    destination: &str,
+    cause: Option<ErrorCode>,
+    next_step_at_ms: i64,
+    stale_before_ms: i64,
+    now_ms: i64,
+) -> Result<Option<i64>> {
+    let row = db
+        .prepare(
+            "INSERT INTO drains (destination, generation, next_step_at, updated_at, cause) VALUES (?1, 1, ?2, ?3, ?5) \
+             ON CONFLICT(destination) DO UPDATE SET generation = drains.generation + 1, next_step_at = excluded.next_step_at, \
+             updated_at = excluded.updated_at, cause = COALESCE(excluded.cause, drains.cause) \
+             WHERE drains.next_step_at < ?4 RETURNING generation",
+        )
+        .bind(&[
+            text(destination),
+            int(next_step_at_ms),
+            int(now_ms),
+            int(stale_before_ms),
+            opt_text(cause.map(ErrorCode::as_str)),
+        ])?
+        .first::<Generation>(None)
+        .await?;
+    Ok(row.map(|r| r.generation as i64))
+}
+
+/// Which of `destinations` have a drain, each with its cause (one round trip).
+pub async fn active(
+    db: &D1Database,
+    destinations: &[&str],
+) -> Result<Vec<(String, Option<ErrorCode>)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        destination: String,
+        cause: Option<String>,
+    }
+    if destinations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = (1..=destinations.len())
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let params: Vec<_> = destinations.iter().map(|d| text(d)).collect();
+    let rows = db
+        .prepare(format!(
+            "SELECT destination FROM drains WHERE destination IN ({marks})"
+        ))
+        .bind(&params)?
+        .all()
+        .await?
+        .results::<Row>()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.destination, r.cause.as_deref().and_then(ErrorCode::parse)))
+        .collect())
+}
+
+/// Records the failure that re-opened the breaker mid-drain, the root
+/// cause of the events parked behind the drain from now on.
+pub async fn set_cause(db: &D1Database, destination: &str, cause: ErrorCode) -> Result<()> {
+    db.prepare("UPDATE drains SET cause = ?2 WHERE destination = ?1")
+        .bind(&[text(destination), text(cause.as_str())])?
+        .run()
+        .await?;
+    Ok(())
+}
+
+/// Claims step `generation` of `destination`'s drain: moves the row to the
+/// next generation and marks the step busy until `busy_until_ms`. `false`
+/// means the message is stale (or the drain is gone) and must do nothing.
+pub async fn claim_step(
+    db: &D1Database,
+    destination: &str,
+    generation: i64,
+    busy_until_ms: i64,
+    now_ms: i64,
+) -> Result<bool> {
+    let result = db
+        .prepare("UPDATE drains SET generation = generation + 1, next_step_at = ?3, updated_at = ?4 WHERE destination = ?1 AND generation = ?2")
+        .bind(&[text(destination), int(generation), int(busy_until_ms), int(now_ms)])?
+        .run()
+        .await?;
+    Ok(changes(&result) > 0)
+}
+
+/// Records when the step of `generation` (already claimed) is due, just
+/// before its message is sent; whether this chain still owns the row.
+pub async fn schedule(
+    db: &D1Database,
+    destination: &str,
+    generation: i64,
+    due_at_ms: i64,
+    now_ms: i64,
+) -> Result<bool> {
+    let result = db
+        .prepare("UPDATE drains SET next_step_at = ?3, updated_at = ?4 WHERE destination = ?1 AND generation = ?2")
+        .bind(&[text(destination), int(generation), int(due_at_ms), int(now_ms)])?
+        .run()
+        .await?;
+    Ok(changes(&result) > 0)
+}
+
+/// Ends `destination`'s drain, unless an event was parked for it meanwhile
+/// (then the row stays and the caller schedules another step); whether it
+/// ended. One statement, so a park racing with the end is never orphaned:
+/// either its event is seen here, or its own `ensure` finds no row.
+pub async fn finish(db: &D1Database, destination: &str, generation: i64) -> Result<bool> {
+    let result = db
+        .prepare(
+            "DELETE FROM drains WHERE destination = ?1 AND generation = ?2 \
+             AND NOT EXISTS (SELECT 1 FROM events WHERE delivery_status = ?3 AND parked_destination = ?1)",
+        )
+        .bind(&[text(destination), int(generation), text(DeliveryStatus::Parked.as_str())])?
+        .run()
+        .await?;
+    Ok(changes(&result) > 0)
+}
+
+/// Drains whose step was due before `stale_before_ms` (their chain was
+/// lost), each moved on a generation so the old chain, if it still
+/// exists, goes stale. Answers (destination, new generation).
+pub async fn revive_stale(
+    db: &D1Database,
+    stale_before_ms: i64,
+    now_ms: i64,
+    limit: u32,
+) -> Result<Vec<(String, i64)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        destination: String,
+        generation: f64,
+    }
+    let rows = db
+        .prepare(
+            "UPDATE drains SET generation = generation + 1, next_step_at = ?2, updated_at = ?2 \
+             WHERE destination IN (SELECT destination FROM drains WHERE next_step_at < ?1 ORDER BY next_step_at LIMIT ?3) \
+             RETURNING destination, generation",
+        )
+        .bind(&[int(stale_before_ms), int(now_ms), int(i64::from(limit))])?
+        .all()
+        .await?
+        .results::<Row>()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.destination, r.generation as i64))
+        .collect())
+}

@@ -1,0 +1,80 @@
+//! The drain engine: delivers one destination's parked events, oldest
+//! first and paced, one step per `hookrelay-control` message.
+//!
+//! A step ([`step::run`]) claims its generation of the `drains` row (a
+//! stale message stops there), dead-letters over-age events
+//! ([`expire`]), delivers up to `k` parked events through the breaker with
+//! the same lease, signing and recording as the consumer, then schedules
+//! the next step or ends the drain. [`resume`] re-sends the chains that
+//! were lost (local queues live in memory). Every rule it applies is in
+//! `hookrelay_core::{parking, drain_plan}`.
+
+mod deliver;
+pub mod expire;
+pub mod resume;
+pub mod step;
+
+use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::metrics::Component;
+use worker::{D1Database, Env};
+
+/// The log and metric label of everything a drain does.
+pub const COMPONENT: Component = Component::Drain;
+
+/// What a drain step works with.
+pub struct DrainCtx<'a> {
+    /// The database.
+    pub db: &'a D1Database,
+    /// The env, for the `CONTROL` and `WEBHOOKS_DLQ` queues.
+    pub env: &'a Env,
+    /// Delivery, breaker and parking settings.
+    pub cfg: &'a DeliveryConfig,
+}
+
+/// Runs the steps of one batch side by side: each paces its own
+/// destination, so one destination's step never slows another's drain.
+pub async fn run_steps(
+    ctx: &DrainCtx<'_>,
+    messages: &[hookrelay_core::parking::DrainMessage],
+) -> Vec<worker::Result<()>> {
+    futures_util::future::join_all(messages.iter().map(|m| step::run(ctx, m))).await
+}
+
+/// The poison hand-off of a parked event that failed with `failure`: its
+/// `original` is the event rebuilt as a `QueuedEvent` from its row, keyed
+/// by the queue message that first carried it (its attempts hang off that
+/// id), as JSON text.
+pub(crate) fn handoff_json(
+    row: &crate::db::events::ParkedRow,
+    failure: hookrelay_core::error_code::Failure,
+    attempts: u32,
+    now_ms: i64,
+) -> String {
+    let handoff = hookrelay_core::poison_handoff::PoisonHandoff::new(
+        failure,
+        attempts,
+        row.queue_message_id
+            .clone()
+            .unwrap_or_else(|| row.event_id.clone()),
+        row.received_at,
+        now_ms,
+        serde_json::to_value(row.to_queued_event()).unwrap_or_default(),
+    );
+    serde_json::to_string(&handoff).unwrap_or_default()
+}
+
+/// Sends dead letters (poison hand-offs) for drained or expired events.
+pub(crate) async fn send_handoffs(env: &Env, handoffs: &[String]) -> worker::Result<()> {
+    if handoffs.is_empty() {
+        return Ok(());
+    }
+    let queue = env.queue("WEBHOOKS_DLQ")?;
+    crate::queue_send::send_json_batch(&queue, handoffs).await
+}
+
+/// Waits `ms` milliseconds inside the invocation (pacing; no CPU is used).
+pub(crate) async fn sleep_ms(ms: i64) {
+    if ms > 0 {
+        worker::Delay::from(std::time::Duration::from_millis(ms as u64)).await;
+    }
+}

@@ -1,0 +1,74 @@
+//! Resuming drains whose chain of messages was lost: local queues live in
+//! memory, so a restart of `npm start` drops every delayed step. The
+//! `drains` rows survive in D1; one whose step is long overdue gets a new
+//! generation (fencing off the old chain, should it still exist) and a
+//! fresh message.
+
+use super::COMPONENT;
+use crate::db::{drains, error_message};
+use crate::{log, now_ms, queue_send};
+use hookrelay_core::drain_plan::{RESUME_EVERY_MS, STALE_AFTER_MS};
+use hookrelay_core::parking::DrainMessage;
+use hookrelay_core::redact::destination_label;
+use serde_json::json;
+use std::cell::Cell;
+use worker::Env;
+
+/// Most drains revived by one check.
+const REVIVE_PER_CHECK: u32 = 100;
+
+thread_local! {
+    static LAST_CHECK_MS: Cell<i64> = const { Cell::new(i64::MIN) };
+}
+
+/// Runs [`resume`] if this isolate has not in the last 30 s. Cheap to call
+/// from every queue batch and request.
+pub async fn resume_if_due(env: &Env) {
+    let now = now_ms();
+    let due = LAST_CHECK_MS.with(|last| {
+        if now.saturating_sub(last.get()) < RESUME_EVERY_MS {
+            return false;
+        }
+        last.set(now);
+        true
+    });
+    if due {
+        resume(env).await;
+    }
+}
+
+/// Re-sends a step for every drain whose step is long overdue. Failures are
+/// logged; the next check tries again.
+pub async fn resume(env: &Env) {
+    let now = now_ms();
+    let revived = async {
+        let db = env.d1("DB")?;
+        let rows = drains::revive_stale(&db, now - STALE_AFTER_MS, now, REVIVE_PER_CHECK).await?;
+        if rows.is_empty() {
+            return Ok(rows);
+        }
+        let queue = env.queue("CONTROL")?;
+        let messages: Vec<String> = rows
+            .iter()
+            .map(|(d, g)| DrainMessage::new(d, *g).to_json())
+            .collect();
+        queue_send::send_json_batch(&queue, &messages).await?;
+        Ok::<_, worker::Error>(rows)
+    };
+    match revived.await {
+        Ok(rows) => {
+            for (destination, generation) in rows {
+                log::warn(
+                    COMPONENT,
+                    "drain_resumed",
+                    json!({"destination": destination_label(&destination), "generation": generation}),
+                );
+            }
+        }
+        Err(e) => log::error(
+            COMPONENT,
+            "drain_resume_failed",
+            json!({"err": error_message(&e)}),
+        ),
+    }
+}

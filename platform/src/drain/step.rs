@@ -1,0 +1,179 @@
+//! One drain step for one destination, from its `hookrelay-control` message.
+
+use super::deliver::{one, EventEnd};
+use super::{expire::expire, sleep_ms, DrainCtx, COMPONENT};
+use crate::db::{drains, error_message, events};
+use crate::{log, now_ms, queue_send};
+use hookrelay_core::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
+use hookrelay_core::parking::{delay_s_until, DrainMessage};
+use hookrelay_core::redact::destination_label;
+use hookrelay_core::state::lease_stale_before;
+use serde_json::{json, Value};
+
+/// What one step did, for its log line.
+#[derive(Debug, Default)]
+struct Report {
+    delivered: u32,
+    dead_lettered: u32,
+    expired: u32,
+    skipped: u32,
+}
+
+/// How the step ended: when the next one is due, or that the drain is over.
+enum Next {
+    /// No parked events remain; the drain row is gone.
+    Done,
+    /// The next step, `delay_s` from now, after waiting `wait_ms` here.
+    After { wait_ms: i64, delay_s: u32 },
+}
+
+/// Runs the step `msg` names. A stale message (its generation is not the
+/// row's) does nothing. Errors are D1 or queue failures before anything
+/// was delivered; the caller retries the message.
+pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
+    let dest = msg.destination.as_str();
+    let plan = plan(ctx.cfg.parking.drain_rate_per_s);
+    let now = now_ms();
+    let busy_until = now + plan.step_budget_ms(ctx.cfg.timeout_ms);
+    if !drains::claim_step(ctx.db, dest, msg.generation, busy_until, now).await? {
+        log::info(
+            COMPONENT,
+            "drain_stale",
+            json!({"destination": destination_label(dest), "generation": msg.generation}),
+        );
+        return Ok(());
+    }
+    let generation = msg.generation + 1;
+    let mut report = Report {
+        expired: expire(ctx, dest).await,
+        ..Report::default()
+    };
+    let stale = lease_stale_before(now_ms(), ctx.cfg.timeout_ms);
+    let rows = events::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
+    let next = if rows.is_empty() {
+        end_or_continue(ctx, dest, generation).await?
+    } else {
+        deliver_paced(ctx, &plan, &rows, dest, &mut report).await
+    };
+    let next = match next {
+        // Everything in hand went out: end now if nothing was parked meanwhile.
+        Next::After { .. } if rows.len() < plan.max_events as usize && report.skipped == 0 => {
+            match end_or_continue(ctx, dest, generation).await? {
+                Next::Done => Next::Done,
+                Next::After { .. } => next,
+            }
+        }
+        other => other,
+    };
+    let delay_s = schedule(ctx, dest, generation, next).await;
+    log::info(
+        COMPONENT,
+        "drain_step",
+        step_line(dest, generation, &report, delay_s),
+    );
+    Ok(())
+}
+
+/// Ends the drain if no parked events remain, else asks for a step now.
+async fn end_or_continue(ctx: &DrainCtx<'_>, dest: &str, generation: i64) -> worker::Result<Next> {
+    if drains::finish(ctx.db, dest, generation).await? {
+        return Ok(Next::Done);
+    }
+    Ok(Next::After {
+        wait_ms: 0,
+        delay_s: 0,
+    })
+}
+
+/// Delivers `rows` oldest first, call starts spaced by the plan, until one
+/// says stop.
+async fn deliver_paced(
+    ctx: &DrainCtx<'_>,
+    plan: &StepPlan,
+    rows: &[events::ParkedRow],
+    dest: &str,
+    report: &mut Report,
+) -> Next {
+    let start = now_ms();
+    let mut calls = 0u32;
+    for row in rows {
+        sleep_ms(plan.call_at(start, calls) - now_ms()).await;
+        let end = one(ctx, row, dest).await;
+        match end {
+            EventEnd::Delivered => report.delivered += 1,
+            EventEnd::DeadLettered => report.dead_lettered += 1,
+            EventEnd::Skipped => {
+                report.skipped += 1;
+                continue;
+            }
+            EventEnd::ProbeAt(at) => {
+                return Next::After {
+                    wait_ms: 0,
+                    delay_s: delay_s_until(at, now_ms()),
+                }
+            }
+            EventEnd::Stopped => {
+                return Next::After {
+                    wait_ms: 0,
+                    delay_s: STOPPED_RETRY_S,
+                }
+            }
+        }
+        calls += 1;
+    }
+    let next = plan.next(start, calls, now_ms());
+    Next::After {
+        wait_ms: next.wait_ms,
+        delay_s: next.delay_s,
+    }
+}
+
+/// Writes when the next step is due and sends its message; the delay sent,
+/// or `None` when the drain ended. A failed send is logged: the row stays
+/// and the resume check sends the step once it is overdue.
+async fn schedule(ctx: &DrainCtx<'_>, dest: &str, generation: i64, next: Next) -> Option<u32> {
+    let Next::After { wait_ms, delay_s } = next else {
+        return None;
+    };
+    sleep_ms(wait_ms).await;
+    let now = now_ms();
+    let due = now + i64::from(delay_s) * 1000;
+    let label = destination_label(dest);
+    let sent = async {
+        if !drains::schedule(ctx.db, dest, generation, due, now).await? {
+            return Ok(false);
+        }
+        let queue = ctx.env.queue("CONTROL")?;
+        let json = DrainMessage::new(dest, generation).to_json();
+        queue_send::send_json_after(&queue, &json, delay_s)
+            .await
+            .map(|()| true)
+    };
+    match sent.await {
+        Ok(true) => {}
+        Ok(false) => log::info(
+            COMPONENT,
+            "drain_superseded",
+            json!({"destination": label, "generation": generation}),
+        ),
+        Err(e) => log::error(
+            COMPONENT,
+            "drain_send_failed",
+            json!({"destination": label, "generation": generation, "err": error_message(&e)}),
+        ),
+    }
+    Some(delay_s)
+}
+
+fn step_line(dest: &str, generation: i64, r: &Report, next_delay_s: Option<u32>) -> Value {
+    json!({
+        "destination": destination_label(dest),
+        "generation": generation,
+        "delivered": r.delivered,
+        "dead_lettered": r.dead_lettered,
+        "expired": r.expired,
+        "skipped": r.skipped,
+        "next_delay_s": next_delay_s,
+        "done": next_delay_s.is_none(),
+    })
+}
