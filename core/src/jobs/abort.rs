@@ -12,9 +12,11 @@ pub fn evaluate(attempted: u64, failed: u64, spec: &AbortSpec) -> Option<String>
     let ratio = failed as f64 / attempted as f64;
     (ratio > spec.max_failure_ratio).then(|| {
         format!(
-            "{failed} of {attempted} attempted entries failed ({:.0}%), above the accepted {:.0}% (abort.max_failure_ratio); fix the cause, then create a new job",
-            ratio * 100.0,
-            spec.max_failure_ratio * 100.0
+            "{failed} of {attempted} attempted entries failed ({}%), above the accepted {}% (abort.max_failure_ratio); fix the cause, then create a new job",
+            // Whole percents as integers: float formatting would add
+            // kilobytes to the wasm for a log-level detail.
+            (ratio * 100.0).round() as u64,
+            (spec.max_failure_ratio * 100.0).round() as u64
         )
     })
 }

@@ -43,7 +43,9 @@ impl ParkingConfig {
             None => DEFAULT_DRAIN_RATE_PER_S,
             Some(v) => match &v {
                 Value::Number(n) => n.as_f64(),
-                Value::String(s) => s.trim().parse::<f64>().ok(),
+                // serde_json's number parser, not `str::parse`: the wasm already
+                // carries it, and core's float parser would add kilobytes.
+                Value::String(s) => serde_json::from_str::<f64>(s.trim()).ok(),
                 _ => None,
             }
             .filter(|r| r.is_finite() && *r > 0.0 && *r <= 1000.0)
