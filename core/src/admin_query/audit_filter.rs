@@ -42,23 +42,7 @@ pub fn parse_audit_filter(params: &[(String, String)]) -> Result<AuditFilter, Qu
 /// An entry id can only be what the DLQ consumer minted; anything else
 /// could never match, so it is refused rather than answered with nothing.
 fn check_entry_id(param: &str, value: &str) -> Result<String, QueryError> {
-    let ok = value.strip_prefix("dlq_").is_some_and(|hex| {
-        hex.len() == 24
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    });
-    if ok {
-        Ok(value.to_owned())
-    } else {
-        Err(QueryError::new(
-            param,
-            format!(
-                "must be a dead-letter entry id: dlq_ and 24 lowercase hex digits; got {}",
-                shown(value)
-            ),
-        ))
-    }
+    super::params::check_minted_id(param, value, "dlq_", 24, "a dead-letter entry id")
 }
 
 fn check_job_id(param: &str, value: &str) -> Result<String, QueryError> {

@@ -3,7 +3,7 @@
 //! the replay-all body. Both validate through one `DeadLetterField::check`,
 //! so the two forms cannot drift apart.
 
-use super::params::{check_source, name_shown, one_of, refuse_unknown, set_once, shown};
+use super::params::{check_source, name_shown, one_of, refuse_unknown, set_once};
 use super::QueryError;
 use crate::error_code::{ErrorCode, FailureClass};
 use crate::strict_json::{unknown_field, Field};
@@ -111,23 +111,13 @@ impl DeadLetterField {
 /// 16 lowercase hex digits. Anything else could never match an entry, so it
 /// is refused rather than answered with an empty list.
 fn check_signature(param: &str, value: &str) -> Result<String, QueryError> {
-    let ok = value.strip_prefix("sig_").is_some_and(|hex| {
-        hex.len() == 16
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    });
-    if ok {
-        Ok(value.to_owned())
-    } else {
-        Err(QueryError::new(
-            param,
-            format!(
-                "must be an error signature: sig_ and 16 lowercase hex digits, as an entry's error_signature shows; got {}",
-                shown(value)
-            ),
-        ))
-    }
+    super::params::check_minted_id(
+        param,
+        value,
+        "sig_",
+        16,
+        "an error signature (as an entry's error_signature shows)",
+    )
 }
 
 /// Parses the dead-letter filter from decoded query pairs: `status`,

@@ -109,6 +109,35 @@ pub(crate) fn name_shown(raw: &str) -> String {
     }
 }
 
+/// A minted identifier: `prefix` and `hex_len` lowercase hex digits. One
+/// that could never match is refused rather than answered with nothing;
+/// `what` names it in the message.
+pub(crate) fn check_minted_id(
+    param: &str,
+    value: &str,
+    prefix: &str,
+    hex_len: usize,
+    what: &str,
+) -> Result<String, QueryError> {
+    let ok = value.strip_prefix(prefix).is_some_and(|hex| {
+        hex.len() == hex_len
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    });
+    if ok {
+        Ok(value.to_owned())
+    } else {
+        Err(QueryError::new(
+            param,
+            format!(
+                "must be {what}: {prefix} and {hex_len} lowercase hex digits; got {}",
+                shown(value)
+            ),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::pairs;

@@ -32,22 +32,32 @@ pub struct AuditRecord<'a> {
     pub at_ms: i64,
 }
 
+/// The bound values of one record, `?1`…`?11` in the column order of
+/// [`INSERT_COLUMNS`].
+fn values(r: &AuditRecord<'_>) -> Vec<wasm_bindgen::JsValue> {
+    vec![
+        text(r.entry_id),
+        opt_text(r.event_id),
+        text(r.actor),
+        text(r.reason),
+        text(r.outcome.as_str()),
+        opt_text(r.error.map(|f| f.code.as_str())),
+        opt_text(r.error.map(|f| f.message.as_str())),
+        opt_text(r.run_id),
+        int(r.at_ms),
+        text(r.action.as_str()),
+        opt_text(r.job_id),
+    ]
+}
+
+const INSERT_COLUMNS: &str = "INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at, action, job_id)";
+
 /// The insert statement of one record, for batching with the entry update.
 pub fn insert(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatement> {
-    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at, action, job_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
-        .bind(&[
-            text(r.entry_id),
-            opt_text(r.event_id),
-            text(r.actor),
-            text(r.reason),
-            text(r.outcome.as_str()),
-            opt_text(r.error.map(|f| f.code.as_str())),
-            opt_text(r.error.map(|f| f.message.as_str())),
-            opt_text(r.run_id),
-            int(r.at_ms),
-            text(r.action.as_str()),
-            opt_text(r.job_id),
-        ])
+    db.prepare(format!(
+        "{INSERT_COLUMNS} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+    ))
+    .bind(&values(r))
 }
 
 /// One audit record as listed.
@@ -127,22 +137,12 @@ pub fn insert_if_status(
     r: &AuditRecord<'_>,
     status: EntryStatus,
 ) -> Result<D1PreparedStatement> {
-    db.prepare("INSERT INTO replay_audit (entry_id, event_id, actor, reason, outcome, error_code, error_message, run_id, at, action, job_id) \
-                SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE EXISTS (SELECT 1 FROM dead_letters WHERE id = ?1 AND status = ?12)")
-        .bind(&[
-            text(r.entry_id),
-            opt_text(r.event_id),
-            text(r.actor),
-            text(r.reason),
-            text(r.outcome.as_str()),
-            opt_text(r.error.map(|f| f.code.as_str())),
-            opt_text(r.error.map(|f| f.message.as_str())),
-            opt_text(r.run_id),
-            int(r.at_ms),
-            text(r.action.as_str()),
-            opt_text(r.job_id),
-            text(status.as_str()),
-        ])
+    let mut params = values(r);
+    params.push(text(status.as_str()));
+    db.prepare(format!(
+        "{INSERT_COLUMNS} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE EXISTS (SELECT 1 FROM dead_letters WHERE id = ?1 AND status = ?12)"
+    ))
+    .bind(&params)
 }
 
 /// Counts per replay outcome (for the stats batch).
