@@ -59,6 +59,23 @@ pub async fn handle(mut req: Request, env: &Env, source: &str) -> Result<Respons
     enqueue(env, accepted, inbound.now_ms).await
 }
 
+/// Queue messages are limited to 128 KB: keeps the body in D1 first.
+/// Whether it was kept.
+async fn claim_check(env: &Env, event_id: &str, source: &str, body: &str, now_ms: i64) -> bool {
+    let stored = match env.d1("DB") {
+        Ok(db) => payloads::store(&db, event_id, source, body, now_ms).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = &stored {
+        log::error(
+            Component::Relay,
+            "claim_check_failed",
+            json!({"event_id": event_id, "err": error_message(e)}),
+        );
+    }
+    stored.is_ok()
+}
+
 async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response> {
     let Accepted {
         event_id,
@@ -82,17 +99,7 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
     let inline = serde_json::to_string(&message(EventBody::Inline { body: body.clone() }))?;
     let claim_checked = !fits_inline(inline.len());
     let json = if claim_checked {
-        // Queue messages are limited to 128 KB: keep the body in D1 first.
-        let stored = match env.d1("DB") {
-            Ok(db) => payloads::store(&db, &event_id, &source, &body, now_ms).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = stored {
-            log::error(
-                Component::Relay,
-                "claim_check_failed",
-                json!({"event_id": event_id, "err": error_message(&e)}),
-            );
+        if !claim_check(env, &event_id, &source, &body, now_ms).await {
             return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S);
         }
         serde_json::to_string(&message(EventBody::Stored {

@@ -165,21 +165,7 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
             ));
         }
     }
-    let expected = Scheme::ALL.map(Scheme::as_str).join(", ");
-    let scheme = match fields.get("scheme") {
-        Some(Value::String(s)) => Scheme::parse(s).ok_or_else(|| {
-            ConfigError::new(
-                key(".scheme"),
-                format!("unknown scheme '{s}'; expected one of {expected}"),
-            )
-        })?,
-        _ => {
-            return Err(ConfigError::new(
-                key(".scheme"),
-                format!("is required; one of {expected}"),
-            ))
-        }
-    };
+    let scheme = scheme_of(fields, &key(".scheme"))?;
     let tolerance_s = match fields.get("tolerance_s") {
         None => DEFAULT_TOLERANCE_S,
         Some(v) => v
@@ -209,6 +195,22 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         tolerance_s,
         downstream,
     })
+}
+
+fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Scheme, ConfigError> {
+    let expected = Scheme::ALL.map(Scheme::as_str).join(", ");
+    match fields.get("scheme") {
+        Some(Value::String(s)) => Scheme::parse(s).ok_or_else(|| {
+            ConfigError::new(
+                key,
+                format!("unknown scheme '{s}'; expected one of {expected}"),
+            )
+        }),
+        _ => Err(ConfigError::new(
+            key,
+            format!("is required; one of {expected}"),
+        )),
+    }
 }
 
 fn is_http_url(url: &str) -> bool {

@@ -161,25 +161,9 @@ pub fn accept<H: HeaderLookup + ?Sized>(
     )
     .map_err(Rejection::Signature)?;
 
-    let body = std::str::from_utf8(req.body)
-        .map_err(|_| Rejection::BadBody("body is not UTF-8 text; send a JSON body".into()))?;
-    let json: serde_json::Value = serde_json::from_str(body).map_err(|e| {
-        Rejection::BadBody(format!(
-            "body is not valid JSON (line {}, column {}); {} webhooks must carry a JSON body",
-            e.line(),
-            e.column(),
-            source.spec.scheme
-        ))
-    })?;
+    let (body, json) = json_body(req.body, source.spec.scheme)?;
     let delivery_id = match source.spec.scheme {
-        Scheme::Stripe => match json.get("id") {
-            Some(serde_json::Value::String(id)) if !id.is_empty() => Some(id.clone()),
-            _ => {
-                return Err(Rejection::BadBody(
-                    "a Stripe event body must have a string \"id\"".into(),
-                ))
-            }
-        },
+        Scheme::Stripe => Some(stripe_event_id(&json)?),
         _ => verified.delivery_id,
     };
     if let Some(id) = &delivery_id {
@@ -198,6 +182,30 @@ pub fn accept<H: HeaderLookup + ?Sized>(
         ),
         body: body.to_string(),
     })
+}
+
+/// The body as UTF-8 JSON text, and parsed.
+fn json_body(raw: &[u8], scheme: Scheme) -> Result<(&str, serde_json::Value), Rejection> {
+    let body = std::str::from_utf8(raw)
+        .map_err(|_| Rejection::BadBody("body is not UTF-8 text; send a JSON body".into()))?;
+    let json = serde_json::from_str(body).map_err(|e| {
+        Rejection::BadBody(format!(
+            "body is not valid JSON (line {}, column {}); {scheme} webhooks must carry a JSON body",
+            e.line(),
+            e.column(),
+        ))
+    })?;
+    Ok((body, json))
+}
+
+/// Stripe's delivery id is the event's own `id`.
+fn stripe_event_id(json: &serde_json::Value) -> Result<String, Rejection> {
+    match json.get("id") {
+        Some(serde_json::Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err(Rejection::BadBody(
+            "a Stripe event body must have a string \"id\"".into(),
+        )),
+    }
 }
 
 /// Where each scheme's delivery id comes from, as the refusal names it.

@@ -22,6 +22,7 @@ pub mod duration;
 pub mod entry_decision;
 pub mod envelope;
 pub mod error_code;
+pub mod error_signature;
 pub mod idempotency;
 pub mod ingest;
 pub mod internal_token;

@@ -118,15 +118,32 @@ pub fn decode_value(value: &Value) -> Result<QueuedEvent, Failure> {
         .get("received_at_ms")
         .and_then(Value::as_i64)
         .ok_or_else(|| schema("received_at_ms", "an integer"))?;
-    let headers = match map.get("headers") {
-        None | Some(Value::Null) => BTreeMap::new(),
+    Ok(QueuedEvent {
+        v,
+        event_id,
+        idempotency_key,
+        source,
+        delivery_id,
+        received_at_ms,
+        headers: headers_of(map)?,
+        body: body_of(map)?,
+    })
+}
+
+fn headers_of(map: &serde_json::Map<String, Value>) -> Result<BTreeMap<String, String>, Failure> {
+    match map.get("headers") {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
         Some(Value::Object(h)) => h
             .iter()
             .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
             .collect::<Option<_>>()
-            .ok_or_else(|| schema("headers", "an object of strings"))?,
-        Some(_) => return Err(schema("headers", "an object of strings")),
-    };
+            .ok_or_else(|| schema("headers", "an object of strings")),
+        Some(_) => Err(schema("headers", "an object of strings")),
+    }
+}
+
+/// The body, inline or claim-checked; exactly one of the two.
+fn body_of(map: &serde_json::Map<String, Value>) -> Result<EventBody, Failure> {
     let body = match (map.get("body"), map.get("body_ref")) {
         (Some(Value::String(body)), None) => {
             if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
@@ -152,16 +169,7 @@ pub fn decode_value(value: &Value) -> Result<QueuedEvent, Failure> {
         }
         _ => return Err(schema("body", "a string (or body_ref, a string)")),
     };
-    Ok(QueuedEvent {
-        v,
-        event_id,
-        idempotency_key,
-        source,
-        delivery_id,
-        received_at_ms,
-        headers,
-        body,
-    })
+    Ok(body)
 }
 
 /// The event id a message claims, even when it does not decode as a whole,

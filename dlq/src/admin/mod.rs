@@ -168,22 +168,21 @@ async fn route(
             .await
         }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
-        (
-            _,
-            ["webhook-dlq"]
-            | ["webhook-dlq", "stats"]
-            | ["webhook-dlq", _]
-            | ["events"]
-            | ["events", _]
-            | ["audit"],
-        ) => Err(ApiError::MethodNotAllowed("GET")),
-        (
-            _,
-            ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
-            | ["webhooks", "dlq", "replay-all"],
-        ) => Err(ApiError::MethodNotAllowed("POST")),
-        _ => Err(ApiError::NotFound(
-            "no such admin route; see README for the routes".into(),
-        )),
+        _ => Err(refused(segments)),
+    }
+}
+
+/// A route that exists with another method (405, naming it), or none (404).
+fn refused(segments: &[&str]) -> ApiError {
+    match segments {
+        ["webhook-dlq"]
+        | ["webhook-dlq", "stats"]
+        | ["webhook-dlq", _]
+        | ["events"]
+        | ["events", _]
+        | ["audit"] => ApiError::MethodNotAllowed("GET"),
+        ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
+        | ["webhooks", "dlq", "replay-all"] => ApiError::MethodNotAllowed("POST"),
+        _ => ApiError::NotFound("no such admin route; see README for the routes".into()),
     }
 }

@@ -73,7 +73,17 @@ pub async fn park(
     if let Err(e) = db.batch(statements).await {
         return fail_all(&parked, out, &error_message(&e));
     }
-    for (i, attempt) in &parked {
+    mark_parked(items, &parked, out, component);
+    for (destination, (probe_at, cause)) in probes {
+        let probe_at = probe_at.unwrap_or(now);
+        ensure_drain(db, control, &destination, cause, probe_at, component).await;
+    }
+}
+
+/// Folds the parks into the outcomes (acked, no retry budget), and counts
+/// and logs each one.
+fn mark_parked(items: &[Item<'_>], parked: &[Call], out: &mut [Processed], component: Component) {
+    for (i, attempt) in parked {
         let Attempt::Parked {
             destination, cause, ..
         } = attempt
@@ -92,10 +102,6 @@ pub async fn park(
             "parked",
             json!({"id": event.event_id, "source": event.source, "destination": destination_label(destination), "cause": cause}),
         );
-    }
-    for (destination, (probe_at, cause)) in probes {
-        let probe_at = probe_at.unwrap_or(now);
-        ensure_drain(db, control, &destination, cause, probe_at, component).await;
     }
 }
 

@@ -1,0 +1,217 @@
+//! `events`: one row per idempotency key, with its delivery state and lease.
+
+use super::{changes, int, opt_text, text};
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::state::{DeliveryStatus, IngestKind};
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+
+mod listing;
+mod parked;
+
+pub use listing::{list, story_row, EventRow, EventSummary};
+pub use parked::*;
+
+/// The ingest result plus what the pipeline needs next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ingest {
+    /// Fresh, duplicate or redelivered.
+    pub kind: IngestKind,
+    /// The row's delivery status after the ingest.
+    pub delivery_status: DeliveryStatus,
+}
+
+/// The one statement that ingests an event, in the batch's transaction:
+/// insert it, or, for a key already there, count a duplicate only when a
+/// *different* queue message carries it (a retry of the same message is
+/// not a duplicate delivery). SET expressions read the row as it was, so
+/// each `last_message_id IS NOT …` compares against the previous carrier.
+/// The `nonce` (one per message batch) stamped on the row and read back by
+/// `RETURNING` says which of the two happened; the `counters` rows for
+/// `ingest` and `duplicate` are kept by triggers (migration 0007).
+pub fn ingest_statement(
+    db: &D1Database,
+    event: &QueuedEvent,
+    queue_message_id: &str,
+    initial: DeliveryStatus,
+    nonce: &str,
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    let headers = serde_json::to_string(&event.headers)?;
+    let (body, body_ref, body_bytes) = match &event.body {
+        EventBody::Inline { body } => (Some(body.as_str()), None, body.len() as i64),
+        EventBody::Stored {
+            body_ref,
+            body_bytes,
+        } => (None, Some(body_ref.as_str()), *body_bytes as i64),
+    };
+    db.prepare(
+        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+         ON CONFLICT(idempotency_key) DO UPDATE SET \
+           duplicate_count = duplicate_count + (last_message_id IS NOT excluded.last_message_id), \
+           duplicate_nonce = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.ingest_nonce ELSE duplicate_nonce END, \
+           last_seen_at = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.last_seen_at ELSE last_seen_at END, \
+           last_message_id = excluded.last_message_id \
+         RETURNING ingest_nonce, duplicate_nonce, delivery_status",
+    )
+    .bind(&[
+        text(&event.idempotency_key),
+        text(&event.event_id),
+        text(&event.source),
+        opt_text(event.delivery_id.as_deref()),
+        int(event.received_at_ms),
+        int(now_ms),
+        text(queue_message_id),
+        text(&headers),
+        opt_text(body),
+        opt_text(body_ref),
+        int(body_bytes),
+        text(initial.as_str()),
+        text(nonce),
+    ])
+}
+
+/// Reads the result of one event's [`ingest_statement`] run with `nonce`.
+pub fn read_ingest(result: &D1Result, nonce: &str) -> std::result::Result<Ingest, Failure> {
+    #[derive(Deserialize)]
+    struct Row {
+        ingest_nonce: Option<String>,
+        duplicate_nonce: Option<String>,
+        delivery_status: String,
+    }
+    let row = result
+        .results::<Row>()
+        .ok()
+        .and_then(|rows| rows.into_iter().next())
+        .ok_or_else(|| {
+            Failure::new(
+                ErrorCode::D1Unavailable,
+                "D1 returned no row for an ingest upsert; retrying",
+            )
+        })?;
+    // Checked in this order: a provider's duplicate in the same batch as its
+    // first delivery finds the batch's nonce on both columns.
+    let kind = if row.duplicate_nonce.as_deref() == Some(nonce) {
+        IngestKind::Duplicate
+    } else if row.ingest_nonce.as_deref() == Some(nonce) {
+        IngestKind::Fresh
+    } else {
+        IngestKind::Redelivered
+    };
+    let delivery_status = DeliveryStatus::parse(&row.delivery_status)
+        .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?;
+    Ok(Ingest {
+        kind,
+        delivery_status,
+    })
+}
+
+/// One statement per event that takes its delivery lease if the event is
+/// not delivered and not being delivered by someone else (a lease claimed
+/// before `stale_before_ms` is taken over). `changes` = 1 means the lease
+/// is ours.
+pub fn claim_statements(
+    db: &D1Database,
+    event_ids: &[&str],
+    now_ms: i64,
+    stale_before_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let [a, b, c, d] = DeliveryStatus::LEASABLE.map(|s| text(s.as_str()));
+    event_ids
+        .iter()
+        .map(|id| {
+            db.prepare(
+                "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 WHERE event_id = ?2 \
+                 AND (delivery_status IN (?5, ?6, ?7, ?8) OR (delivery_status = ?4 AND delivery_claimed_at < ?3))",
+            )
+            .bind(&[
+                int(now_ms),
+                text(id),
+                int(stale_before_ms),
+                text(DeliveryStatus::Delivering.as_str()),
+                a.clone(),
+                b.clone(),
+                c.clone(),
+                d.clone(),
+            ])
+        })
+        .collect()
+}
+
+/// Takes the leases of [`claim_statements`] in one round trip; per event,
+/// whether this call holds the lease.
+pub async fn claim(
+    db: &D1Database,
+    event_ids: &[&str],
+    now_ms: i64,
+    stale_before_ms: i64,
+) -> Result<Vec<bool>> {
+    if event_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stmts = claim_statements(db, event_ids, now_ms, stale_before_ms)?;
+    Ok(db
+        .batch(stmts)
+        .await?
+        .iter()
+        .map(|r| changes(r) > 0)
+        .collect())
+}
+
+/// The result of one delivery attempt, to be written back.
+pub struct DeliveryRecord<'a> {
+    /// The event.
+    pub event_id: &'a str,
+    /// `None` when delivered, else the failure.
+    pub failure: Option<&'a Failure>,
+}
+
+/// Writes delivery results and releases the leases, in one round trip.
+pub async fn record_deliveries(
+    db: &D1Database,
+    records: &[DeliveryRecord<'_>],
+    now_ms: i64,
+) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    db.batch(delivery_statements(db, records, now_ms)?).await?;
+    Ok(())
+}
+
+/// The statements of [`record_deliveries`], one per record, for a caller
+/// that batches them with other writes (the event's steps).
+pub fn delivery_statements(
+    db: &D1Database,
+    records: &[DeliveryRecord<'_>],
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    records
+        .iter()
+        .map(|r| match r.failure {
+            None => db
+                .prepare("UPDATE events SET delivery_status = ?3, delivered_at = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = NULL WHERE event_id = ?1")
+                .bind(&[text(r.event_id), int(now_ms), text(DeliveryStatus::Delivered.as_str())]),
+            Some(f) => db
+                .prepare("UPDATE events SET delivery_status = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = ?3 WHERE event_id = ?1")
+                .bind(&[text(r.event_id), text(DeliveryStatus::after_failure(f).as_str()), text(f.code.as_str())]),
+        })
+        .collect()
+}
+
+/// Marks an event whose message was dead-lettered as `failed`, unless it was
+/// delivered meanwhile, so "did this webhook arrive?" says it failed.
+pub async fn mark_dead_lettered(db: &D1Database, event_id: &str) -> Result<()> {
+    db.prepare("UPDATE events SET delivery_status = ?2 WHERE event_id = ?1 AND delivery_status IN (?3, ?4)")
+        .bind(&[
+            text(event_id),
+            text(DeliveryStatus::Failed.as_str()),
+            text(DeliveryStatus::Pending.as_str()),
+            text(DeliveryStatus::Delivering.as_str()),
+        ])?
+        .run()
+        .await?;
+    Ok(())
+}
