@@ -2,6 +2,7 @@
 
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError};
+use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters;
@@ -37,6 +38,15 @@ pub async fn handle(
     c: &JobContext<'_>,
     next: &NextEntry,
 ) -> worker::Result<JobEntryOutcome> {
+    // Handled by this job already (its audit record was written with the
+    // change), but the step failed before recording it: not done again.
+    if let Some(outcome) = next.audited {
+        return Ok(match outcome {
+            ReplayOutcome::Succeeded => JobEntryOutcome::Succeeded,
+            ReplayOutcome::Deduped => JobEntryOutcome::Deduped,
+            ReplayOutcome::Failed | ReplayOutcome::Poisoned => JobEntryOutcome::Failed,
+        });
+    }
     let Some(entry) = dead_letters::get(db, &next.entry_id).await? else {
         return Ok(JobEntryOutcome::Skipped);
     };
@@ -68,7 +78,22 @@ pub async fn handle(
         }
         JobAction::Replay => match replay_entry(db, c.relay, &entry, &ctx).await {
             Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
-            Ok(_) | Err(ReplayError::Refused(_)) => Ok(JobEntryOutcome::Failed),
+            Ok(_) => Ok(JobEntryOutcome::Failed),
+            Err(ReplayError::Refused(why)) => {
+                // The relay refused it and nothing about the entry changed;
+                // the job still records why it counts as failed.
+                let code =
+                    ErrorCode::parse(&entry.summary.error_code).unwrap_or(ErrorCode::Unknown);
+                let failure = Failure::new(code, format!("refused: {why}"));
+                let audit = ctx.audit(
+                    &entry.summary.id,
+                    entry.summary.event_id.as_deref(),
+                    ReplayOutcome::Failed,
+                    Some(&failure),
+                );
+                replay_audit::insert(db, &audit)?.run().await?;
+                Ok(JobEntryOutcome::Failed)
+            }
             Err(ReplayError::Storage(e)) => Err(e),
         },
         JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,
