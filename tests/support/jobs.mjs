@@ -62,7 +62,7 @@ export async function startJobsRelay(sources, behaviours = {}) {
     for (let i = 0; i < messages.length; i += 50) await dlq.sendBatch(messages.slice(i, i + 50).map((body) => ({ body })));
     const eventIds = messages.map((m) => m.original.event_id);
     const found = await waitFor(async () => {
-      const got = await rows(relay.db, `SELECT id, event_id, source, error_signature AS signature, status FROM dead_letters WHERE event_id IN (${eventIds.map(() => "?").join(",")})`, ...eventIds);
+      const got = await rows(relay.db, "SELECT id, event_id, source, error_signature AS signature, status FROM dead_letters WHERE event_id IN (SELECT value FROM json_each(?))", JSON.stringify(eventIds));
       return got.length === eventIds.length && got;
     }, { timeoutMs: 30_000, what: `${eventIds.length} dead-letter entries` });
     const byEvent = new Map(found.map((r) => [r.event_id, r]));
@@ -104,7 +104,7 @@ export async function startJobsRelay(sources, behaviours = {}) {
   };
 
   const entryStatus = async (ids) =>
-    Object.fromEntries((await rows(relay.db, `SELECT id, status FROM dead_letters WHERE id IN (${ids.map(() => "?").join(",")})`, ...ids)).map((r) => [r.id, r.status]));
+    Object.fromEntries((await rows(relay.db, "SELECT id, status FROM dead_letters WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))).map((r) => [r.id, r.status]));
 
   return {
     relay, admin, downstream, makeEntries, job, jobUntil, status, receipts, logEvents, audit, entryStatus,
