@@ -9,7 +9,7 @@ const REASON = "jobs test: recovery";
 let t;
 
 before(async () => {
-  t = await startJobsRelay(["arch", "disc", "late", "fault", "dup"]);
+  t = await startJobsRelay(["arch", "disc", "late", "fault", "dup", "same"]);
 });
 after(async () => {
   await t?.dispose();
@@ -113,7 +113,7 @@ test("a D1 fault in the middle of a job: the step is retried, and no entry is re
   assert.deepEqual(states, [{ state: "done", outcome: "succeeded", n: N }]);
 });
 
-test("a step message delivered twice leaves one chain: no entry twice, none skipped, the pace kept", async () => {
+test("a step message delivered again after it ran does nothing: one chain, no entry twice, the pace kept", async () => {
   const { admin, relay } = t;
   const N = 30;
   const RATE = 10;
@@ -121,12 +121,14 @@ test("a step message delivered twice leaves one chain: no entry twice, none skip
   const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { source: "dup" }, canary: { size: 0 }, rate_per_s: RATE, concurrency: 5 });
   const id = created.data.id;
   await t.jobUntil(id, (j) => j.status === "running" && j.succeeded >= 5, "the first batch done");
-  // Queues deliver at least once: a second copy of the step message now in flight.
+  // Queues deliver at least once: the first step's message comes again once
+  // that step has handed the job on to the next one.
   const [{ generation }] = await rows(relay.db, "SELECT generation FROM jobs WHERE id = ?", id);
+  await waitFor(async () => (await rows(relay.db, "SELECT generation FROM jobs WHERE id = ?", id))[0].generation > generation, { what: "the first step to hand the job on" });
   const from = relay.logs.length;
   const steps = await relay.mf.getQueueProducer("JOBS", "hookrelay-dlq");
   await steps.send({ kind: "job_step", job_id: id, generation, due_ms: Date.now() });
-  await waitFor(() => t.logEvents("job_step_superseded", id, from).some((l) => l.step_generation === generation), { timeoutMs: 15_000, what: "one of the two copies to find the chain handed on" });
+  await waitFor(() => t.logEvents("job_step_superseded", id, from).some((l) => l.step_generation === generation), { timeoutMs: 15_000, what: "the copy to find the job handed on" });
 
   const done = await t.status(id, "completed", 30_000);
   assertCounts(done);
@@ -138,8 +140,32 @@ test("a step message delivered twice leaves one chain: no entry twice, none skip
   assert.ok([...counts.values()].every((n) => n === 1), "no entry twice");
   assert.equal((await t.audit(id)).length, N, "one audit record per entry");
   assert.ok(Object.values(await t.entryStatus(entries.map((e) => e.id))).every((s) => s === "replayed"));
-  // One chain, so the rate is not doubled.
+  // One chain, so the rate is not doubled: batches of 5 start every 0.5 s.
   const at = got.map((r) => r.at).sort((a, b) => a - b);
   const span = at.at(-1) - at[0];
-  assert.ok(span >= ((N - 1) / RATE) * 1000 * 0.85, `${N} receipts at ${RATE}/s took ${span} ms`);
+  const want = (Math.ceil(N / 5) - 1) * (5 / RATE) * 1000;
+  assert.ok(span >= want * 0.9, `${N} receipts at ${RATE}/s took ${span} ms; one chain takes ${want} ms`);
+});
+
+test("a replay job over archived entries sends an identical payload once and counts the other as deduped", async () => {
+  const { admin } = t;
+  const body = JSON.stringify({ same: "payload" });
+  // Dedupe at the door is against pending entries only: an identical payload
+  // arriving after the first was archived is a new entry.
+  const [first] = await t.makeEntries([{ source: "same", body }]);
+  await t.status((await admin.post("jobs", { action: "archive", reason: REASON, filter: { source: "same" } })).data.id, "completed");
+  const [second, other] = await t.makeEntries([{ source: "same", body }, { source: "same" }]);
+  await t.status((await admin.post("jobs", { action: "archive", reason: REASON, filter: { source: "same" } })).data.id, "completed");
+  const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { source: "same", status: "archived" }, canary: { size: 0 } });
+  assert.equal(created.data.matched, 3);
+  const done = await t.status(created.data.id, "completed");
+  assertCounts(done);
+  assert.equal(done.attempted, 3);
+  assert.equal(done.succeeded, 2);
+  assert.equal(done.deduped, 1);
+  const got = t.receipts("same");
+  assert.equal(got.length, 2, "the identical payload went downstream once");
+  assert.ok(Object.values(await t.entryStatus([first.id, second.id, other.id])).every((s) => s === "replayed"));
+  const audit = await t.audit(created.data.id);
+  assert.deepEqual(audit.map((a) => a.outcome).sort(), ["deduped", "succeeded", "succeeded"]);
 });

@@ -40,20 +40,20 @@ export async function startJobsRelay(sources, behaviours = {}) {
   let seq = 0;
 
   /** A poison hand-off of a real event of `source`, failed with `code` and `message`. */
-  const handoff = (source, { code = "UPSTREAM_4XX", message = "downstream refused the event" } = {}) => {
+  const handoff = (source, { code = "UPSTREAM_4XX", message = "downstream refused the event", body } = {}) => {
     const n = seq++;
     const delivery = `op-${run}-${n}`;
     const key = `${source}:${delivery}`;
     const now = Date.now();
     const original = {
       v: 1, event_id: eventIdOf(key), idempotency_key: key, source, delivery_id: delivery,
-      received_at_ms: now, headers: { "content-type": "application/json" }, body: JSON.stringify({ n, source, run }),
+      received_at_ms: now, headers: { "content-type": "application/json" }, body: body ?? JSON.stringify({ n, source, run }),
     };
     return { kind: "poison_handoff", failure: { code, message }, class: CLASS[code] ?? "unknown", attempts: 1, queue_message_id: `qm-${key}`, enqueued_at_ms: now, failed_at_ms: now, original };
   };
 
   /**
-   * Makes one pending entry per item of `specs` (`{source, code?, message?}`)
+   * Makes one pending entry per item of `specs` (`{source, code?, message?, body?}`)
    * and waits until all are stored; answers them in order as
    * `{id, event_id, source, signature}`.
    */

@@ -7,7 +7,7 @@ use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters;
 use hookrelay_platform::db::job_entries::NextEntry;
-use hookrelay_platform::db::replay_audit;
+use hookrelay_platform::db::{changes, replay_audit};
 use worker::D1Database;
 
 /// The job-wide context of its entries.
@@ -69,12 +69,18 @@ pub async fn handle(
                 ReplayOutcome::Deduped,
                 None,
             );
-            db.batch(vec![
-                dead_letters::close_as_deduped(db, &entry.summary.id, c.now_ms)?,
-                replay_audit::insert(db, &audit)?,
-            ])
-            .await?;
-            Ok(JobEntryOutcome::Deduped)
+            let s = &entry.summary;
+            let results = db
+                .batch(vec![
+                    dead_letters::close_as_deduped_from(db, &s.id, s.status, c.now_ms)?,
+                    replay_audit::insert(db, &audit)?,
+                ])
+                .await?;
+            Ok(if results.first().map_or(0, changes) > 0 {
+                JobEntryOutcome::Deduped
+            } else {
+                JobEntryOutcome::Skipped
+            })
         }
         JobAction::Replay => match replay_entry(db, c.relay, &entry, &ctx).await {
             Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),

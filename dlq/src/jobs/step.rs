@@ -13,7 +13,7 @@ use crate::relay_client::Relay;
 use futures_util::future::join_all;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::pacing::{batch_offset_ms, next_due_ms, step_entries};
-use hookrelay_core::jobs::{abort, JobRequest, JobStep};
+use hookrelay_core::jobs::{abort, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
@@ -69,13 +69,16 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
     wait_until(msg.due_ms).await;
     let anchor = msg.due_ms.max(now_ms() - CATCH_UP_MS);
     let canary_phase = job.status == JobStatus::Canary;
-    let slice = job_entries::next(
+    let mut slice = job_entries::next(
         s.db,
         &job.id,
         canary_phase,
         step_entries(req.rate_per_s, req.concurrency),
     )
     .await?;
+    let hashes: Vec<&str> = slice.iter().map(|e| e.content_hash.as_str()).collect();
+    let unique = unique_prefix(&hashes);
+    slice.truncate(unique);
     let handled = match work(s, &mut job, &req, &slice, anchor).await? {
         Ok(handled) => handled,
         Err(Halt::Superseded) => {

@@ -6,7 +6,7 @@ use super::dead_letters::filtered;
 use super::{int, text, Where};
 use hookrelay_core::jobs::canary::SignatureGroup;
 use hookrelay_core::jobs::JobFilter;
-use hookrelay_core::state::{JobEntryOutcome, ReplayOutcome};
+use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -150,6 +150,8 @@ pub struct NextEntry {
     pub entry_id: String,
     /// Whether it is in the canary.
     pub in_canary: i64,
+    /// SHA-256 of its source and payload.
+    pub content_hash: String,
     /// Whether an identical payload already succeeded in this job.
     pub duplicate: i64,
     /// What this job already did to the entry, by its audit record (written
@@ -159,14 +161,19 @@ pub struct NextEntry {
 }
 
 /// The next `limit` pending entries in line (canary entries only, if asked).
+/// The duplicate check goes through `dead_letters_by_hash` (an identical
+/// payload this job replayed is a `replayed` entry with the same hash), so
+/// each entry costs an index lookup, not a scan of the job's whole set; the
+/// audit lookup goes through `replay_audit_by_entry` (`+a.job_id` keeps the
+/// planner off `replay_audit_by_job`, which would scan the job's records).
 pub async fn next(
     db: &D1Database,
     job_id: &str,
     canary_only: bool,
     limit: u32,
 ) -> Result<Vec<NextEntry>> {
-    db.prepare("SELECT je.entry_id, je.in_canary, EXISTS (SELECT 1 FROM job_entries d WHERE d.job_id = je.job_id AND d.content_hash = je.content_hash AND d.outcome = ?4) AS duplicate, \
-                (SELECT a.outcome FROM replay_audit a WHERE a.entry_id = je.entry_id AND a.job_id = je.job_id ORDER BY a.at DESC, a.id DESC LIMIT 1) AS audited \
+    db.prepare("SELECT je.entry_id, je.in_canary, je.content_hash, EXISTS (SELECT 1 FROM dead_letters x JOIN job_entries d ON d.job_id = je.job_id AND d.entry_id = x.id WHERE x.content_hash = je.content_hash AND x.status = ?6 AND d.outcome = ?4) AS duplicate, \
+                (SELECT a.outcome FROM replay_audit a WHERE a.entry_id = je.entry_id AND +a.job_id = je.job_id ORDER BY a.at DESC, a.id DESC LIMIT 1) AS audited \
                 FROM job_entries je WHERE je.job_id = ?1 AND je.state = ?2 AND je.in_canary >= ?3 ORDER BY je.seq LIMIT ?5")
         .bind(&[
             text(job_id),
@@ -174,6 +181,7 @@ pub async fn next(
             int(i64::from(canary_only)),
             text(JobEntryOutcome::Succeeded.as_str()),
             int(i64::from(limit)),
+            text(EntryStatus::Replayed.as_str()),
         ])?
         .all()
         .await?
@@ -209,10 +217,12 @@ pub struct CanaryEntry {
     pub outcome: Option<JobEntryOutcome>,
 }
 
-/// The canary entries, in canary order.
+/// The canary entries, in canary order. They are the only ones with a
+/// negative `seq` ([`mark_canary`]), so `job_entries_next` finds them
+/// without a scan of the job's whole set.
 pub async fn canary(db: &D1Database, job_id: &str) -> Result<Vec<CanaryEntry>> {
-    db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND in_canary = 1 ORDER BY seq")
-        .bind(&[text(job_id)])?
+    db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND state IN (?2, ?3) AND seq < 0 AND in_canary = 1 ORDER BY seq")
+        .bind(&[text(job_id), text(PENDING), text(DONE)])?
         .all()
         .await?
         .results()
