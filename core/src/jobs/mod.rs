@@ -13,6 +13,20 @@ pub use request::{parse_job_request, Approval, JobFilter, JobRequest};
 
 use serde::{Deserialize, Serialize};
 
+/// How many entries at the front of a step's slice (their content hashes,
+/// in line order) run in this step: up to the first payload already in the
+/// slice. An identical payload waits for the next step, which knows whether
+/// the first one succeeded (then it is `deduped`) or not (then it is
+/// replayed in its own right). Always at least one entry of a non-empty
+/// slice.
+pub fn unique_prefix(hashes: &[&str]) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    hashes
+        .iter()
+        .position(|h| !seen.insert(*h))
+        .unwrap_or(hashes.len())
+}
+
 /// The queue message that advances a job by one step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +52,25 @@ impl JobStep {
             job_id: job_id.to_string(),
             generation,
             due_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_prefix;
+
+    #[test]
+    fn a_step_stops_before_a_payload_it_already_holds() {
+        let table: [(&[&str], usize); 5] = [
+            (&[], 0),
+            (&["a"], 1),
+            (&["a", "b", "c"], 3),
+            (&["a", "b", "a", "c"], 2),
+            (&["a", "a"], 1),
+        ];
+        for (hashes, want) in table {
+            assert_eq!(unique_prefix(hashes), want, "{hashes:?}");
         }
     }
 }

@@ -18,6 +18,13 @@ pub fn step_entries(rate_per_s: f64, concurrency: u32) -> u32 {
         .clamp(1, MAX_STEP_ENTRIES)
 }
 
+/// How long a full step's share of the rate lasts: the longest a working
+/// job goes between two steps, so between two writes (its resume check
+/// allows for it).
+pub fn step_interval_ms(rate_per_s: f64, concurrency: u32) -> i64 {
+    next_due_ms(0, step_entries(rate_per_s, concurrency), rate_per_s)
+}
+
 /// When batch `index` of a step starts, in ms after the step's due time.
 pub fn batch_offset_ms(index: usize, concurrency: u32, rate_per_s: f64) -> i64 {
     (index as f64 * f64::from(concurrency) / rate_per_s * 1000.0).round() as i64
@@ -64,6 +71,9 @@ mod tests {
         assert_eq!(next_due_ms(1_000, 20, 10.0), 3_000);
         assert_eq!(next_due_ms(0, 1, 0.1), 10_000);
         assert_eq!(next_due_ms(0, 0, 2.0), 500, "an empty step still moves on");
+        assert_eq!(step_interval_ms(10.0, 5), 2_000);
+        assert_eq!(step_interval_ms(0.1, 50), 500_000, "50 at once, then wait");
+        assert_eq!(step_interval_ms(100.0, 20), 500);
         let table = [(5_000, 0, 5), (5_999, 0, 5), (1_000, 2_000, 0)];
         for (due, now, want) in table {
             assert_eq!(delay_s(due, now), want);

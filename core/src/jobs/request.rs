@@ -4,7 +4,7 @@
 
 use crate::admin_query::name_shown;
 use crate::admin_query::{dead_letter_filter_from_json, parse_since, DeadLetterFilter};
-use crate::replay_plan::{clamp_concurrency, validate_reason, BodyError};
+use crate::replay_plan::{validate_reason, BodyError};
 use crate::state::{EntryStatus, JobAction};
 use crate::strict_json::{unknown_field, Field};
 use serde::{Deserialize, Serialize};
@@ -16,6 +16,10 @@ pub const DEFAULT_CANARY_SIZE: u32 = 5;
 pub const MAX_CANARY_SIZE: u32 = 50;
 /// Default pace, entries per second.
 pub const DEFAULT_RATE_PER_S: f64 = 10.0;
+/// Default entries at once.
+pub const DEFAULT_CONCURRENCY: u32 = 5;
+/// Most entries at once.
+pub const MAX_CONCURRENCY: u32 = 50;
 /// Default abort threshold.
 pub const DEFAULT_MAX_FAILURE_RATIO: f64 = 0.2;
 /// Default attempts before the threshold applies.
@@ -197,9 +201,26 @@ pub fn parse_job_request(body: &Value) -> Result<JobRequest, BodyError> {
         canary,
         approve,
         rate_per_s,
-        concurrency: clamp_concurrency(b.concurrency.as_ref())?,
+        concurrency: parse_concurrency(b.concurrency.as_ref())?,
         abort: parse_abort(b.abort.as_ref())?,
     })
+}
+
+/// Entries at once: a whole number from 1 to 50. Unlike replay-all's, a
+/// job's concurrency is refused rather than clamped when it is out of
+/// range, like every other job field: a job is created once and then runs
+/// on its own, so it must run exactly as asked.
+fn parse_concurrency(raw: Option<&Value>) -> Result<u32, BodyError> {
+    match raw {
+        None | Some(Value::Null) => Ok(DEFAULT_CONCURRENCY),
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=u64::from(MAX_CONCURRENCY)).contains(&n) => Ok(n as u32),
+            _ => Err(err(
+                "concurrency",
+                format!("must be a whole number from 1 to {MAX_CONCURRENCY}"),
+            )),
+        },
+    }
 }
 
 fn parse_filter(raw: Option<&Value>, action: JobAction) -> Result<JobFilter, BodyError> {

@@ -91,5 +91,10 @@ pub fn success(data: Value) -> Result<Response> {
     Response::from_json(&json!({"status": "success", "data": data}))
 }
 
+/// A success response with another status (`202` for an accepted job).
+pub fn success_with_status(data: Value, status: u16) -> Result<Response> {
+    Ok(success(data)?.with_status(status))
+}
+
 /// The result type of every admin handler.
 pub type ApiResult = std::result::Result<Value, ApiError>;

@@ -47,6 +47,12 @@ pub async fn post(db: &D1Database, env: &Env, body: &Value, actor: &str, now: i6
     create::create(db, env, req, actor, now).await
 }
 
+/// Whether a `POST /jobs` answer is an accepted job (`202`) rather than a
+/// dry run (`200`).
+pub fn is_accepted_job(data: &Value) -> bool {
+    data.get("id").is_some_and(Value::is_string)
+}
+
 /// `GET /jobs`: newest first.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     if let Some((k, _)) = params.iter().find(|(k, _)| k != "limit" && k != "cursor") {

@@ -15,7 +15,7 @@ mod stats_route;
 
 use crate::config_cache::config;
 use crate::relay_client::Relay;
-pub use api_error::{success, ApiError, ApiResult};
+pub use api_error::{success, success_with_status, ApiError, ApiResult};
 use hookrelay_core::jwt::{authorize, Claims};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::{log, now_ms};
@@ -92,11 +92,16 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         now,
     };
     let result = route(&mut req, &method, &segments, &ctx).await;
+    // `POST /jobs` answers 202 for a job it accepted (200 for a dry run).
+    let accepted = matches!((&method, segments.as_slice()), (Method::Post, ["jobs"]));
     if !req.inner().body_used() {
         hookrelay_platform::body::drain(&mut req).await;
     }
     hookrelay_platform::metrics::flush(env).await;
     match result {
+        Ok(data) if accepted && job_routes::is_accepted_job(&data) => {
+            success_with_status(data, 202)
+        }
         Ok(data) => success(data),
         Err(e) => e.into_response(),
     }

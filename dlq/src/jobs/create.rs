@@ -47,11 +47,23 @@ pub async fn create(
         job_entries::insert_set(db, &id, &req.filter, now)?,
     ];
     stmts.extend(job_entries::mark_canary(db, &id, &canary)?);
-    db.batch(stmts).await?;
+    // `matched` is the set as written in this transaction, not the summary
+    // read before it (a dead letter stored in between is in one, not both).
+    stmts.push(jobs::set_matched_from_set(db, &id)?);
+    let results = db.batch(stmts).await?;
+    #[derive(serde::Deserialize)]
+    struct Matched {
+        matched: i64,
+    }
+    let matched = results
+        .last()
+        .and_then(|r| r.results::<Matched>().ok())
+        .and_then(|rows| rows.first().map(|m| m.matched))
+        .unwrap_or(set.matched as i64);
     super::enqueue(env, &id, 1, now, now)
         .await
         .map_err(|e| ApiError::Unavailable(format!("the job was created but its first step could not be queued ({e}); it resumes on its own within a minute")))?;
-    Ok(json!({"id": id, "status": "queued", "matched": set.matched}))
+    Ok(json!({"id": id, "status": "queued", "matched": matched}))
 }
 
 /// `GET /jobs/:id`: the job with its counts and canary.

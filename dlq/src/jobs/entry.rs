@@ -2,11 +2,12 @@
 
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError};
+use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters;
 use hookrelay_platform::db::job_entries::NextEntry;
-use hookrelay_platform::db::replay_audit;
+use hookrelay_platform::db::{changes, replay_audit};
 use worker::D1Database;
 
 /// The job-wide context of its entries.
@@ -37,6 +38,15 @@ pub async fn handle(
     c: &JobContext<'_>,
     next: &NextEntry,
 ) -> worker::Result<JobEntryOutcome> {
+    // Handled by this job already (its audit record was written with the
+    // change), but the step failed before recording it: not done again.
+    if let Some(outcome) = next.audited {
+        return Ok(match outcome {
+            ReplayOutcome::Succeeded => JobEntryOutcome::Succeeded,
+            ReplayOutcome::Deduped => JobEntryOutcome::Deduped,
+            ReplayOutcome::Failed | ReplayOutcome::Poisoned => JobEntryOutcome::Failed,
+        });
+    }
     let Some(entry) = dead_letters::get(db, &next.entry_id).await? else {
         return Ok(JobEntryOutcome::Skipped);
     };
@@ -59,16 +69,37 @@ pub async fn handle(
                 ReplayOutcome::Deduped,
                 None,
             );
-            db.batch(vec![
-                dead_letters::close_as_deduped(db, &entry.summary.id, c.now_ms)?,
-                replay_audit::insert(db, &audit)?,
-            ])
-            .await?;
-            Ok(JobEntryOutcome::Deduped)
+            let s = &entry.summary;
+            let results = db
+                .batch(vec![
+                    dead_letters::close_as_deduped_from(db, &s.id, s.status, c.now_ms)?,
+                    replay_audit::insert(db, &audit)?,
+                ])
+                .await?;
+            Ok(if results.first().map_or(0, changes) > 0 {
+                JobEntryOutcome::Deduped
+            } else {
+                JobEntryOutcome::Skipped
+            })
         }
         JobAction::Replay => match replay_entry(db, c.relay, &entry, &ctx).await {
             Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
-            Ok(_) | Err(ReplayError::Refused(_)) => Ok(JobEntryOutcome::Failed),
+            Ok(_) => Ok(JobEntryOutcome::Failed),
+            Err(ReplayError::Refused(why)) => {
+                // The relay refused it and nothing about the entry changed;
+                // the job still records why it counts as failed.
+                let code =
+                    ErrorCode::parse(&entry.summary.error_code).unwrap_or(ErrorCode::Unknown);
+                let failure = Failure::new(code, format!("refused: {why}"));
+                let audit = ctx.audit(
+                    &entry.summary.id,
+                    entry.summary.event_id.as_deref(),
+                    ReplayOutcome::Failed,
+                    Some(&failure),
+                );
+                replay_audit::insert(db, &audit)?.run().await?;
+                Ok(JobEntryOutcome::Failed)
+            }
             Err(ReplayError::Storage(e)) => Err(e),
         },
         JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,

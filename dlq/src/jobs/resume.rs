@@ -3,6 +3,8 @@
 //! drops them). D1 says which jobs are unfinished; each gets a new
 //! generation and a fresh step, so a late original message is stale.
 
+use hookrelay_core::jobs::pacing::step_interval_ms;
+use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::jobs::{self, Transition};
 use hookrelay_platform::{log, now_ms};
@@ -10,8 +12,8 @@ use serde_json::json;
 use std::cell::Cell;
 use worker::{D1Database, Env};
 
-/// A working job untouched for this long has lost its step message: the
-/// slowest pace (0.1/s) moves a job every 10 s.
+/// A working job untouched for this long past its next step's due time has
+/// lost its step message.
 pub const STALLED_AFTER_MS: i64 = 60_000;
 /// How often one isolate looks.
 const CHECK_EVERY_MS: i64 = 30_000;
@@ -31,6 +33,14 @@ pub async fn resume_stalled(db: &D1Database, env: &Env) {
         return;
     };
     for job in stalled {
+        // A slow job's next step may be due long after its last write: it
+        // has stalled only once that step is overdue by STALLED_AFTER_MS.
+        let interval_ms = serde_json::from_str::<JobRequest>(&job.spec)
+            .map(|r| step_interval_ms(r.rate_per_s, r.concurrency))
+            .unwrap_or(0);
+        if now - job.updated_at < interval_ms + STALLED_AFTER_MS {
+            continue;
+        }
         let t = Transition {
             id: &job.id,
             generation: job.generation,
@@ -38,6 +48,7 @@ pub async fn resume_stalled(db: &D1Database, env: &Env) {
             canary_passed: None,
             abort_reason: None,
             finished: false,
+            bump: true,
         };
         if matches!(jobs::transition(db, &t, now).await, Ok(true)) {
             let sent = super::enqueue(env, &job.id, job.generation + 1, now, now).await;

@@ -27,7 +27,11 @@ pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
     let canary = job_entries::canary(db, id).await?;
-    let canary_done = canary.iter().all(|c| c.outcome.is_some());
+    // Past the canary only once a step saw it pass (and, with manual
+    // approval, an operator approved it): a job paused while its last canary
+    // entries finished goes back to its canary, whose next step passes or
+    // aborts it, so a resume never skips the approval.
+    let canary_done = canary.is_empty() || job.canary_passed == Some(1);
     let event = event_of(segment, canary_done).ok_or_else(|| {
         ApiError::NotFound("no such job command; use approve, pause, resume or cancel".into())
     })?;
@@ -39,6 +43,7 @@ pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64
         canary_passed: None,
         abort_reason: None,
         finished: is_final(to),
+        bump: true,
     };
     if !jobs::transition(db, &t, now).await? {
         return Err(ApiError::Conflict(

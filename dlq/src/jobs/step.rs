@@ -1,17 +1,23 @@
 //! One step of a job: a bounded slice of its set, paced, then the next step
-//! enqueued. A step message whose generation is not the job's is stale (an
-//! operator paused, resumed or cancelled it since) and does nothing.
+//! enqueued. The job's generation names the one message that may run its
+//! next step: each step hands it on to the message it sends, and an
+//! operator's command (pause, resume, cancel, approve) moves it on, so a
+//! step message whose generation is not the job's is stale and does
+//! nothing. A retry of a step that failed still holds it (the step's own
+//! status changes keep it) and runs again. A step looks again before each
+//! batch, so a steering command or the abort threshold takes effect within
+//! one batch.
 
 use super::entry::{self, JobContext};
 use crate::relay_client::Relay;
 use futures_util::future::join_all;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::pacing::{batch_offset_ms, next_due_ms, step_entries};
-use hookrelay_core::jobs::{abort, JobRequest, JobStep};
+use hookrelay_core::jobs::{abort, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
-use hookrelay_platform::db::jobs::{self, Counts, JobRow, Transition};
+use hookrelay_platform::db::jobs::{self, JobRow, Transition};
 use hookrelay_platform::{log, now_ms};
 use serde_json::json;
 use std::time::Duration;
@@ -29,12 +35,26 @@ pub struct StepEnv<'a> {
     pub max_replay_attempts: u32,
 }
 
+/// How far behind its due time a step may start and still keep to its
+/// schedule: a late step (a retry, a slow delivery) catches up at most this
+/// much at once instead of running its whole slice in a burst.
+const CATCH_UP_MS: i64 = 1_000;
+
+/// Why a slice ended early.
+enum Halt {
+    /// An operator moved the job on (pause, cancel, …): this chain ends.
+    Superseded,
+    /// The job stopped itself (abort threshold).
+    Stopped,
+}
+
 /// Runs one step message.
 pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
     let Some(mut job) = jobs::get(s.db, &msg.job_id).await? else {
         return Ok(());
     };
     if job.generation != msg.generation || !steps_run_in(job.status) {
+        superseded(&job, msg.generation);
         return Ok(());
     }
     let req: JobRequest = serde_json::from_str(&job.spec)?;
@@ -47,15 +67,26 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
         }
     }
     wait_until(msg.due_ms).await;
+    let anchor = msg.due_ms.max(now_ms() - CATCH_UP_MS);
     let canary_phase = job.status == JobStatus::Canary;
-    let slice = job_entries::next(
+    let mut slice = job_entries::next(
         s.db,
         &job.id,
         canary_phase,
         step_entries(req.rate_per_s, req.concurrency),
     )
     .await?;
-    let handled = work(s, &job, &req, &slice, msg.due_ms).await?;
+    let hashes: Vec<&str> = slice.iter().map(|e| e.content_hash.as_str()).collect();
+    let unique = unique_prefix(&hashes);
+    slice.truncate(unique);
+    let handled = match work(s, &mut job, &req, &slice, anchor).await? {
+        Ok(handled) => handled,
+        Err(Halt::Superseded) => {
+            superseded(&job, job.generation);
+            return Ok(());
+        }
+        Err(Halt::Stopped) => return Ok(()),
+    };
     let after = after_slice(s.db, &mut job, &req, canary_phase, slice.len()).await?;
     log::info(
         Component::Admin,
@@ -63,10 +94,36 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
         json!({"job_id": job.id, "status": job.status, "handled": handled, "continue": after}),
     );
     if after {
-        let due = next_due_ms(msg.due_ms.max(now_ms() - 1_000), handled, req.rate_per_s);
-        super::enqueue(s.env, &job.id, job.generation, due, now_ms()).await?;
+        hand_on(s, &job, next_due_ms(anchor, handled, req.rate_per_s)).await?;
     }
     Ok(())
+}
+
+/// Hands the chain on to the next step message: the generation moves on
+/// first (fenced), so a second delivery of this message, or an operator's
+/// command meanwhile, leaves exactly one chain. If the send fails, the
+/// generation moves back and the error retries this message, which then
+/// sends it again.
+async fn hand_on(s: &StepEnv<'_>, job: &JobRow, due_ms: i64) -> worker::Result<()> {
+    let (now, g) = (now_ms(), job.generation);
+    if !jobs::set_generation(s.db, &job.id, g, g + 1, now).await? {
+        superseded(job, g);
+        return Ok(());
+    }
+    if let Err(e) = super::enqueue(s.env, &job.id, g + 1, due_ms, now).await {
+        jobs::set_generation(s.db, &job.id, g + 1, g, now_ms()).await?;
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The log line of a step that found its job moved on: its chain ends here.
+fn superseded(job: &JobRow, generation: i64) {
+    log::info(
+        Component::Admin,
+        "job_step_superseded",
+        json!({"job_id": job.id, "status": job.status, "step_generation": generation, "job_generation": job.generation}),
+    );
 }
 
 async fn wait_until(due_ms: i64) {
@@ -77,18 +134,22 @@ async fn wait_until(due_ms: i64) {
 }
 
 /// Handles the slice in batches of `concurrency`, each started on the
-/// pacing schedule, recording each batch's outcomes as it finishes.
+/// pacing schedule, recording each batch's outcomes as it finishes. Before
+/// each batch it reads the job again: a job an operator moved on, or one
+/// past its abort threshold, goes no further.
 async fn work(
     s: &StepEnv<'_>,
-    job: &JobRow,
+    job: &mut JobRow,
     req: &JobRequest,
     slice: &[NextEntry],
-    due_ms: i64,
-) -> worker::Result<u32> {
+    anchor_ms: i64,
+) -> worker::Result<Result<u32, Halt>> {
     let mut handled = 0;
+    let canary_phase = job.status == JobStatus::Canary;
     for (index, batch) in slice.chunks(req.concurrency.max(1) as usize).enumerate() {
-        if index > 0 {
-            wait_until(due_ms + batch_offset_ms(index, req.concurrency, req.rate_per_s)).await;
+        wait_until(anchor_ms + batch_offset_ms(index, req.concurrency, req.rate_per_s)).await;
+        if let Some(halt) = check(s.db, job, req).await? {
+            return Ok(Err(halt));
         }
         let c = JobContext {
             job_id: &job.id,
@@ -98,27 +159,72 @@ async fn work(
             max_replay_attempts: s.max_replay_attempts,
             now_ms: now_ms(),
         };
-        let outcomes = join_all(batch.iter().map(|e| entry::handle(s.db, &c, e))).await;
-        let mut counts = Counts::default();
-        let mut stmts = Vec::new();
-        for (e, outcome) in batch.iter().zip(outcomes) {
-            let outcome = outcome?;
-            match outcome {
-                JobEntryOutcome::Succeeded => counts.succeeded += 1,
-                JobEntryOutcome::Failed => counts.failed += 1,
-                JobEntryOutcome::Deduped => counts.deduped += 1,
-                JobEntryOutcome::Skipped => counts.skipped += 1,
+        let results = join_all(batch.iter().map(|e| entry::handle(s.db, &c, e))).await;
+        // Whatever finished is recorded even if another entry of the batch
+        // failed on D1: the failed one stays pending and the step is retried.
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut first_error = None;
+        for (e, result) in batch.iter().zip(results) {
+            match result {
+                Ok(outcome) => outcomes.push((e.entry_id.as_str(), outcome)),
+                Err(err) => {
+                    first_error.get_or_insert(err);
+                }
             }
-            stmts.push(job_entries::done(s.db, &job.id, &e.entry_id, outcome)?);
         }
-        stmts.push(jobs::add_counts(s.db, &job.id, counts, now_ms())?);
-        s.db.batch(stmts).await?;
+        if !outcomes.is_empty() {
+            let mut stmts = vec![jobs::add_outcomes(s.db, &job.id, &outcomes, now_ms())?];
+            for (entry_id, outcome) in &outcomes {
+                stmts.push(job_entries::done(s.db, &job.id, entry_id, *outcome)?);
+            }
+            s.db.batch(stmts).await?;
+        }
+        if let Some(err) = first_error {
+            return Err(err);
+        }
         handled += batch.len() as u32;
-        if job.status == JobStatus::Canary && counts.failed > 0 {
+        let failed = outcomes.iter().any(|(_, o)| *o == JobEntryOutcome::Failed);
+        if canary_phase && failed {
             break;
         }
     }
-    Ok(handled)
+    Ok(Ok(handled))
+}
+
+/// Reads the job again before a batch: whether it must go no further.
+async fn check(
+    db: &D1Database,
+    job: &mut JobRow,
+    req: &JobRequest,
+) -> worker::Result<Option<Halt>> {
+    let Some(fresh) = jobs::get(db, &job.id).await? else {
+        return Ok(Some(Halt::Superseded));
+    };
+    if fresh.generation != job.generation || fresh.status != job.status {
+        *job = fresh;
+        return Ok(Some(Halt::Superseded));
+    }
+    if abort_if_over_threshold(db, job, &fresh, req).await? {
+        return Ok(Some(Halt::Stopped));
+    }
+    Ok(None)
+}
+
+/// Aborts the job when its counts in `fresh` are past the threshold;
+/// whether it did.
+async fn abort_if_over_threshold(
+    db: &D1Database,
+    job: &mut JobRow,
+    fresh: &JobRow,
+    req: &JobRequest,
+) -> worker::Result<bool> {
+    let Some(reason) = abort::evaluate(fresh.attempted as u64, fresh.failed as u64, &req.abort)
+    else {
+        return Ok(false);
+    };
+    let to = next(job.status, Event::ThresholdCrossed).map_err(worker::Error::RustError)?;
+    move_to(db, job, to, None, Some(&reason)).await?;
+    Ok(true)
 }
 
 /// Moves the job on after a slice; whether another step follows.
@@ -149,9 +255,7 @@ async fn after_slice(
         return Ok(true);
     }
     let fresh = jobs::get(db, &job.id).await?.unwrap_or_else(|| job.clone());
-    if let Some(reason) = abort::evaluate(fresh.attempted as u64, fresh.failed as u64, &req.abort) {
-        let to = next(job.status, Event::ThresholdCrossed).map_err(worker::Error::RustError)?;
-        move_to(db, job, to, None, Some(&reason)).await?;
+    if abort_if_over_threshold(db, job, &fresh, req).await? {
         return Ok(false);
     }
     if taken == 0 || job_entries::next(db, &job.id, false, 1).await?.is_empty() {
@@ -162,7 +266,8 @@ async fn after_slice(
     Ok(true)
 }
 
-/// A fenced transition; on success `job` follows it. Whether it applied.
+/// A fenced transition; on success `job` follows it. Whether it applied (if
+/// not, an operator moved the job on meanwhile and this chain ends).
 async fn move_to(
     db: &D1Database,
     job: &mut JobRow,
@@ -177,11 +282,13 @@ async fn move_to(
         canary_passed,
         abort_reason,
         finished: hookrelay_core::jobs::lifecycle::is_final(to),
+        bump: false,
     };
     let applied = jobs::transition(db, &t, now_ms()).await?;
     if applied {
         job.status = to;
-        job.generation += 1;
+    } else {
+        superseded(job, job.generation);
     }
     Ok(applied)
 }

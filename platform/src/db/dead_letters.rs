@@ -260,6 +260,26 @@ pub fn close_as_deduped(db: &D1Database, id: &str, now: i64) -> Result<D1Prepare
     ])
 }
 
+/// Closes an entry still in `from` as replayed without sending it (a job's
+/// entry whose identical payload this job already replayed; a job over
+/// archived entries closes archived ones).
+pub fn close_as_deduped_from(
+    db: &D1Database,
+    id: &str,
+    from: EntryStatus,
+    now: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE dead_letters SET status = ?3, replayed_at = ?2 WHERE id = ?1 AND status = ?4",
+    )
+    .bind(&[
+        text(id),
+        int(now),
+        text(EntryStatus::Replayed.as_str()),
+        text(from.as_str()),
+    ])
+}
+
 /// The stats statements over `dead_letters`, in the order the stats route
 /// reads them: pending count and oldest, ingress since `since`, dominant
 /// pending code, counts by status, pending counts by class.

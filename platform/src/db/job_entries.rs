@@ -6,11 +6,12 @@ use super::dead_letters::filtered;
 use super::{int, text, Where};
 use hookrelay_core::jobs::canary::SignatureGroup;
 use hookrelay_core::jobs::JobFilter;
-use hookrelay_core::state::JobEntryOutcome;
+use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
-const PENDING: &str = "pending";
+/// The state of an entry whose turn has not come (or whose step failed).
+pub const PENDING: &str = "pending";
 const DONE: &str = "done";
 
 /// The job's selection over `dead_letters`, frozen at `as_of`: entries that
@@ -71,9 +72,7 @@ pub struct SourceCount {
     pub count: u64,
 }
 
-/// Reads the set's summary in one round trip. SQLite returns the bare `id`
-/// of the row holding `min(created_at)` in each group, its documented
-/// behaviour for a lone min() aggregate.
+/// Reads the set's summary in one round trip.
 pub async fn summarize(
     db: &D1Database,
     filter: &JobFilter,
@@ -82,7 +81,9 @@ pub async fn summarize(
 ) -> Result<SetSummary> {
     let w = selection(filter, as_of);
     let clause = w.clause();
-    let groups = format!("SELECT error_signature AS signature, error_code AS code, count(*) AS count, id AS oldest_id, min(created_at) AS first FROM dead_letters {clause} GROUP BY error_signature ORDER BY count DESC, signature");
+    // The oldest entry of each group, ties broken by id, so a dry run and
+    // the job it previews pick the same canary.
+    let groups = format!("SELECT error_signature AS signature, error_code AS code, count(*) AS count, substr(min(printf('%020d', created_at) || id), 21) AS oldest_id FROM dead_letters {clause} GROUP BY error_signature ORDER BY count DESC, signature");
     let sources = format!("SELECT source, count(*) AS count FROM dead_letters {clause} GROUP BY source ORDER BY count DESC, source");
     let oldest_sql =
         format!("SELECT id FROM dead_letters {clause} ORDER BY created_at, id LIMIT {oldest}");
@@ -149,18 +150,30 @@ pub struct NextEntry {
     pub entry_id: String,
     /// Whether it is in the canary.
     pub in_canary: i64,
+    /// SHA-256 of its source and payload.
+    pub content_hash: String,
     /// Whether an identical payload already succeeded in this job.
     pub duplicate: i64,
+    /// What this job already did to the entry, by its audit record (written
+    /// with the entry's change in one transaction), when a step handled it
+    /// but failed before recording it here: it is not done again.
+    pub audited: Option<ReplayOutcome>,
 }
 
 /// The next `limit` pending entries in line (canary entries only, if asked).
+/// The duplicate check goes through `dead_letters_by_hash` (an identical
+/// payload this job replayed is a `replayed` entry with the same hash), so
+/// each entry costs an index lookup, not a scan of the job's whole set; the
+/// audit lookup goes through `replay_audit_by_entry` (`+a.job_id` keeps the
+/// planner off `replay_audit_by_job`, which would scan the job's records).
 pub async fn next(
     db: &D1Database,
     job_id: &str,
     canary_only: bool,
     limit: u32,
 ) -> Result<Vec<NextEntry>> {
-    db.prepare("SELECT je.entry_id, je.in_canary, EXISTS (SELECT 1 FROM job_entries d WHERE d.job_id = je.job_id AND d.content_hash = je.content_hash AND d.outcome = ?4) AS duplicate \
+    db.prepare("SELECT je.entry_id, je.in_canary, je.content_hash, EXISTS (SELECT 1 FROM dead_letters x JOIN job_entries d ON d.job_id = je.job_id AND d.entry_id = x.id WHERE x.content_hash = je.content_hash AND x.status = ?6 AND d.outcome = ?4) AS duplicate, \
+                (SELECT a.outcome FROM replay_audit a WHERE a.entry_id = je.entry_id AND +a.job_id = je.job_id ORDER BY a.at DESC, a.id DESC LIMIT 1) AS audited \
                 FROM job_entries je WHERE je.job_id = ?1 AND je.state = ?2 AND je.in_canary >= ?3 ORDER BY je.seq LIMIT ?5")
         .bind(&[
             text(job_id),
@@ -168,13 +181,15 @@ pub async fn next(
             int(i64::from(canary_only)),
             text(JobEntryOutcome::Succeeded.as_str()),
             int(i64::from(limit)),
+            text(EntryStatus::Replayed.as_str()),
         ])?
         .all()
         .await?
         .results()
 }
 
-/// Records what came of one entry.
+/// Records what came of one entry, once: an entry already done keeps its
+/// first outcome (see [`super::jobs::add_outcomes`], which counts it).
 pub fn done(
     db: &D1Database,
     job_id: &str,
@@ -182,13 +197,14 @@ pub fn done(
     outcome: JobEntryOutcome,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE job_entries SET state = ?3, outcome = ?4 WHERE job_id = ?1 AND entry_id = ?2",
+        "UPDATE job_entries SET state = ?3, outcome = ?4 WHERE job_id = ?1 AND entry_id = ?2 AND state = ?5",
     )
     .bind(&[
         text(job_id),
         text(entry_id),
         text(DONE),
         text(outcome.as_str()),
+        text(PENDING),
     ])
 }
 
@@ -201,10 +217,12 @@ pub struct CanaryEntry {
     pub outcome: Option<JobEntryOutcome>,
 }
 
-/// The canary entries, in canary order.
+/// The canary entries, in canary order. They are the only ones with a
+/// negative `seq` ([`mark_canary`]), so `job_entries_next` finds them
+/// without a scan of the job's whole set.
 pub async fn canary(db: &D1Database, job_id: &str) -> Result<Vec<CanaryEntry>> {
-    db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND in_canary = 1 ORDER BY seq")
-        .bind(&[text(job_id)])?
+    db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND state IN (?2, ?3) AND seq < 0 AND in_canary = 1 ORDER BY seq")
+        .bind(&[text(job_id), text(PENDING), text(DONE)])?
         .all()
         .await?
         .results()

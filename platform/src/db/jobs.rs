@@ -4,7 +4,7 @@
 use super::{changes, int, opt_text, text};
 use hookrelay_core::admin_query::Cursor;
 use hookrelay_core::jobs::JobRequest;
-use hookrelay_core::state::JobStatus;
+use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -97,36 +97,60 @@ pub async fn list(db: &D1Database, cursor: Option<&Cursor>, limit: u32) -> Resul
     .results()
 }
 
-/// Counts to add after a batch of entries.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Counts {
-    /// Succeeded.
-    pub succeeded: u64,
-    /// Failed.
-    pub failed: u64,
-    /// Deduped.
-    pub deduped: u64,
-    /// Skipped.
-    pub skipped: u64,
+/// Adds what came of a batch of entries to the job's counts, in the same D1
+/// batch as (and before) the entries' [`super::job_entries::done`]
+/// statements. Only entries still pending in the set are counted, so an
+/// entry recorded twice (a step message delivered twice) counts once. Not
+/// fenced by the generation: the entries were handled, whatever an
+/// operator did to the job meanwhile.
+pub fn add_outcomes(
+    db: &D1Database,
+    id: &str,
+    outcomes: &[(&str, JobEntryOutcome)],
+    now: i64,
+) -> Result<D1PreparedStatement> {
+    let mut params = vec![text(id), int(now), text(super::job_entries::PENDING)];
+    let mut count_of = |want: JobEntryOutcome| -> String {
+        let ids: Vec<&str> = outcomes
+            .iter()
+            .filter(|(_, o)| *o == want)
+            .map(|(e, _)| *e)
+            .collect();
+        if ids.is_empty() {
+            return "0".to_string();
+        }
+        let first = params.len() + 1;
+        let marks: Vec<String> = (first..first + ids.len())
+            .map(|i| format!("?{i}"))
+            .collect();
+        params.extend(ids.iter().map(|e| text(e)));
+        format!(
+            "(SELECT count(*) FROM job_entries WHERE job_id = ?1 AND state = ?3 AND entry_id IN ({}))",
+            marks.join(", ")
+        )
+    };
+    let succeeded = count_of(JobEntryOutcome::Succeeded);
+    let failed = count_of(JobEntryOutcome::Failed);
+    let deduped = count_of(JobEntryOutcome::Deduped);
+    let skipped = count_of(JobEntryOutcome::Skipped);
+    db.prepare(format!(
+        "UPDATE jobs SET succeeded = succeeded + {succeeded}, failed = failed + {failed}, deduped = deduped + {deduped}, skipped = skipped + {skipped}, \
+         attempted = attempted + {succeeded} + {failed} + {deduped}, updated_at = ?2 WHERE id = ?1"
+    ))
+    .bind(&params)
 }
 
-/// Adds a batch's counts. Not fenced by the generation: the entries were
-/// handled, whatever an operator did to the job meanwhile.
-pub fn add_counts(db: &D1Database, id: &str, c: Counts, now: i64) -> Result<D1PreparedStatement> {
-    db.prepare("UPDATE jobs SET succeeded = succeeded + ?2, failed = failed + ?3, deduped = deduped + ?4, skipped = skipped + ?5, attempted = attempted + ?2 + ?3 + ?4, updated_at = ?6 WHERE id = ?1")
-        .bind(&[
-            text(id),
-            int(c.succeeded as i64),
-            int(c.failed as i64),
-            int(c.deduped as i64),
-            int(c.skipped as i64),
-            int(now),
-        ])
+/// Sets `matched` to the size of the set as written (in the creating batch,
+/// after the set's insert), and answers it.
+pub fn set_matched_from_set(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("UPDATE jobs SET matched = (SELECT count(*) FROM job_entries WHERE job_id = ?1) WHERE id = ?1 RETURNING matched")
+        .bind(&[text(id)])
 }
 
 /// A status change fenced by the generation: it applies only if no one
-/// moved the job on meanwhile, and it bumps the generation so any step
-/// message still in flight becomes stale. Answers whether it applied.
+/// moved the job on meanwhile, and (with `bump`) it bumps the generation so
+/// any step message still in flight becomes stale. Answers whether it
+/// applied.
 pub struct Transition<'a> {
     /// The job.
     pub id: &'a str,
@@ -140,12 +164,16 @@ pub struct Transition<'a> {
     pub abort_reason: Option<&'a str>,
     /// Whether it has finished for good.
     pub finished: bool,
+    /// Whether it bumps the generation, ending every chain of step messages
+    /// (an operator's command, a resume). A step's own transition keeps it,
+    /// so the step's retry still runs.
+    pub bump: bool,
 }
 
 /// Applies a fenced transition; whether it applied.
 pub async fn transition(db: &D1Database, t: &Transition<'_>, now: i64) -> Result<bool> {
     let result = db
-        .prepare("UPDATE jobs SET status = ?3, generation = generation + 1, canary_passed = COALESCE(?4, canary_passed), abort_reason = COALESCE(?5, abort_reason), finished_at = CASE WHEN ?6 = 1 THEN ?7 ELSE finished_at END, updated_at = ?7 WHERE id = ?1 AND generation = ?2")
+        .prepare("UPDATE jobs SET status = ?3, generation = generation + ?8, canary_passed = COALESCE(?4, canary_passed), abort_reason = COALESCE(?5, abort_reason), finished_at = CASE WHEN ?6 = 1 THEN ?7 ELSE finished_at END, updated_at = ?7 WHERE id = ?1 AND generation = ?2")
         .bind(&[
             text(t.id),
             int(t.generation),
@@ -154,7 +182,28 @@ pub async fn transition(db: &D1Database, t: &Transition<'_>, now: i64) -> Result
             opt_text(t.abort_reason),
             int(i64::from(t.finished)),
             int(now),
+            int(i64::from(t.bump)),
         ])?
+        .run()
+        .await?;
+    Ok(changes(&result) > 0)
+}
+
+/// Moves the generation from `from` to `to` if it still is `from`: a step
+/// hands its chain on to the message it is about to send (and takes it back
+/// if the send failed). Whether it applied.
+pub async fn set_generation(
+    db: &D1Database,
+    id: &str,
+    from: i64,
+    to: i64,
+    now: i64,
+) -> Result<bool> {
+    let result = db
+        .prepare(
+            "UPDATE jobs SET generation = ?3, updated_at = ?4 WHERE id = ?1 AND generation = ?2",
+        )
+        .bind(&[text(id), int(from), int(to), int(now)])?
         .run()
         .await?;
     Ok(changes(&result) > 0)

@@ -67,6 +67,11 @@ fn every_field_is_range_checked_and_named() {
         (with("rate_per_s", json!(101)), "rate_per_s"),
         (with("rate_per_s", json!("fast")), "rate_per_s"),
         (with("approve", json!("yes")), "approve"),
+        // Refused, not clamped: a job runs exactly as asked.
+        (with("concurrency", json!(0)), "concurrency"),
+        (with("concurrency", json!(51)), "concurrency"),
+        (with("concurrency", json!(2.5)), "concurrency"),
+        (with("concurrency", json!("5")), "concurrency"),
         (with("dry_run", json!("true")), "dry_run"),
         (with("canary", json!({"size": 51})), "canary.size"),
         (
