@@ -284,6 +284,35 @@ impl Plan {
     }
 }
 
+/// The duplicates of a run that may be closed as replayed: only those whose
+/// payload's own replay succeeded in this run. A duplicate of a payload
+/// that failed stays pending, so it is never closed without its payload
+/// having been delivered.
+pub fn closable_duplicates(
+    candidates: &[Candidate],
+    deduped: &[String],
+    succeeded_ids: &[&str],
+) -> Vec<String> {
+    let mut first_of_hash: std::collections::HashMap<&str, &str> = Default::default();
+    let mut hash_of: std::collections::HashMap<&str, &str> = Default::default();
+    for c in candidates {
+        first_of_hash
+            .entry(c.content_hash.as_str())
+            .or_insert(c.id.as_str());
+        hash_of.insert(c.id.as_str(), c.content_hash.as_str());
+    }
+    deduped
+        .iter()
+        .filter(|id| {
+            hash_of
+                .get(id.as_str())
+                .and_then(|h| first_of_hash.get(h))
+                .is_some_and(|first| succeeded_ids.contains(first))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Plans a run: drop payloads already planned in this run, take the first
 /// `canary` entries as the canary slice, and cut both parts into batches of
 /// `concurrency`.

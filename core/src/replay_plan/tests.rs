@@ -454,3 +454,32 @@ fn a_reason_body_is_exactly_a_reason() {
     let err = parse_reason_body(&json!({"reasn": REASON})).unwrap_err();
     assert_eq!(err.message, "is not a field of this body; it takes reason");
 }
+
+#[test]
+fn only_duplicates_of_a_payload_that_succeeded_are_closed() {
+    let c = |id: &str, hash: &str| Candidate {
+        id: id.into(),
+        content_hash: hash.into(),
+    };
+    let candidates = [
+        c("a", "h1"),
+        c("b", "h2"),
+        c("a2", "h1"),
+        c("b2", "h2"),
+        c("b3", "h2"),
+    ];
+    let deduped: Vec<String> = ["a2", "b2", "b3"].map(String::from).to_vec();
+    let table: [(&[&str], &[&str]); 4] = [
+        (&["a", "b"], &["a2", "b2", "b3"]),
+        (&["a"], &["a2"]),
+        (&["b"], &["b2", "b3"]),
+        (&[], &[]),
+    ];
+    for (succeeded, want) in table {
+        assert_eq!(
+            closable_duplicates(&candidates, &deduped, succeeded),
+            want,
+            "{succeeded:?}"
+        );
+    }
+}

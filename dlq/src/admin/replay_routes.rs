@@ -15,8 +15,8 @@ use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::replay_plan::{
-    batch_start_offset_ms, check_replayable, parse_reason_body, parse_replay_all, plan, Candidate,
-    Plan, ReplayAllRequest,
+    batch_start_offset_ms, check_replayable, closable_duplicates, parse_reason_body,
+    parse_replay_all, plan, Candidate, Plan, ReplayAllRequest,
 };
 use hookrelay_core::replay_verdict::stops_run;
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
@@ -108,10 +108,16 @@ pub async fn replay_all(
         now_ms: now,
     };
     let (results, stopped) = run_batches(db, relay, &work, &req, &ctx).await;
+    let succeeded: Vec<&str> = results
+        .iter()
+        .filter(|r| r.outcome.succeeded())
+        .map(|r| r.id.as_str())
+        .collect();
+    let closable = closable_duplicates(&candidates, &work.deduped, &succeeded);
     let deduped = if stopped {
         0
     } else {
-        close_deduped(db, &work.deduped, &ctx).await?
+        close_deduped(db, &closable, &ctx).await?
     };
     let remaining = dead_letters::count_pending(db, &req.filter).await?;
     let run = Run {

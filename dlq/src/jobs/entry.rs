@@ -5,7 +5,7 @@ use crate::replay::{replay_entry, ReplayContext, ReplayError};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
-use hookrelay_platform::db::dead_letters;
+use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::job_entries::NextEntry;
 use hookrelay_platform::db::{changes, replay_audit};
 use worker::D1Database;
@@ -62,46 +62,59 @@ pub async fn handle(
         now_ms: c.now_ms,
     };
     match c.req.action {
-        JobAction::Replay if next.duplicate == 1 => {
+        JobAction::Replay if next.duplicate == 1 => close_duplicate(db, &entry, c, &ctx).await,
+        JobAction::Replay => replay(db, &entry, c, &ctx).await,
+        JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,
+    }
+}
+
+/// An entry whose payload already succeeded in this job: closed as
+/// replayed without sending it again.
+async fn close_duplicate(
+    db: &D1Database,
+    entry: &EntryRow,
+    c: &JobContext<'_>,
+    ctx: &ReplayContext<'_>,
+) -> worker::Result<JobEntryOutcome> {
+    let s = &entry.summary;
+    let audit = ctx.audit(&s.id, s.event_id.as_deref(), ReplayOutcome::Deduped, None);
+    let results = db
+        .batch(vec![
+            dead_letters::close_as_deduped_from(db, &s.id, s.status, c.now_ms)?,
+            replay_audit::insert(db, &audit)?,
+        ])
+        .await?;
+    Ok(if results.first().map_or(0, changes) > 0 {
+        JobEntryOutcome::Deduped
+    } else {
+        JobEntryOutcome::Skipped
+    })
+}
+
+/// Replays one entry through the relay.
+async fn replay(
+    db: &D1Database,
+    entry: &EntryRow,
+    c: &JobContext<'_>,
+    ctx: &ReplayContext<'_>,
+) -> worker::Result<JobEntryOutcome> {
+    match replay_entry(db, c.relay, entry, ctx).await {
+        Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
+        Ok(_) => Ok(JobEntryOutcome::Failed),
+        Err(ReplayError::Refused(why)) => {
+            // The relay refused it and nothing about the entry changed; the
+            // job still records why it counts as failed.
+            let code = ErrorCode::parse(&entry.summary.error_code).unwrap_or(ErrorCode::Unknown);
+            let failure = Failure::new(code, format!("refused: {why}"));
             let audit = ctx.audit(
                 &entry.summary.id,
                 entry.summary.event_id.as_deref(),
-                ReplayOutcome::Deduped,
-                None,
+                ReplayOutcome::Failed,
+                Some(&failure),
             );
-            let s = &entry.summary;
-            let results = db
-                .batch(vec![
-                    dead_letters::close_as_deduped_from(db, &s.id, s.status, c.now_ms)?,
-                    replay_audit::insert(db, &audit)?,
-                ])
-                .await?;
-            Ok(if results.first().map_or(0, changes) > 0 {
-                JobEntryOutcome::Deduped
-            } else {
-                JobEntryOutcome::Skipped
-            })
+            replay_audit::insert(db, &audit)?.run().await?;
+            Ok(JobEntryOutcome::Failed)
         }
-        JobAction::Replay => match replay_entry(db, c.relay, &entry, &ctx).await {
-            Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
-            Ok(_) => Ok(JobEntryOutcome::Failed),
-            Err(ReplayError::Refused(why)) => {
-                // The relay refused it and nothing about the entry changed;
-                // the job still records why it counts as failed.
-                let code =
-                    ErrorCode::parse(&entry.summary.error_code).unwrap_or(ErrorCode::Unknown);
-                let failure = Failure::new(code, format!("refused: {why}"));
-                let audit = ctx.audit(
-                    &entry.summary.id,
-                    entry.summary.event_id.as_deref(),
-                    ReplayOutcome::Failed,
-                    Some(&failure),
-                );
-                replay_audit::insert(db, &audit)?.run().await?;
-                Ok(JobEntryOutcome::Failed)
-            }
-            Err(ReplayError::Storage(e)) => Err(e),
-        },
-        JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,
+        Err(ReplayError::Storage(e)) => Err(e),
     }
 }
