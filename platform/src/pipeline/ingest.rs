@@ -14,6 +14,7 @@ fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed 
     match result {
         Ok(ing) => Processed {
             ingest: Some(ing.kind),
+            delivery_status: Some(ing.delivery_status),
             downstream: after_ingest(ing.delivery_status),
             outcome: match ing.kind {
                 IngestKind::Fresh => Outcome::Ingested,
@@ -22,6 +23,7 @@ fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed 
         },
         Err(f) => Processed {
             ingest: None,
+            delivery_status: None,
             downstream: DownstreamResult::NotForwarded,
             outcome: Outcome::Failed(f),
         },

@@ -38,6 +38,8 @@ pub struct Item<'a> {
 pub struct Processed {
     /// How ingest went, if it succeeded.
     pub ingest: Option<IngestKind>,
+    /// The row's delivery status as ingest read it.
+    pub delivery_status: Option<hookrelay_core::state::DeliveryStatus>,
     /// What happened about the downstream call.
     pub downstream: DownstreamResult,
     /// The outcome for the disposition.
@@ -85,7 +87,9 @@ async fn run_as(
     let wanted: Vec<usize> = (0..items.len())
         .filter(|&i| {
             out[i].ingest.is_some()
-                && needs_call(out[i].downstream, cfg.forwards(&items[i].event.source))
+                && out[i].delivery_status.is_some_and(|status| {
+                    needs_call(status, cfg.forwards(&items[i].event.source), caller)
+                })
         })
         .collect();
     let leased = claim::claim(db, items, &wanted, &mut out, cfg, now_ms).await;

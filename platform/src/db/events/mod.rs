@@ -24,9 +24,10 @@ pub struct Ingest {
 
 /// The one statement that ingests an event, in the batch's transaction:
 /// insert it, or, for a key already there, count a duplicate only when a
-/// *different* queue message carries it (a retry of the same message is
-/// not a duplicate delivery). SET expressions read the row as it was, so
-/// each `last_message_id IS NOT …` compares against the previous carrier.
+/// *different* queue message carries it: neither the first carrier nor
+/// the latest (a retry of either is not a duplicate delivery, including the
+/// first message retried after a duplicate arrived). SET expressions read
+/// the row as it was.
 /// The `nonce` (one per message batch) stamped on the row and read back by
 /// `RETURNING` says which of the two happened; the `counters` rows for
 /// `ingest` and `duplicate` are kept by triggers (migration 0007).
@@ -50,9 +51,9 @@ pub fn ingest_statement(
         "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
          ON CONFLICT(idempotency_key) DO UPDATE SET \
-           duplicate_count = duplicate_count + (last_message_id IS NOT excluded.last_message_id), \
-           duplicate_nonce = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.ingest_nonce ELSE duplicate_nonce END, \
-           last_seen_at = CASE WHEN last_message_id IS NOT excluded.last_message_id THEN excluded.last_seen_at ELSE last_seen_at END, \
+           duplicate_count = duplicate_count + ((last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id)), \
+           duplicate_nonce = CASE WHEN (last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id) THEN excluded.ingest_nonce ELSE duplicate_nonce END, \
+           last_seen_at = CASE WHEN (last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id) THEN excluded.last_seen_at ELSE last_seen_at END, \
            last_message_id = excluded.last_message_id \
          RETURNING ingest_nonce, duplicate_nonce, delivery_status",
     )
