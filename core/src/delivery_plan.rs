@@ -25,10 +25,7 @@ pub fn needs_call(status: DeliveryStatus, forwards: bool, caller: Caller) -> boo
     if !forwards || status == Delivered {
         return false;
     }
-    match (caller, status) {
-        (Caller::Consumer, Failed | Parked) => false,
-        _ => true,
-    }
+    !matches!((caller, status), (Caller::Consumer, Failed | Parked))
 }
 
 #[cfg(test)]
