@@ -84,18 +84,23 @@ test("a replay after the downstream is fixed delivers once, closes the entry and
   assert.equal(again.error.code, "CONFLICT");
 });
 
-test("replaying an event that was delivered since makes no second downstream call", async () => {
+test("a provider's redelivery of a refused event makes no second call; its replay delivers it once", async () => {
   broken.fixable = true;
   const { event_id, id } = await deadLettered("fixable", { n: 2 }, "fix-2");
   broken.fixable = false;
-  // The provider redelivers the same webhook; this time it goes through.
+  // The provider redelivers the same webhook: a duplicate, acked and
+  // counted, with no second side effect (DESIGN §3); the DLQ entry is the
+  // way to send it again.
   const body = JSON.stringify({ n: 2 });
   await relay.fetch("/webhooks/fixable", { method: "POST", body, headers: hmacHeaders(body, { secret: SECRETS.WEBHOOK_SECRET_FIXABLE, operationId: "fix-2" }) });
-  await waitFor(async () => (await rows(relay.db, "SELECT delivery_status FROM events WHERE event_id = ?", event_id))[0]?.delivery_status === "delivered", { what: "the redelivery" });
-  assert.equal(calls("/fixable", event_id), 2);
-  const res = await admin.post(`webhook-dlq/${id}/replay`, { reason: "replay after the redelivery" });
+  await waitFor(async () => (await rows(relay.db, "SELECT duplicate_count FROM events WHERE event_id = ?", event_id))[0]?.duplicate_count === 1, { what: "the duplicate counted" });
+  assert.equal(calls("/fixable", event_id), 1, "the duplicate made no call");
+  const res = await admin.post(`webhook-dlq/${id}/replay`, { reason: "downstream fixed, replaying" });
   assert.equal(res.data.outcome, "succeeded");
-  assert.equal(res.data.delivery, "already_delivered");
+  assert.equal(res.data.delivery, "delivered");
+  assert.equal(calls("/fixable", event_id), 2, "the replay delivered it");
+  const again = await admin.post(`webhook-dlq/${id}/replay`, { reason: "replay it once more" });
+  assert.equal(again.status, 409, "a replayed entry is not replayed twice");
   assert.equal(calls("/fixable", event_id), 2, "no second delivery");
 });
 
