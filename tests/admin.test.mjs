@@ -139,3 +139,20 @@ test("no admin answer ever contains a secret", async () => {
   const scanned = adminClient(relay, Object.values(SECRETS));
   for (const path of ["webhook-dlq", "webhook-dlq/stats", "events", "audit"]) assert.equal((await scanned.get(path)).status, 200);
 });
+
+test("a query parameter a route does not know is refused with 400 naming it, on every route", async () => {
+  const cases = [
+    ["GET", "webhook-dlq/stats?verbose=1", "verbose"],
+    ["GET", "webhook-dlq/dlq_000000000000000000000000?expand=1", "expand"],
+    ["GET", "webhook-dlq?stauts=pending", "stauts"],
+    ["GET", "events?soruce=demo-hmac", "soruce"],
+    ["GET", "jobs/job_1?x=1", "x"],
+    ["POST", "webhooks/dlq/replay-all?dry=1", "dry"],
+    ["POST", "jobs?dry_run=true", "dry_run"],
+  ];
+  for (const [method, path, param] of cases) {
+    const res = method === "GET" ? await admin.get(path) : await admin.post(path, { reason: "should not run" });
+    assert.equal(res.status, 400, `${method} ${path}: ${JSON.stringify(res.json)}`);
+    assert.ok(res.error.message.includes(param) || JSON.stringify(res.error).includes(param), `${method} ${path} names ${param}: ${JSON.stringify(res.error)}`);
+  }
+});

@@ -130,6 +130,11 @@ async fn route(
 ) -> ApiResult {
     let (db, cfg, now) = (c.db, c.cfg, c.now);
     let actor = c.claims.sub.clone().unwrap_or_else(|| "admin".to_string());
+    if !takes_query(method, segments) {
+        // Strict everywhere: a parameter a route does not know is refused,
+        // never ignored.
+        hookrelay_core::admin_query::refuse_any(&query_pairs(req))?;
+    }
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
         (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
@@ -175,6 +180,22 @@ async fn route(
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
         _ => Err(refused(segments)),
     }
+}
+
+/// The routes that read query parameters (each parses them strictly).
+fn takes_query(method: &Method, segments: &[&str]) -> bool {
+    matches!(
+        (method, segments),
+        (
+            Method::Get,
+            ["webhook-dlq"]
+                | ["webhook-dlq", "groups"]
+                | ["events"]
+                | ["events", _]
+                | ["audit"]
+                | ["jobs"]
+        )
+    )
 }
 
 /// A route that exists with another method (405, naming it), or none (404).
