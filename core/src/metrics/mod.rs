@@ -100,13 +100,10 @@ impl Tally {
         self.0.iter().map(|(m, n)| (m, *n))
     }
 
-    /// Totals per D1 key, except the metrics D1 counts itself.
+    /// Totals per D1 key, for the metrics the flush writes there.
     pub fn d1_totals(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
-        for (m, n) in self
-            .points()
-            .filter(|(m, _)| !m.name.counted_by_d1_trigger())
-        {
+        for (m, n) in self.points().filter(|(m, _)| m.name.flushed_to_d1()) {
             *out.entry(m.d1_key()).or_insert(0) += n;
         }
         out

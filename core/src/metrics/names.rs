@@ -52,11 +52,17 @@ named_states! {
 }
 
 impl MetricName {
-    /// Whether D1's `counters` row for this metric is kept by a trigger on
-    /// the `events` table (migration 0007), in the ingest's own
-    /// transaction, so the buffered flush must not add it again.
-    pub fn counted_by_d1_trigger(self) -> bool {
-        matches!(self, MetricName::Ingest | MetricName::Duplicate)
+    /// Whether the buffered flush adds this metric to D1's `counters`.
+    /// `ingest` and `duplicate` are kept there by triggers on `events`
+    /// (migration 0007), in the ingest's own transaction; `enqueue` is
+    /// counted by Analytics Engine only, because counting must never cost
+    /// the ingest request a D1 round trip (DESIGN §5; the consumer's
+    /// `ingest` counter is the D1 view of accepted events).
+    pub fn flushed_to_d1(self) -> bool {
+        !matches!(
+            self,
+            MetricName::Ingest | MetricName::Duplicate | MetricName::Enqueue
+        )
     }
 }
 
