@@ -11,6 +11,8 @@
 //! and applies these transitions with compare-and-set, so every isolate
 //! sees one breaker per destination.
 
+pub mod waves;
+
 use crate::error_code::{ErrorCode, Failure};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
