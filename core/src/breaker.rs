@@ -272,6 +272,12 @@ pub fn next_probe_at(state: BreakerState, cfg: &BreakerConfig) -> Option<UnixMil
 /// a full delivery outage, while the call itself still has its timeout.
 pub const ADMISSION_WHEN_UNREADABLE: Admission = Admission::Allow;
 
+/// The state a batch's calls start from when the breaker cannot be read:
+/// closed, so they are admitted, for the reason above. Its final write
+/// (compare-and-set from version 0) then meets the real row and folds the
+/// batch's results onto it.
+pub const STATE_WHEN_UNREADABLE: BreakerState = BreakerState::Closed { failures: 0 };
+
 /// The failure of a call that was refused because the breaker is open: no
 /// network call was made, and the next probe is due at `retry_at_ms`.
 pub fn circuit_open_failure(

@@ -7,6 +7,7 @@
 
 use crate::db::breakers;
 use crate::{log, metrics};
+use hookrelay_core::breaker::waves::DestinationWaves;
 use hookrelay_core::breaker::{
     admit, force_open, next_probe_at, record, Admission, BreakerConfig, BreakerState,
 };
@@ -79,6 +80,56 @@ pub async fn record_call(
             log_transition(component, destination, state, next);
             return Ok(());
         }
+    }
+    log::error(
+        component,
+        "breaker_record_contended",
+        json!({"destination": destination_label(destination)}),
+    );
+    Ok(())
+}
+
+/// Claims the single half-open probe of a batch's destination: writes
+/// `next` over `from` if the stored version is still `version`. Whether it
+/// did; the winner's version is then `version + 1`.
+pub async fn claim_probe(
+    db: &D1Database,
+    component: Component,
+    destination: &str,
+    (from, version): (BreakerState, i64),
+    next: BreakerState,
+    now_ms: i64,
+) -> Result<bool> {
+    let won = breakers::compare_and_set(db, destination, version, next, now_ms).await?;
+    if won {
+        log_transition(component, destination, from, next);
+    }
+    Ok(won)
+}
+
+/// Writes the state a batch folded for `destination`, once. When another
+/// isolate wrote first, it reloads and folds the batch's results onto the
+/// newer state, as [`record_call`] does for one call.
+pub async fn write_folded(
+    db: &D1Database,
+    component: Component,
+    destination: &str,
+    waves: &mut DestinationWaves,
+    mut stored: (BreakerState, i64),
+    cfg: &BreakerConfig,
+    now_ms: i64,
+) -> Result<()> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(next) = waves.to_write() else {
+            return Ok(());
+        };
+        if breakers::compare_and_set(db, destination, stored.1, next, now_ms).await? {
+            log_transition(component, destination, stored.0, next);
+            waves.written();
+            return Ok(());
+        }
+        stored = breakers::load(db, destination).await?;
+        waves.reloaded(stored.0, None, now_ms, cfg);
     }
     log::error(
         component,

@@ -11,6 +11,9 @@ import http from "node:http";
 export async function startDownstream(behaviours = {}) {
   const requests = [];
   const counts = new Map();
+  // Requests being answered right now, and the most at once, per path.
+  const inFlight = new Map();
+  const peak = new Map();
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -20,11 +23,14 @@ export async function startDownstream(behaviours = {}) {
       counts.set(path, count);
       const body = Buffer.concat(chunks).toString("utf8");
       const recorded = { path, headers: req.headers, body, at: Date.now() };
+      inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
+      peak.set(path, Math.max(peak.get(path) ?? 0, inFlight.get(path)));
       requests.push(recorded);
       const behaviour = behaviours[path] ?? (() => ({ status: 200 }));
       const { status = 200, delayMs = 0, headers = {} } = behaviour(recorded, count) ?? {};
       recorded.status = status;
       const send = () => {
+        inFlight.set(path, inFlight.get(path) - 1);
         if (res.destroyed) return;
         res.writeHead(status, { "content-type": "application/json", ...headers });
         res.end(JSON.stringify({ ok: status < 300 }));
@@ -38,6 +44,8 @@ export async function startDownstream(behaviours = {}) {
     url: (path) => `http://127.0.0.1:${port}${path}`,
     requests,
     hits: (path) => requests.filter((r) => r.path === path),
+    /** The most requests to `path` that were being answered at once. */
+    peakInFlight: (path) => peak.get(path) ?? 0,
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }),
   };
 }

@@ -251,4 +251,9 @@ fn the_open_action_parses_and_defaults_to_park() {
 #[test]
 fn an_unreadable_breaker_fails_open() {
     assert_eq!(ADMISSION_WHEN_UNREADABLE, Admission::Allow);
+    let cfg = BreakerConfig::default();
+    assert_eq!(
+        admit(STATE_WHEN_UNREADABLE, 0, &cfg),
+        ADMISSION_WHEN_UNREADABLE
+    );
 }

@@ -132,6 +132,11 @@ impl DestinationWaves {
         (self.state != self.stored).then_some(self.state)
     }
 
+    /// Takes every call not planned yet (the batch gives up on them).
+    pub fn take_rest(&mut self) -> Vec<usize> {
+        self.pending.drain(..).collect()
+    }
+
     /// The state as folded so far.
     pub fn state(&self) -> BreakerState {
         self.state

@@ -4,7 +4,8 @@
 use super::{changes, int, text};
 use hookrelay_core::breaker::BreakerState;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement, Result};
+use std::collections::HashMap;
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 #[derive(Deserialize)]
 struct Row {
@@ -24,6 +25,34 @@ pub async fn load(db: &D1Database, destination: &str) -> Result<(BreakerState, i
         Some(r) => Ok((serde_json::from_str(&r.state)?, r.version as i64)),
         None => Ok((BreakerState::default(), 0)),
     }
+}
+
+/// The stored breakers of `destinations`: a statement for a read batch,
+/// answered by [`parse_many`].
+pub fn load_many(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedStatement> {
+    let list = serde_json::to_string(destinations)?;
+    db.prepare(
+        "SELECT destination, state, version FROM breakers WHERE destination IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(&[text(&list)])
+}
+
+/// Each destination [`load_many`] found, with its state and version; a
+/// destination without a row is closed at version 0. A state this version
+/// cannot read is an error, never a silently closed breaker.
+pub fn parse_many(result: &D1Result) -> Result<HashMap<String, (BreakerState, i64)>> {
+    #[derive(Deserialize)]
+    struct Named {
+        destination: String,
+        state: String,
+        version: f64,
+    }
+    let mut out = HashMap::new();
+    for r in result.results::<Named>()? {
+        let state: BreakerState = serde_json::from_str(&r.state)?;
+        out.insert(r.destination, (state, r.version as i64));
+    }
+    Ok(out)
 }
 
 /// Writes `next` if the stored version is still `version`; whether it did.

@@ -7,7 +7,7 @@ use super::{changes, int, opt_text, text};
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::state::DeliveryStatus;
 use serde::Deserialize;
-use worker::{D1Database, Result};
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 #[derive(Deserialize)]
 struct Generation {
@@ -46,33 +46,25 @@ pub async fn ensure(
     Ok(row.map(|r| r.generation as i64))
 }
 
-/// Which of `destinations` have a drain, each with its cause (one round trip).
-pub async fn active(
-    db: &D1Database,
-    destinations: &[&str],
-) -> Result<Vec<(String, Option<ErrorCode>)>> {
+/// Which of `destinations` have a drain: a statement for a read batch,
+/// answered by [`parse_active`].
+pub fn active(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedStatement> {
+    let list = serde_json::to_string(destinations)?;
+    db.prepare(
+        "SELECT destination, cause FROM drains WHERE destination IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(&[text(&list)])
+}
+
+/// The destinations [`active`] found, each with the cause its drain recorded.
+pub fn parse_active(result: &D1Result) -> Result<Vec<(String, Option<ErrorCode>)>> {
     #[derive(Deserialize)]
     struct Row {
         destination: String,
         cause: Option<String>,
     }
-    if destinations.is_empty() {
-        return Ok(Vec::new());
-    }
-    let marks = (1..=destinations.len())
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let params: Vec<_> = destinations.iter().map(|d| text(d)).collect();
-    let rows = db
-        .prepare(format!(
-            "SELECT destination FROM drains WHERE destination IN ({marks})"
-        ))
-        .bind(&params)?
-        .all()
-        .await?
-        .results::<Row>()?;
-    Ok(rows
+    Ok(result
+        .results::<Row>()?
         .into_iter()
         .map(|r| (r.destination, r.cause.as_deref().and_then(ErrorCode::parse)))
         .collect())

@@ -1,17 +1,20 @@
 //! Phase 3: call the downstream of each leased event, behind its breaker,
-//! or park it (`hookrelay_core::parking::decide`).
+//! or park it. The destinations of a batch run concurrently, each in waves
+//! (`super::waves`), after one read of their breakers and drains.
 
+use super::waves::{self, Destination};
 use super::Item;
-use crate::breaker_store::{admit_call, peek, record_call};
-use crate::db::{drains, error_message, payloads};
+use crate::breaker_store::{admit_call, record_call};
+use crate::db::{breakers, drains, error_message, payloads};
 use crate::{downstream, log, now_ms};
-use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
+use futures_util::future::join_all;
+use hookrelay_core::breaker::{Admission, BreakerState, ADMISSION_WHEN_UNREADABLE};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::parking::{decide, parks_behind_drain, CallDecision, Caller};
+use hookrelay_core::parking::{parks_behind_drain, Caller};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
@@ -38,7 +41,19 @@ pub enum Attempt {
 /// One finished item: its index and what it came to.
 pub type Call = (usize, Attempt);
 
-/// Calls the downstream of every leased item, in order, or parks it.
+/// What every destination's run of one batch shares.
+pub(super) struct Ctx<'a> {
+    pub db: &'a D1Database,
+    pub items: &'a [Item<'a>],
+    pub stored: HashMap<String, String>,
+    pub cfg: &'a DeliveryConfig,
+    pub key: &'a SigningKey,
+    pub component: Component,
+    pub caller: Caller,
+}
+
+/// Calls the downstream of every leased item, or parks it; the answer is
+/// in item order.
 pub async fn deliver(
     db: &D1Database,
     items: &[Item<'_>],
@@ -47,7 +62,10 @@ pub async fn deliver(
     component: Component,
     caller: Caller,
 ) -> Vec<Call> {
-    let mut draining = draining(db, items, leased, cfg, caller).await;
+    let Some(key) = cfg.signing_key.as_ref() else {
+        let failed = || Attempt::Called(Err(no_signing_key()));
+        return leased.iter().map(|&i| (i, failed())).collect();
+    };
     let refs: Vec<&str> = leased
         .iter()
         .filter_map(|&i| match &items[i].event.body {
@@ -56,49 +74,90 @@ pub async fn deliver(
         })
         .collect();
     let stored = payloads::load_many(db, &refs).await.unwrap_or_default();
-    let mut calls = Vec::with_capacity(leased.len());
-    for &i in leased {
-        let event = items[i].event;
-        let url = &cfg.downstreams[&event.source];
-        let drain = draining.get(url.as_str()).copied();
-        let attempt = deliver_one(db, event, &stored, cfg, component, caller, drain).await;
-        if let Attempt::Parked {
-            destination, cause, ..
-        } = &attempt
-        {
-            // Later events of this batch queue behind the one just parked.
-            draining.insert(destination.clone(), *cause);
-        }
-        calls.push((i, attempt));
-    }
+    let ctx = Ctx {
+        db,
+        items,
+        stored,
+        cfg,
+        key,
+        component,
+        caller,
+    };
+    let (mut calls, groups) = by_destination(&ctx, leased);
+    let urls: Vec<&str> = groups.iter().map(|(url, _)| *url).collect();
+    let (draining, stored_breakers) = read_destinations(&ctx, &urls).await;
+    let runs = groups.into_iter().map(|(url, indexes)| {
+        let destination = Destination {
+            url,
+            indexes,
+            drain: draining.get(url).copied(),
+            stored: stored_breakers
+                .as_ref()
+                .map(|b| b.get(url).copied().unwrap_or_default()),
+        };
+        waves::run(&ctx, destination)
+    });
+    calls.extend(join_all(runs).await.into_iter().flatten());
+    calls.sort_by_key(|(i, _)| *i);
     calls
 }
 
-/// The destinations of `leased` that have a drain running, with the cause
-/// it recorded, in one round trip, when this caller could park behind one.
-/// If D1 cannot say, none is taken as draining: the breaker still guards
-/// the call.
-async fn draining(
-    db: &D1Database,
-    items: &[Item<'_>],
-    leased: &[usize],
-    cfg: &DeliveryConfig,
-    caller: Caller,
-) -> HashMap<String, Option<ErrorCode>> {
-    if !parks_behind_drain(true, cfg.breaker_open_action, caller) {
-        return HashMap::new();
+/// The leased items grouped by destination, in arrival order; an item
+/// whose claim-checked body could not be loaded fails without a call.
+fn by_destination<'a>(ctx: &Ctx<'a>, leased: &[usize]) -> (Vec<Call>, Vec<(&'a str, Vec<usize>)>) {
+    let mut failed = Vec::new();
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for &i in leased {
+        let event = ctx.items[i].event;
+        if let Err(f) = body_of(event, &ctx.stored) {
+            failed.push((i, Attempt::Called(Err(f))));
+            continue;
+        }
+        let url = ctx.cfg.downstreams[&event.source].as_str();
+        match groups.iter_mut().find(|(u, _)| *u == url) {
+            Some((_, ix)) => ix.push(i),
+            None => groups.push((url, vec![i])),
+        }
     }
-    let mut urls: Vec<&str> = leased
-        .iter()
-        .map(|&i| cfg.downstreams[&items[i].event.source].as_str())
-        .collect();
-    urls.sort_unstable();
-    urls.dedup();
-    drains::active(db, &urls)
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .collect()
+    (failed, groups)
+}
+
+/// The drains (with their recorded cause) and the stored breakers of
+/// `urls`, in one round trip. If D1 cannot say, none is taken as draining
+/// and every breaker as unreadable (`None`: the run starts from
+/// `STATE_WHEN_UNREADABLE`); its write then finds the real row.
+async fn read_destinations(
+    ctx: &Ctx<'_>,
+    urls: &[&str],
+) -> (
+    HashMap<String, Option<ErrorCode>>,
+    Option<HashMap<String, (BreakerState, i64)>>,
+) {
+    let with_drains = parks_behind_drain(true, ctx.cfg.breaker_open_action, ctx.caller);
+    let read = async {
+        let mut stmts = vec![breakers::load_many(ctx.db, urls)?];
+        if with_drains {
+            stmts.push(drains::active(ctx.db, urls)?);
+        }
+        let results = ctx.db.batch(stmts).await?;
+        let stored = breakers::parse_many(&results[0])?;
+        let draining = match results.get(1) {
+            Some(r) => drains::parse_active(r)?.into_iter().collect(),
+            None => HashMap::new(),
+        };
+        Ok::<_, worker::Error>((draining, stored))
+    };
+    match read.await {
+        Ok((draining, stored)) => (draining, Some(stored)),
+        Err(e) => {
+            log::error(
+                ctx.component,
+                "breaker_unreadable",
+                json!({"destinations": urls.len(), "err": error_message(&e)}),
+            );
+            (HashMap::new(), None)
+        }
+    }
 }
 
 /// The body of `event`: inline, or from the claim-checked bodies loaded.
@@ -119,8 +178,9 @@ pub(crate) fn body_of<'a>(
     }
 }
 
-/// The breaker's admission for a call to `url`, claiming the probe when
-/// it is due; an unreadable breaker admits (`ADMISSION_WHEN_UNREADABLE`).
+/// The breaker's admission for one call to `url` (a drain step), claiming
+/// the probe when it is due; an unreadable breaker admits
+/// (`ADMISSION_WHEN_UNREADABLE`).
 pub(crate) async fn admission(
     db: &D1Database,
     component: Component,
@@ -140,75 +200,6 @@ pub(crate) async fn admission(
     }
 }
 
-/// The decision for one event: queue behind a running drain without
-/// touching the breaker, else ask the breaker and decide from its answer.
-async fn decision(
-    db: &D1Database,
-    url: &str,
-    cfg: &DeliveryConfig,
-    component: Component,
-    caller: Caller,
-    drain: Option<Option<ErrorCode>>,
-) -> CallDecision {
-    let label = destination_label(url);
-    let drain_active = drain.is_some();
-    if parks_behind_drain(drain_active, cfg.breaker_open_action, caller) {
-        // The breaker's cause while it is open, else the drain's record of it.
-        let open_cause = peek(db, url).await.ok().and_then(|s| s.cause());
-        let cause = open_cause.or(drain.flatten());
-        return match decide(
-            Admission::Allow,
-            true,
-            cfg.breaker_open_action,
-            caller,
-            &label,
-            now_ms(),
-        ) {
-            CallDecision::Park { probe_at_ms, .. } => CallDecision::Park { cause, probe_at_ms },
-            other => other,
-        };
-    }
-    let admitted = admission(db, component, url, cfg).await;
-    decide(
-        admitted,
-        drain_active,
-        cfg.breaker_open_action,
-        caller,
-        &label,
-        now_ms(),
-    )
-}
-
-async fn deliver_one(
-    db: &D1Database,
-    event: &QueuedEvent,
-    stored: &HashMap<String, String>,
-    cfg: &DeliveryConfig,
-    component: Component,
-    caller: Caller,
-    drain: Option<Option<ErrorCode>>,
-) -> Attempt {
-    let url = &cfg.downstreams[&event.source];
-    let body = match body_of(event, stored) {
-        Ok(b) => b,
-        Err(f) => return Attempt::Called(Err(f)),
-    };
-    let Some(key) = cfg.signing_key.as_ref() else {
-        return Attempt::Called(Err(no_signing_key()));
-    };
-    match decision(db, url, cfg, component, caller, drain).await {
-        CallDecision::Call => {
-            Attempt::Called(call(db, event, body, url, key, cfg, component).await)
-        }
-        CallDecision::Refuse(f) => Attempt::Called(Err(f)),
-        CallDecision::Park { cause, probe_at_ms } => Attempt::Parked {
-            destination: url.clone(),
-            cause,
-            probe_at_ms,
-        },
-    }
-}
-
 /// The failure when no downstream signing key is configured.
 pub(crate) fn no_signing_key() -> Failure {
     Failure::new(
@@ -217,15 +208,15 @@ pub(crate) fn no_signing_key() -> Failure {
     )
 }
 
-/// One signed call to `url`, with its result recorded on the breaker.
-pub(crate) async fn call(
-    db: &D1Database,
+/// One signed call to `url`. The breaker is not touched: a batch folds
+/// its calls into its breaker once (`super::waves`), a drain step through
+/// [`call`].
+pub(crate) async fn call_downstream(
     event: &QueuedEvent,
     body: &str,
     url: &str,
     key: &SigningKey,
     cfg: &DeliveryConfig,
-    component: Component,
 ) -> Result<(), Failure> {
     // The clock is read here, as the request is built: a paced replay or a
     // drain never sends a stale X-Timestamp.
@@ -238,7 +229,20 @@ pub(crate) async fn call(
         sent_at.div_euclid(1000),
         body.as_bytes(),
     );
-    let result = downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await;
+    downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await
+}
+
+/// One signed call to `url`, with its result recorded on the breaker.
+pub(crate) async fn call(
+    db: &D1Database,
+    event: &QueuedEvent,
+    body: &str,
+    url: &str,
+    key: &SigningKey,
+    cfg: &DeliveryConfig,
+    component: Component,
+) -> Result<(), Failure> {
+    let result = call_downstream(event, body, url, key, cfg).await;
     let cause = breaker_cause(&result);
     if let Err(e) = record_call(db, component, url, cause, now_ms(), &cfg.breaker).await {
         log::error(

@@ -14,6 +14,7 @@ pub(crate) mod deliver;
 mod ingest;
 pub(crate) mod park;
 mod record;
+mod waves;
 
 use crate::metrics;
 use hookrelay_core::config::DeliveryConfig;

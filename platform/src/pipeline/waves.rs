@@ -1,0 +1,224 @@
+//! Phase 3 for one destination: the batch's calls in concurrent waves
+//! (`hookrelay_core::breaker::waves`), its breaker read once before (by
+//! `deliver`) and written once after, plus a probe claim when one is due.
+
+use super::deliver::{body_of, call_downstream, Attempt, Call, Ctx};
+use crate::breaker_store::{claim_probe, write_folded};
+use crate::db::{breakers, error_message};
+use crate::{log, now_ms};
+use futures_util::future::join_all;
+use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
+use hookrelay_core::breaker::{Admission, BreakerState, STATE_WHEN_UNREADABLE};
+use hookrelay_core::downstream_response::breaker_cause;
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::parking::{decide, parks_behind_drain, CallDecision};
+use hookrelay_core::redact::destination_label;
+use serde_json::json;
+
+/// Lost probe claims before the rest of the batch is refused: someone
+/// else is probing right now.
+const CLAIM_ATTEMPTS: usize = 5;
+
+/// One destination of a batch.
+pub(super) struct Destination<'a> {
+    /// The destination URL.
+    pub url: &'a str,
+    /// Its leased items, in arrival order.
+    pub indexes: Vec<usize>,
+    /// Its drain, with the cause it recorded, when one is running.
+    pub drain: Option<Option<ErrorCode>>,
+    /// Its stored breaker and version; `None` when D1 could not say.
+    pub stored: Option<(BreakerState, i64)>,
+}
+
+/// Calls, parks or refuses every item of `d`.
+pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
+    let mut stored = d.stored.unwrap_or((STATE_WHEN_UNREADABLE, 0));
+    if parks_behind_drain(d.drain.is_some(), ctx.cfg.breaker_open_action, ctx.caller) {
+        // The breaker's cause while it is open, else the drain's record of it.
+        let cause = stored.0.cause().or(d.drain.flatten());
+        return d
+            .indexes
+            .iter()
+            .map(|&i| (i, parked(d.url, cause, None)))
+            .collect();
+    }
+    let mut waves = DestinationWaves::new(stored.0, d.indexes);
+    let mut out = Vec::new();
+    let mut lost_claims = 0;
+    loop {
+        let now = now_ms();
+        match waves.next(now, &ctx.cfg.breaker) {
+            Wave::Done => break,
+            Wave::Call(indexes) => call_wave(ctx, d.url, &mut waves, indexes, &mut out).await,
+            Wave::Probe { index, next } => {
+                let probe = Probe { index, next };
+                let claim = (&mut stored, &mut lost_claims);
+                if let After::Stop =
+                    probe_wave(ctx, d.url, &mut waves, probe, claim, &mut out).await
+                {
+                    break;
+                }
+            }
+            Wave::Refuse {
+                indexes,
+                retry_at_ms,
+                cause,
+            } => {
+                for i in indexes {
+                    out.push((i, refused(ctx, d.url, retry_at_ms, cause, now)));
+                }
+            }
+        }
+    }
+    if let Err(e) = write_folded(
+        ctx.db,
+        ctx.component,
+        d.url,
+        &mut waves,
+        stored,
+        &ctx.cfg.breaker,
+        now_ms(),
+    )
+    .await
+    {
+        unwritable(ctx, d.url, &e);
+    }
+    out
+}
+
+/// A due probe: the call that probes and the state that claims it.
+struct Probe {
+    index: usize,
+    next: BreakerState,
+}
+
+/// Whether the destination's loop goes on.
+enum After {
+    Next,
+    Stop,
+}
+
+/// Claims the probe, then makes it alone. A lost claim reloads the state
+/// and gives the probe back; one that keeps losing refuses the rest. An
+/// unwritable breaker admits the probe (`ADMISSION_WHEN_UNREADABLE`).
+async fn probe_wave(
+    ctx: &Ctx<'_>,
+    url: &str,
+    waves: &mut DestinationWaves,
+    Probe { index, next }: Probe,
+    (stored, lost_claims): (&mut (BreakerState, i64), &mut usize),
+    out: &mut Vec<Call>,
+) -> After {
+    let now = now_ms();
+    match claim_probe(ctx.db, ctx.component, url, *stored, next, now).await {
+        Ok(true) => *stored = (next, stored.1 + 1),
+        Ok(false) if *lost_claims < CLAIM_ATTEMPTS => {
+            *lost_claims += 1;
+            if let Ok(newer) = breakers::load(ctx.db, url).await {
+                *stored = newer;
+                waves.reloaded(newer.0, Some(index), now, &ctx.cfg.breaker);
+                return After::Next;
+            }
+        }
+        Ok(false) => {
+            let retry_at = now + ctx.cfg.breaker.cooldown_ms;
+            let rest = waves.take_rest();
+            refuse(ctx, url, (index, rest), retry_at, stored.0.cause(), out);
+            return After::Stop;
+        }
+        Err(e) => unwritable(ctx, url, &e),
+    }
+    waves.probe_claimed(next);
+    call_wave(ctx, url, waves, vec![index], out).await;
+    After::Next
+}
+
+/// Makes one wave's calls concurrently and folds their health in call order.
+async fn call_wave(
+    ctx: &Ctx<'_>,
+    url: &str,
+    waves: &mut DestinationWaves,
+    indexes: Vec<usize>,
+    out: &mut Vec<Call>,
+) {
+    let calls = indexes.iter().map(|&i| {
+        let event = ctx.items[i].event;
+        async move {
+            match body_of(event, &ctx.stored) {
+                Ok(body) => call_downstream(event, body, url, ctx.key, ctx.cfg).await,
+                Err(f) => Err(f),
+            }
+        }
+    });
+    let results: Vec<Result<(), Failure>> = join_all(calls).await;
+    let health: Vec<Option<ErrorCode>> = results.iter().map(breaker_cause).collect();
+    waves.fold(&health, now_ms(), &ctx.cfg.breaker);
+    out.extend(
+        indexes
+            .into_iter()
+            .zip(results)
+            .map(|(i, r)| (i, Attempt::Called(r))),
+    );
+}
+
+/// A probe claim kept losing: the probe and the rest of the batch are
+/// refused as an open breaker refuses them.
+fn refuse(
+    ctx: &Ctx<'_>,
+    url: &str,
+    (probe, rest): (usize, Vec<usize>),
+    retry_at_ms: i64,
+    cause: Option<ErrorCode>,
+    out: &mut Vec<Call>,
+) {
+    let now = now_ms();
+    for i in std::iter::once(probe).chain(rest) {
+        out.push((i, refused(ctx, url, retry_at_ms, cause, now)));
+    }
+}
+
+/// What a call the breaker refuses comes to: parked, or failed with
+/// `CIRCUIT_OPEN` (`hookrelay_core::parking::decide`).
+fn refused(
+    ctx: &Ctx<'_>,
+    url: &str,
+    retry_at_ms: i64,
+    cause: Option<ErrorCode>,
+    now: i64,
+) -> Attempt {
+    let admission = Admission::Reject { retry_at_ms, cause };
+    let label = destination_label(url);
+    match decide(
+        admission,
+        false,
+        ctx.cfg.breaker_open_action,
+        ctx.caller,
+        &label,
+        now,
+    ) {
+        CallDecision::Park { cause, probe_at_ms } => parked(url, cause, probe_at_ms),
+        CallDecision::Refuse(f) => Attempt::Called(Err(f)),
+        // A rejection is never a call.
+        CallDecision::Call => Attempt::Called(Err(Failure::new(
+            ErrorCode::CircuitOpen,
+            format!("circuit open for {label}; no call made"),
+        ))),
+    }
+}
+
+fn parked(url: &str, cause: Option<ErrorCode>, probe_at_ms: Option<i64>) -> Attempt {
+    Attempt::Parked {
+        destination: url.to_owned(),
+        cause,
+        probe_at_ms,
+    }
+}
+
+fn unwritable(ctx: &Ctx<'_>, url: &str, e: &worker::Error) {
+    log::error(
+        ctx.component,
+        "breaker_unwritable",
+        json!({"destination": destination_label(url), "err": error_message(e)}),
+    );
+}
