@@ -25,6 +25,7 @@ pub mod error_code;
 pub mod error_signature;
 pub mod idempotency;
 pub mod ingest;
+pub mod ingest_batch;
 pub mod internal_token;
 pub mod jobs;
 pub mod jwt;

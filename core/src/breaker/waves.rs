@@ -7,20 +7,28 @@
 //! - no call starts while the folded state is OPEN;
 //! - HALF_OPEN admits one probe, alone in its wave, and its result decides
 //!   what the rest of the batch does;
-//! - consecutive failures are counted in call order, and a CLOSED wave is
-//!   never wider than the failures still left before the threshold, so a
-//!   destination that fails every call gets exactly `failure_threshold`
-//!   failing calls before it opens, as it would one call at a time.
+//! - consecutive failures are counted in call order.
+//!
+//! How wide a wave is: a batch first tries a destination with a wave no
+//! wider than the failures still left before the threshold, so a
+//! destination that is already failing gets exactly `failure_threshold`
+//! failing calls before it opens, as it would one call at a time. Once a
+//! wave of `failure_threshold` calls (not a lone probe) came back
+//! entirely healthy, the rest of the batch goes out
+//! together (up to [`MAX_WAVE`]); the first failure narrows the waves
+//! again. So a healthy destination costs two waves per batch, and only a
+//! destination that fails in the middle of a wide wave can see more than
+//! the threshold of failing calls, at most one wave's worth.
 
 use super::{admit, record, Admission, BreakerConfig, BreakerState};
 use crate::error_code::ErrorCode;
 use crate::UnixMillis;
 use std::collections::VecDeque;
 
-/// The most calls one wave makes to one destination. Above this the
-/// runtime queues fetches anyway (a Worker invocation keeps six
-/// connections open at once), so a wider wave only adds memory.
-pub const MAX_WAVE: usize = 16;
+/// The most calls one wave makes to one destination: a queue batch holds
+/// at most 100 messages. The runtime itself keeps only six connections of
+/// one invocation open at once and queues the rest.
+pub const MAX_WAVE: usize = 100;
 
 /// What to do next for one destination's remaining calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +64,9 @@ pub struct DestinationWaves {
     stored: BreakerState,
     pending: VecDeque<usize>,
     unwritten: Vec<Option<ErrorCode>>,
+    /// The last wave was at least the threshold wide and came back
+    /// entirely healthy.
+    proven: bool,
 }
 
 impl DestinationWaves {
@@ -66,6 +77,7 @@ impl DestinationWaves {
             stored: state,
             pending: indexes.into(),
             unwritten: Vec::new(),
+            proven: false,
         }
     }
 
@@ -76,7 +88,7 @@ impl DestinationWaves {
         }
         match admit(self.state, now_ms, cfg) {
             Admission::Allow => {
-                let width = wave_width(self.state, cfg);
+                let width = wave_width(self.state, self.proven, cfg);
                 let n = width.min(self.pending.len());
                 Wave::Call(self.pending.drain(..n).collect())
             }
@@ -125,6 +137,10 @@ impl DestinationWaves {
             self.state = record(self.state, *r, now_ms, cfg);
             self.unwritten.push(*r);
         }
+        // A lone probe is not proof: only a wave as wide as the threshold.
+        let wide_enough =
+            results.len() >= usize::try_from(cfg.failure_threshold).unwrap_or(usize::MAX);
+        self.proven = wide_enough && results.iter().all(Option::is_none);
     }
 
     /// The state to write at the end of the batch, if it changed.
@@ -149,9 +165,12 @@ impl DestinationWaves {
     }
 }
 
-/// How many calls may go out together from a state that allows calls.
-fn wave_width(state: BreakerState, cfg: &BreakerConfig) -> usize {
+/// How many calls may go out together from a state that allows calls:
+/// all of them after a healthy wave, else the failures left before the
+/// threshold.
+fn wave_width(state: BreakerState, proven: bool, cfg: &BreakerConfig) -> usize {
     let left = match state {
+        BreakerState::Closed { failures: 0 } if proven => return MAX_WAVE,
         BreakerState::Closed { failures } => cfg.failure_threshold.saturating_sub(failures),
         _ => 1,
     };

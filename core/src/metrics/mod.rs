@@ -166,6 +166,23 @@ mod tests {
     }
 
     #[test]
+    fn what_d1_counts_itself_is_never_flushed_as_well() {
+        use MetricName::*;
+        let table = [
+            (Ingest, false),
+            (Duplicate, false),
+            (Delivered, false),
+            (Enqueue, false),
+            (DeliveryFailed, true),
+            (Retry, true),
+            (BreakerTransition, true),
+        ];
+        for (name, flushed) in table {
+            assert_eq!(name.flushed_to_d1(), flushed, "{}", name.as_str());
+        }
+    }
+
+    #[test]
     fn every_data_point_has_the_same_five_blobs() {
         let m = Metric::new(Retry, Consumer)
             .source("demo-stripe")

@@ -54,14 +54,18 @@ named_states! {
 impl MetricName {
     /// Whether the buffered flush adds this metric to D1's `counters`.
     /// `ingest` and `duplicate` are kept there by triggers on `events`
-    /// (migration 0007), in the ingest's own transaction; `enqueue` is
+    /// (migration 0007), in the ingest's own transaction, and `delivered`
+    /// by one on the delivery's own write (0008); `enqueue` is
     /// counted by Analytics Engine only, because counting must never cost
     /// the ingest request a D1 round trip (DESIGN §5; the consumer's
     /// `ingest` counter is the D1 view of accepted events).
     pub fn flushed_to_d1(self) -> bool {
         !matches!(
             self,
-            MetricName::Ingest | MetricName::Duplicate | MetricName::Enqueue
+            MetricName::Ingest
+                | MetricName::Duplicate
+                | MetricName::Delivered
+                | MetricName::Enqueue
         )
     }
 }

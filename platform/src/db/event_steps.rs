@@ -39,6 +39,37 @@ pub fn insert(db: &D1Database, r: &StepRecord<'_>) -> Result<D1PreparedStatement
         ])
 }
 
+/// The insert of many steps in one statement (a batch's calls), in order,
+/// for batching with the writes they record; `None` when there are none.
+pub fn insert_many(
+    db: &D1Database,
+    records: &[StepRecord<'_>],
+) -> Result<Option<D1PreparedStatement>> {
+    if records.is_empty() {
+        return Ok(None);
+    }
+    let rows: Vec<serde_json::Value> = records
+        .iter()
+        .map(|r| {
+            serde_json::json!([
+                r.event_id,
+                r.at_ms,
+                r.step.as_str(),
+                r.component.as_str(),
+                r.code.map(ErrorCode::as_str),
+                r.detail
+            ])
+        })
+        .collect();
+    let stmt = db
+        .prepare(
+            "INSERT INTO event_steps (event_id, at, step, component, code, detail) \
+             SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?1)",
+        )
+        .bind(&[text(&serde_json::to_string(&rows)?)])?;
+    Ok(Some(stmt))
+}
+
 /// One recorded step, as an event's story shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRow {

@@ -1,12 +1,14 @@
 //! Phase 1: write every event to D1 in one round trip.
 
 use super::{Item, Processed};
+use crate::db::events::ingest_set;
 use crate::db::{error_message, events};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::delivery_plan::after_ingest;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::error_code::Failure;
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::ingest_batch::{shape, IngestShape};
 use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -44,12 +46,11 @@ fn statement(
     nonce: &str,
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
-    let initial = DeliveryStatus::initial(cfg.forwards(&item.event.source));
     events::ingest_statement(
         db,
         item.event,
         item.queue_message_id,
-        initial,
+        initial(item, cfg),
         nonce,
         now_ms,
     )
@@ -57,8 +58,8 @@ fn statement(
 
 /// Ingests every item in one D1 batch.
 ///
-/// One statement per event. D1 runs a batch as one transaction, so one failing statement rolls back
-/// all of them. Then each event is tried on its own, so that one bad event
+/// One set-based statement for the whole batch in the common case. D1 runs
+/// a batch as one transaction, so one failing row rolls back all of them. Then each event is tried on its own, so that one bad event
 /// never fails the others; that costs a round trip per event, only on the
 /// failure path.
 pub async fn ingest(
@@ -85,9 +86,56 @@ pub async fn ingest(
     out
 }
 
-/// Every item's statement in one batch (one D1 round trip); the batch's
-/// error text otherwise.
+/// Every item in one D1 batch (one round trip): set-based statements when
+/// the keys are distinct, else one statement per event
+/// (`hookrelay_core::ingest_batch`); the batch's error text otherwise.
 async fn together(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    nonce: &str,
+    now_ms: i64,
+) -> std::result::Result<Vec<std::result::Result<events::Ingest, Failure>>, String> {
+    let rows = items
+        .iter()
+        .map(|i| ingest_set::row_json(i.event, i.queue_message_id, initial(i, cfg)))
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| error_message(&e))?;
+    let keys: Vec<&str> = items
+        .iter()
+        .map(|i| i.event.idempotency_key.as_str())
+        .collect();
+    let sizes: Vec<usize> = rows.iter().map(String::len).collect();
+    let IngestShape::Sets(chunks) = shape(&keys, &sizes) else {
+        return one_by_one(db, items, cfg, nonce, now_ms).await;
+    };
+    let statements = chunks
+        .iter()
+        .map(|c| {
+            let chunk: Vec<&str> = rows[c.clone()].iter().map(String::as_str).collect();
+            ingest_set::statement(db, &chunk, nonce, now_ms)
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| error_message(&e))?;
+    let mut written = std::collections::HashMap::new();
+    for result in db.batch(statements).await.map_err(|e| error_message(&e))? {
+        written.extend(ingest_set::read(&result, nonce).map_err(|e| error_message(&e))?);
+    }
+    Ok(keys
+        .iter()
+        .map(|k| {
+            written.remove(*k).ok_or_else(|| {
+                Failure::new(
+                    ErrorCode::D1Unavailable,
+                    "D1 returned no row for an ingest upsert; retrying",
+                )
+            })
+        })
+        .collect())
+}
+
+/// One statement per event, in message order, in one batch.
+async fn one_by_one(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
@@ -107,6 +155,10 @@ async fn together(
         .iter()
         .map(|r| events::read_ingest(r, nonce))
         .collect())
+}
+
+fn initial(item: &Item<'_>, cfg: &DeliveryConfig) -> DeliveryStatus {
+    DeliveryStatus::initial(cfg.forwards(&item.event.source))
 }
 
 async fn alone(

@@ -78,20 +78,23 @@ async fn write(
         })
         .collect();
     let mut stmts: Vec<D1PreparedStatement> = events::delivery_statements(db, &records, now)?;
-    for (i, result) in calls {
-        let (step, code, detail) = delivery_step(result);
-        stmts.push(event_steps::insert(
-            db,
-            &event_steps::StepRecord {
-                event_id: &items[*i].event.event_id,
-                step,
-                component,
-                code,
-                detail: &detail,
-                at_ms: now,
-            },
-        )?);
-    }
+    let details: Vec<_> = calls
+        .iter()
+        .map(|(_, result)| delivery_step(result))
+        .collect();
+    let steps: Vec<event_steps::StepRecord> = calls
+        .iter()
+        .zip(&details)
+        .map(|((i, _), (step, code, detail))| event_steps::StepRecord {
+            event_id: &items[*i].event.event_id,
+            step: *step,
+            component,
+            code: *code,
+            detail,
+            at_ms: now,
+        })
+        .collect();
+    stmts.extend(event_steps::insert_many(db, &steps)?);
     db.batch(stmts).await?;
     Ok(())
 }

@@ -55,17 +55,37 @@ fn calls(v: &[usize]) -> Wave {
 }
 
 #[test]
-fn a_healthy_destination_is_called_in_waves_of_the_threshold_and_nothing_is_written() {
+fn a_healthy_destination_is_tried_with_the_threshold_then_gets_the_rest_at_once() {
     let (waves, w) = run(closed(0), 12, &CFG, |_| OK);
     assert_eq!(
         waves,
-        vec![
-            calls(&[0, 1, 2, 3, 4]),
-            calls(&[5, 6, 7, 8, 9]),
-            calls(&[10, 11])
-        ]
+        vec![calls(&[0, 1, 2, 3, 4]), calls(&[5, 6, 7, 8, 9, 10, 11])]
     );
     assert_eq!(w.to_write(), None, "a healthy batch costs no breaker write");
+    let (waves, _) = run(closed(0), 250, &CFG, |_| OK);
+    let widths: Vec<usize> = waves
+        .iter()
+        .map(|w| match w {
+            Wave::Call(ix) => ix.len(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(widths, vec![5, MAX_WAVE, MAX_WAVE, 45]);
+}
+
+#[test]
+fn a_destination_failing_after_a_healthy_wave_costs_at_most_one_wide_wave_then_narrows() {
+    // Healthy for the first wave only: the wide wave fails whole and opens it.
+    let (waves, w) = run(closed(0), 30, &CFG, |i| if i < 5 { OK } else { BAD });
+    assert_eq!(waves[0], calls(&[0, 1, 2, 3, 4]));
+    assert_eq!(waves[1], Wave::Call((5..30).collect()));
+    assert_eq!(waves.len(), 2);
+    assert!(matches!(w.state(), BreakerState::Open { .. }));
+    // A failure at the end of a wave narrows the next one to the failures left.
+    let mut w = DestinationWaves::new(closed(0), (0..10).collect());
+    let _ = w.next(NOW, &CFG);
+    w.fold(&[OK, OK, OK, OK, BAD], NOW, &CFG);
+    assert_eq!(w.next(NOW, &CFG), calls(&[5, 6, 7, 8]));
 }
 
 #[test]
@@ -82,7 +102,7 @@ fn a_wave_is_never_wider_than_the_failures_left_before_the_threshold() {
         failure_threshold: 1000,
         ..CFG
     };
-    let mut w = DestinationWaves::new(closed(0), (0..100).collect());
+    let mut w = DestinationWaves::new(closed(0), (0..200).collect());
     assert_eq!(w.next(NOW, &wide), Wave::Call((0..MAX_WAVE).collect()));
 }
 
@@ -141,17 +161,12 @@ fn after_the_cooldown_one_probe_goes_alone_and_its_success_releases_the_rest() {
         probe_started_at_ms: Some(NOW),
         cause: Some(Timeout),
     };
-    assert_eq!(
-        waves,
-        vec![
-            Wave::Probe {
-                index: 0,
-                next: probe
-            },
-            calls(&[1, 2, 3, 4, 5]),
-            calls(&[6])
-        ]
-    );
+    let probe = Wave::Probe {
+        index: 0,
+        next: probe,
+    };
+    // A lone probe is no proof: the threshold's wave comes first.
+    assert_eq!(waves, vec![probe, calls(&[1, 2, 3, 4, 5]), calls(&[6])]);
     assert_eq!(w.to_write(), Some(closed(0)));
 }
 

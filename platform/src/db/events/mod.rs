@@ -1,12 +1,14 @@
 //! `events`: one row per idempotency key, with its delivery state and lease.
 
-use super::{changes, int, opt_text, text};
+use super::{int, opt_text, text};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
 use serde::Deserialize;
+use std::collections::HashSet;
 use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
+pub mod ingest_set;
 mod listing;
 mod parked;
 
@@ -92,15 +94,11 @@ pub fn read_ingest(result: &D1Result, nonce: &str) -> std::result::Result<Ingest
                 "D1 returned no row for an ingest upsert; retrying",
             )
         })?;
-    // Checked in this order: a provider's duplicate in the same batch as its
-    // first delivery finds the batch's nonce on both columns.
-    let kind = if row.duplicate_nonce.as_deref() == Some(nonce) {
-        IngestKind::Duplicate
-    } else if row.ingest_nonce.as_deref() == Some(nonce) {
-        IngestKind::Fresh
-    } else {
-        IngestKind::Redelivered
-    };
+    let kind = kind_of(
+        row.ingest_nonce.as_deref(),
+        row.duplicate_nonce.as_deref(),
+        nonce,
+    );
     let delivery_status = DeliveryStatus::parse(&row.delivery_status)
         .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?;
     Ok(Ingest {
@@ -109,56 +107,62 @@ pub fn read_ingest(result: &D1Result, nonce: &str) -> std::result::Result<Ingest
     })
 }
 
-/// One statement per event that takes its delivery lease if the event is
-/// not delivered and not being delivered by someone else (a lease claimed
-/// before `stale_before_ms` is taken over). `changes` = 1 means the lease
-/// is ours.
-pub fn claim_statements(
-    db: &D1Database,
-    event_ids: &[&str],
-    now_ms: i64,
-    stale_before_ms: i64,
-) -> Result<Vec<D1PreparedStatement>> {
-    let [a, b, c, d] = DeliveryStatus::LEASABLE.map(|s| text(s.as_str()));
-    event_ids
-        .iter()
-        .map(|id| {
-            db.prepare(
-                "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 WHERE event_id = ?2 \
-                 AND (delivery_status IN (?5, ?6, ?7, ?8) OR (delivery_status = ?4 AND delivery_claimed_at < ?3))",
-            )
-            .bind(&[
-                int(now_ms),
-                text(id),
-                int(stale_before_ms),
-                text(DeliveryStatus::Delivering.as_str()),
-                a.clone(),
-                b.clone(),
-                c.clone(),
-                d.clone(),
-            ])
-        })
-        .collect()
+/// Fresh, duplicate or redelivered, from the nonces a returned row carries.
+/// Checked in this order: a provider's duplicate in the same batch as its
+/// first delivery finds the batch's nonce on both columns.
+fn kind_of(ingest_nonce: Option<&str>, duplicate_nonce: Option<&str>, nonce: &str) -> IngestKind {
+    if duplicate_nonce == Some(nonce) {
+        IngestKind::Duplicate
+    } else if ingest_nonce == Some(nonce) {
+        IngestKind::Fresh
+    } else {
+        IngestKind::Redelivered
+    }
 }
 
-/// Takes the leases of [`claim_statements`] in one round trip; per event,
-/// whether this call holds the lease.
+/// Takes the delivery lease of every event of `event_ids` that is
+/// leasable, or whose lease went stale before `stale_before_ms`, in one
+/// statement; per listed id (in order), whether this call holds the lease.
 pub async fn claim(
     db: &D1Database,
     event_ids: &[&str],
     now_ms: i64,
     stale_before_ms: i64,
 ) -> Result<Vec<bool>> {
+    #[derive(Deserialize)]
+    struct Leased {
+        event_id: String,
+    }
     if event_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let stmts = claim_statements(db, event_ids, now_ms, stale_before_ms)?;
-    Ok(db
-        .batch(stmts)
+    let [a, b, c, d] = DeliveryStatus::LEASABLE.map(|s| text(s.as_str()));
+    let mut held: HashSet<String> = db
+        .prepare(
+            "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 \
+             WHERE event_id IN (SELECT value FROM json_each(?2)) \
+             AND (delivery_status IN (?5, ?6, ?7, ?8) OR (delivery_status = ?4 AND delivery_claimed_at < ?3)) \
+             RETURNING event_id",
+        )
+        .bind(&[
+            int(now_ms),
+            text(&serde_json::to_string(event_ids)?),
+            int(stale_before_ms),
+            text(DeliveryStatus::Delivering.as_str()),
+            a,
+            b,
+            c,
+            d,
+        ])?
+        .all()
         .await?
-        .iter()
-        .map(|r| changes(r) > 0)
-        .collect())
+        .results::<Leased>()?
+        .into_iter()
+        .map(|r| r.event_id)
+        .collect();
+    // One lease per event: when an id is listed twice (a duplicate in the
+    // same batch), only its first listing holds it.
+    Ok(event_ids.iter().map(|id| held.remove(*id)).collect())
 }
 
 /// The result of one delivery attempt, to be written back.
@@ -182,24 +186,35 @@ pub async fn record_deliveries(
     Ok(())
 }
 
-/// The statements of [`record_deliveries`], one per record, for a caller
-/// that batches them with other writes (the event's steps).
+/// The statements of [`record_deliveries`], for a caller that batches them
+/// with other writes (the event's steps): one for every delivered event
+/// together, one per failure (each has its own code and status).
 pub fn delivery_statements(
     db: &D1Database,
     records: &[DeliveryRecord<'_>],
     now_ms: i64,
 ) -> Result<Vec<D1PreparedStatement>> {
-    records
+    let delivered: Vec<&str> = records
         .iter()
-        .map(|r| match r.failure {
-            None => db
-                .prepare("UPDATE events SET delivery_status = ?3, delivered_at = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = NULL WHERE event_id = ?1")
-                .bind(&[text(r.event_id), int(now_ms), text(DeliveryStatus::Delivered.as_str())]),
-            Some(f) => db
-                .prepare("UPDATE events SET delivery_status = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = ?3 WHERE event_id = ?1")
-                .bind(&[text(r.event_id), text(DeliveryStatus::after_failure(f).as_str()), text(f.code.as_str())]),
-        })
-        .collect()
+        .filter(|r| r.failure.is_none())
+        .map(|r| r.event_id)
+        .collect();
+    let mut stmts = Vec::new();
+    if !delivered.is_empty() {
+        stmts.push(
+            db.prepare("UPDATE events SET delivery_status = ?3, delivered_at = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = NULL WHERE event_id IN (SELECT value FROM json_each(?1))")
+                .bind(&[text(&serde_json::to_string(&delivered)?), int(now_ms), text(DeliveryStatus::Delivered.as_str())])?,
+        );
+    }
+    for r in records {
+        if let Some(f) = r.failure {
+            stmts.push(
+                db.prepare("UPDATE events SET delivery_status = ?2, delivery_attempts = delivery_attempts + 1, delivery_claimed_at = NULL, last_delivery_error = ?3 WHERE event_id = ?1")
+                    .bind(&[text(r.event_id), text(DeliveryStatus::after_failure(f).as_str()), text(f.code.as_str())])?,
+            );
+        }
+    }
+    Ok(stmts)
 }
 
 /// Marks an event whose message was dead-lettered as `failed`, unless it was
