@@ -58,7 +58,7 @@ mod tests {
             (
                 &["a", "b", "c"],
                 &[10, 10, 10],
-                IngestShape::Sets(vec![0..3]),
+                IngestShape::Sets([0..3].to_vec()),
             ),
             (&["a", "b", "a"], &[10, 10, 10], IngestShape::PerEvent),
             (
