@@ -58,7 +58,7 @@ mod tests {
             (
                 &["a", "b", "c"],
                 &[10, 10, 10],
-                IngestShape::Sets([0..3].to_vec()),
+                IngestShape::Sets(std::iter::once(0..3).collect()),
             ),
             (&["a", "b", "a"], &[10, 10, 10], IngestShape::PerEvent),
             (
