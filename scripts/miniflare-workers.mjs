@@ -8,6 +8,7 @@ import wrangler from "wrangler";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { applyMigrations } from "./local-d1.mjs";
+import { d1ProbeClient, d1ProbeWorker } from "./d1-probe.mjs";
 import { EXAMPLE_SECRETS } from "./dev-vars.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -73,16 +74,26 @@ export function lineStdio(onLine) {
   };
 }
 
+/** The database id behind binding `DB`, in any of Miniflare's three spellings. */
+function d1DatabaseId(d1Databases) {
+  if (Array.isArray(d1Databases)) return d1Databases.includes("DB") ? "DB" : undefined;
+  const binding = d1Databases?.DB;
+  return typeof binding === "string" ? binding : binding?.id;
+}
+
 /**
  * Starts `workers` in one Miniflare on a free loopback port (no cf.json
  * fetch) and applies the D1 migrations to the `DB` of worker `dbWorker`.
+ * `db` reaches that database through a probe worker (scripts/d1-probe.mjs).
  * `options` are passed to Miniflare (log, handleRuntimeStdio, …).
  */
 export async function startMiniflare(workers, { dbWorker = workers[0].name, ...options } = {}) {
-  const mf = new Miniflare({ cf: false, host: "127.0.0.1", port: 0, ...options, workers });
+  const databaseId = d1DatabaseId(workers.find((w) => w.name === dbWorker)?.d1Databases);
+  if (!databaseId) throw new Error(`worker ${dbWorker} has no D1 binding DB`);
+  const mf = new Miniflare({ cf: false, host: "127.0.0.1", port: 0, ...options, workers: [...workers, d1ProbeWorker(databaseId)] });
   try {
     const url = await mf.ready;
-    const db = await mf.getD1Database("DB", dbWorker);
+    const db = d1ProbeClient(mf);
     await applyMigrations(db);
     return { mf, url, db };
   } catch (e) {
