@@ -5,7 +5,8 @@ use super::{int, opt_text, text};
 use hookrelay_core::envelope::AttemptRecord;
 use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
 use serde::{Deserialize, Serialize};
-use worker::{D1Database, D1PreparedStatement, Result};
+use std::collections::HashMap;
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 /// One failed attempt, as recorded.
 pub struct FailedAttempt<'a> {
@@ -46,6 +47,7 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
 
 #[derive(Deserialize)]
 struct AttemptRow {
+    queue_message_id: String,
     attempt: f64,
     class: String,
     code: String,
@@ -54,27 +56,32 @@ struct AttemptRow {
     cause: Option<String>,
 }
 
-/// Failed attempts recorded for a queue message, oldest first. A class or
-/// code this version does not know reads as `UNKNOWN`: the history is
-/// evidence, and an unreadable label must not lose the rest of it.
-pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<AttemptRecord>> {
-    let rows = db
-        .prepare("SELECT attempt, class, code, message, at, cause FROM attempts WHERE queue_message_id = ?1 ORDER BY at, attempt")
-        .bind(&[text(queue_message_id)])?
-        .all()
-        .await?
-        .results::<AttemptRow>()?;
-    Ok(rows
-        .into_iter()
-        .map(|r| AttemptRecord {
-            attempt: r.attempt as u32,
-            class: FailureClass::parse(&r.class).unwrap_or(FailureClass::Unknown),
-            code: ErrorCode::parse(&r.code).unwrap_or(ErrorCode::Unknown),
-            message: r.message,
-            at_ms: r.at as i64,
-            cause: r.cause.as_deref().and_then(ErrorCode::parse),
-        })
-        .collect())
+/// The failed attempts recorded for every queue message in `ids`, one
+/// statement for a whole DLQ batch; read it with [`histories_of`].
+pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
+    let ids = serde_json::to_string(ids)?;
+    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) ORDER BY at, attempt")
+        .bind(&[text(&ids)])
+}
+
+/// Each queue message's failed attempts, oldest first. A class or code
+/// this version does not know reads as `UNKNOWN`: the history is evidence,
+/// and an unreadable label must not lose the rest of it.
+pub fn histories_of(result: &D1Result) -> Result<HashMap<String, Vec<AttemptRecord>>> {
+    let mut out: HashMap<String, Vec<AttemptRecord>> = HashMap::new();
+    for a in result.results::<AttemptRow>()? {
+        out.entry(a.queue_message_id)
+            .or_default()
+            .push(AttemptRecord {
+                attempt: a.attempt as u32,
+                class: FailureClass::parse(&a.class).unwrap_or(FailureClass::Unknown),
+                code: ErrorCode::parse(&a.code).unwrap_or(ErrorCode::Unknown),
+                message: a.message,
+                at_ms: a.at as i64,
+                cause: a.cause.as_deref().and_then(ErrorCode::parse),
+            });
+    }
+    Ok(out)
 }
 
 /// One failed consumer attempt, as an event's story shows it.
