@@ -45,11 +45,20 @@ fn outcomes(plan: &TriagePlan) -> String {
         .collect()
 }
 
+/// (what, batch, store, capacity, outcomes, evicted)
+type Case = (
+    &'static str,
+    Vec<BatchEntry>,
+    StoreSnapshot,
+    u64,
+    &'static str,
+    Vec<&'static str>,
+);
+
 #[test]
 fn each_message_is_planned_as_if_stored_on_its_own() {
     let old = [pending("p1", "h1", 10), pending("p2", "h2", 20)];
-    // (what, batch, store, capacity, outcomes, evicted)
-    let table: Vec<(&str, Vec<BatchEntry>, StoreSnapshot, u64, &str, Vec<&str>)> = vec![
+    let table: Vec<Case> = vec![
         (
             "new payloads are stored",
             vec![entry("a", "ha"), entry("b", "hb")],
