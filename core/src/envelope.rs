@@ -208,18 +208,19 @@ struct Origin {
     enqueued_at_ms: UnixMillis,
 }
 
-fn origin(body: &Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Origin {
-    let handoff = PoisonHandoff::from_dlq_message(body);
-    let (kind, original, original_id, enqueued_at_ms) = match &handoff {
+fn origin(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Origin {
+    let mut handoff = PoisonHandoff::from_dlq_message(&body);
+    let (kind, original, original_id, enqueued_at_ms) = match &mut handoff {
+        // The hand-off keeps its reason; its original moves out of it.
         Some(h) => (
             DeadLetterKind::PoisonHandoff,
-            h.original.clone(),
+            std::mem::take(&mut h.original),
             h.queue_message_id.clone(),
             h.enqueued_at_ms,
         ),
         None => (
             DeadLetterKind::RetriesExhausted,
-            body.clone(),
+            body,
             queue_message_id.to_string(),
             enqueued_at_ms,
         ),
@@ -329,11 +330,12 @@ fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) 
 /// Builds the envelope in one step (the DLQ worker stages it through
 /// [`Prepared`] so that one D1 read serves a whole batch).
 pub fn build(input: DeadLetterInput<'_>) -> Envelope {
-    Prepared::new(input.body, input.queue_message_id, input.enqueued_at_ms).finish(
-        input.history,
-        input.stored_body,
-        input.now_ms,
+    Prepared::new(
+        input.body.clone(),
+        input.queue_message_id,
+        input.enqueued_at_ms,
     )
+    .finish(input.history, input.stored_body, input.now_ms)
 }
 
 /// The original message with every `headers` object in it redacted, at any

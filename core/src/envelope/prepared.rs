@@ -27,7 +27,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Reads one DLQ message (`body`, its queue message id and timestamp).
-    pub fn new(body: &Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Prepared {
+    pub fn new(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Prepared {
         let origin = origin(body, queue_message_id, enqueued_at_ms);
         let event = decode_value(&origin.original).ok();
         let identity = identity(event.as_ref(), &origin.original, origin.original_id.clone());

@@ -287,7 +287,7 @@ fn a_prepared_message_names_what_to_read_before_the_read() {
         (&stored, "m-1", Some("evt_a"), false),
     ];
     for (message, original_id, body_ref, hash_known) in table {
-        let p = Prepared::new(message, "m-1", 1000);
+        let p = Prepared::new(message.clone(), "m-1", 1000);
         assert_eq!(p.original_message_id(), original_id);
         assert_eq!(p.entry_id(), entry_id(original_id));
         assert_eq!(p.event_id(), Some("evt_a"));

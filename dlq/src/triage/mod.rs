@@ -7,16 +7,18 @@
 //!    store snapshot; plus one small read only when a body is claim-checked;
 //! 2. the write: the whole plan (`hookrelay_core::triage_plan`) in one
 //!    transaction, so either every message's statement ran or none did and
-//!    every message is retried. A retried message is planned again from a
-//!    fresh read, so a retry can neither store twice nor mark seen twice;
+//!    every message is retried (planned again from a fresh read);
 //! 3. the events' status, best effort (the dead letters are already safe,
-//!    and the events table may be the very thing that is broken);
-//! 4. the counters flush. Only when the depth is still past capacity after
-//!    the write (a concurrent writer, or a capacity lowered far below the
-//!    depth) does one more round trip evict the rest.
+//!    and the events table may be the very thing that is broken), and the
+//!    counters flush, side by side.
+//!
+//! Only when the depth is still past capacity after the write (a concurrent
+//! writer, or a capacity lowered far below the depth) does one more round
+//! trip evict the rest.
 
 mod read;
 
+use futures_util::future::join;
 use hookrelay_core::config::DlqConfig;
 use hookrelay_core::dlq_capacity::evictions_needed;
 use hookrelay_core::dlq_store_retry::store_retry_delay_s;
@@ -51,7 +53,13 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
         }
     };
     match env.d1("DB") {
-        Ok(db) => triage_batch(&db, &messages, &config).await,
+        Ok(db) => {
+            let failed_events = triage_batch(&db, &messages, &config).await;
+            let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
+            // Two independent best-effort writes: neither waits for the other.
+            join(mark_events_failed(&db, &ids), metrics::flush(env)).await;
+            return;
+        }
         Err(e) => {
             log::error(
                 COMPONENT,
@@ -66,18 +74,30 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
     metrics::flush(env).await;
 }
 
-async fn triage_batch(db: &D1Database, messages: &[QueueMessage], config: &DlqConfig) {
+/// Stores the batch and acks or retries each message; answers the event
+/// ids of the dead letters now stored.
+async fn triage_batch(
+    db: &D1Database,
+    messages: &[QueueMessage],
+    config: &DlqConfig,
+) -> Vec<String> {
     if messages.is_empty() {
-        return;
+        return Vec::new();
     }
     let now = now_ms();
     let (envelopes, plan) = match planned(db, messages, config, now).await {
         Ok(p) => p,
-        Err(e) => return retry_all(messages, config, &error_message(&e)),
+        Err(e) => {
+            retry_all(messages, config, &error_message(&e));
+            return Vec::new();
+        }
     };
     let write = match dead_letters::write_triage(db, &envelopes, &plan, now).await {
         Ok(w) => w,
-        Err(e) => return retry_all(messages, config, &error_message(&e)),
+        Err(e) => {
+            retry_all(messages, config, &error_message(&e));
+            return Vec::new();
+        }
     };
     let settled = triage_plan::settle(&plan, Some(&write.changes));
     let mut failed_events = Vec::new();
@@ -85,7 +105,7 @@ async fn triage_batch(db: &D1Database, messages: &[QueueMessage], config: &DlqCo
         match settled {
             Settled::Done(outcome) => {
                 report_stored(env, outcome);
-                failed_events.extend(env.identity.event_id.as_deref());
+                failed_events.extend(env.identity.event_id.clone());
                 message.ack();
             }
             Settled::Unsettled => retry_store(
@@ -97,7 +117,7 @@ async fn triage_batch(db: &D1Database, messages: &[QueueMessage], config: &DlqCo
     }
     report_evicted(&write.evicted, config.capacity);
     evict_rest(db, write.pending, config.capacity, now).await;
-    mark_events_failed(db, &failed_events).await;
+    failed_events
 }
 
 /// Reads the batch's evidence, builds every envelope and plans the write.
@@ -109,7 +129,7 @@ async fn planned(
 ) -> worker::Result<(Vec<Envelope>, TriagePlan)> {
     let prepared: Vec<Prepared> = messages
         .iter()
-        .map(|m| Prepared::new(&m.body_value(), &m.id, m.enqueued_at_ms))
+        .map(|m| Prepared::new(m.body_value(), &m.id, m.enqueued_at_ms))
         .collect();
     let mut evidence = read::read(db, &prepared, config.capacity).await?;
     let envelopes: Vec<Envelope> = prepared
@@ -181,6 +201,9 @@ fn report_stored(env: &Envelope, outcome: StoreOutcome) {
 /// pending. Best effort: the dead letters are already safe, and the events
 /// table may be the very thing that is broken.
 async fn mark_events_failed(db: &D1Database, event_ids: &[&str]) {
+    if event_ids.is_empty() {
+        return;
+    }
     if let Err(e) = events::mark_dead_lettered(db, event_ids).await {
         log::warn(
             COMPONENT,

@@ -4,11 +4,13 @@
 //! (`json_each`), so a statement's parameter count does not grow with the
 //! batch.
 
-use super::super::{changes, int, opt_text, text};
+use super::super::{changes, int, text};
 use super::pending;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 fn json_list<S: AsRef<str>>(items: &[S]) -> wasm_bindgen::JsValue {
@@ -109,35 +111,57 @@ pub struct TriageWrite {
     pub pending: u64,
 }
 
-fn insert(
-    db: &D1Database,
-    env: &Envelope,
-    exempt: &[String],
-    now: i64,
-) -> Result<D1PreparedStatement> {
-    db.prepare(
-        "INSERT INTO dead_letters (id, kind, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
-         SELECT ?1, ?2, ?14, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13 \
-         WHERE NOT EXISTS (SELECT 1 FROM dead_letters WHERE content_hash = ?11 AND status = ?14 AND id <> ?1 AND id NOT IN (SELECT value FROM json_each(?15))) \
-         ON CONFLICT(id) DO NOTHING",
-    )
-    .bind(&[
-        text(&env.id),
-        text(env.kind.as_str()),
-        opt_text(env.identity.event_id.as_deref()),
-        opt_text(env.identity.idempotency_key.as_deref()),
-        opt_text(env.identity.source.as_deref()),
-        text(&env.identity.queue_message_id),
-        text(env.failure.code.as_str()),
-        text(env.failure.class.as_str()),
-        text(&env.failure.signature),
-        int(i64::from(env.delivery.attempts)),
-        text(&env.input.content_hash),
-        int(now),
-        text(&serde_json::to_string(env)?),
-        pending(),
-        json_list(exempt),
-    ])
+/// One row of a run of inserts. The envelope travels as its JSON text, so
+/// it is stored exactly as serialized.
+#[derive(Serialize)]
+struct InsertRow<'a> {
+    id: &'a str,
+    kind: &'a str,
+    event_id: Option<&'a str>,
+    idempotency_key: Option<&'a str>,
+    source: Option<&'a str>,
+    queue_message_id: &'a str,
+    code: &'a str,
+    class: &'a str,
+    signature: &'a str,
+    attempts: u32,
+    hash: &'a str,
+    envelope: String,
+    exempt: &'a [String],
+}
+
+/// Inserts a run of consecutive new entries in one statement, each unless
+/// a pending entry (other than itself and its `exempt` ids) has its dedupe
+/// key; `RETURNING` names the rows inserted. The rows are read whole before
+/// any is written (the select reads the table it inserts into), so one row
+/// of a run never guards against another: the plan never puts two pending
+/// copies of one key in a run except where it evicts the first.
+const INSERT_ROWS: &str = "INSERT INTO dead_letters (id, kind, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
+     SELECT r.value->>'id', r.value->>'kind', ?3, r.value->>'event_id', r.value->>'idempotency_key', r.value->>'source', r.value->>'queue_message_id', r.value->>'code', r.value->>'class', r.value->>'signature', r.value->>'attempts', r.value->>'hash', ?2, ?2, r.value->>'envelope' \
+     FROM json_each(?1) AS r \
+     WHERE NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.content_hash = r.value->>'hash' AND d.status = ?3 AND d.id <> r.value->>'id' AND d.id NOT IN (SELECT value FROM json_each(r.value->'exempt'))) \
+     ON CONFLICT(id) DO NOTHING RETURNING id";
+
+/// Bytes of row JSON per insert statement, well below D1's 2 MB limit on
+/// one bound string: a batch of large hand-offs takes several statements.
+const MAX_ROWS_JSON: usize = 1_000_000;
+
+fn insert_row(env: &Envelope, exempt: &[String]) -> Result<String> {
+    Ok(serde_json::to_string(&InsertRow {
+        id: &env.id,
+        kind: env.kind.as_str(),
+        event_id: env.identity.event_id.as_deref(),
+        idempotency_key: env.identity.idempotency_key.as_deref(),
+        source: env.identity.source.as_deref(),
+        queue_message_id: &env.identity.queue_message_id,
+        code: env.failure.code.as_str(),
+        class: env.failure.class.as_str(),
+        signature: &env.failure.signature,
+        attempts: env.delivery.attempts,
+        hash: &env.input.content_hash,
+        envelope: serde_json::to_string(env)?,
+        exempt,
+    })?)
 }
 
 fn mark_seen(db: &D1Database, env: &Envelope, now: i64) -> Result<D1PreparedStatement> {
@@ -145,30 +169,86 @@ fn mark_seen(db: &D1Database, env: &Envelope, now: i64) -> Result<D1PreparedStat
         .bind(&[int(now), text(&env.input.content_hash), text(&env.id), pending()])
 }
 
+/// Where a message's effect shows in the batch's results.
+enum Slot {
+    /// No statement.
+    None,
+    /// The rows changed by statement `i`.
+    Changes(usize),
+    /// Whether insert statement `i` returned its id.
+    Returned(usize),
+}
+
+/// The statements of one plan, and where each message's effect shows.
+struct Statements<'a> {
+    db: &'a D1Database,
+    now: i64,
+    list: Vec<D1PreparedStatement>,
+    slots: Vec<Slot>,
+    rows: String,
+}
+
+impl Statements<'_> {
+    fn insert(&mut self, row: String) -> Result<()> {
+        if !self.rows.is_empty() && self.rows.len() + row.len() > MAX_ROWS_JSON {
+            self.flush()?;
+        }
+        if !self.rows.is_empty() {
+            self.rows.push(',');
+        }
+        self.rows.push_str(&row);
+        self.slots.push(Slot::Returned(self.list.len()));
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let rows = format!("[{}]", std::mem::take(&mut self.rows));
+        self.list.push(self.db.prepare(INSERT_ROWS).bind(&[
+            text(&rows),
+            int(self.now),
+            pending(),
+        ])?);
+        Ok(())
+    }
+
+    fn push(&mut self, statement: D1PreparedStatement) -> Result<()> {
+        self.flush()?;
+        self.slots.push(Slot::Changes(self.list.len()));
+        self.list.push(statement);
+        Ok(())
+    }
+}
+
 /// Applies `plan` to `envelopes` (one per plan entry, same order) in one
-/// transaction: each message's statement in batch order, then the
-/// evictions (tombstones first), then the pending count.
+/// transaction: each message's statement in batch order (consecutive new
+/// entries share one insert), then the evictions (tombstones first), then
+/// the pending count.
 pub async fn write_triage(
     db: &D1Database,
     envelopes: &[Envelope],
     plan: &TriagePlan,
     now: i64,
 ) -> Result<TriageWrite> {
-    let mut statements = Vec::with_capacity(envelopes.len() + 3);
-    let mut slots = Vec::with_capacity(envelopes.len());
+    let mut st = Statements {
+        db,
+        now,
+        list: Vec::new(),
+        slots: Vec::with_capacity(envelopes.len()),
+        rows: String::new(),
+    };
     for (env, entry) in envelopes.iter().zip(&plan.entries) {
-        let statement = match &entry.write {
-            EntryWrite::Insert { exempt } => insert(db, env, exempt, now)?,
-            EntryWrite::MarkSeen => mark_seen(db, env, now)?,
-            EntryWrite::Nothing => {
-                slots.push(None);
-                continue;
-            }
-        };
-        slots.push(Some(statements.len()));
-        statements.push(statement);
+        match &entry.write {
+            EntryWrite::Insert { exempt } => st.insert(insert_row(env, exempt)?)?,
+            EntryWrite::MarkSeen => st.push(mark_seen(db, env, now)?)?,
+            EntryWrite::Nothing => st.slots.push(Slot::None),
+        }
     }
+    st.flush()?;
     let evicting = !plan.evict.is_empty();
+    let mut statements = st.list;
     if evicting {
         let ids = json_list(&plan.evict);
         statements.push(super::super::tombstones::write_for(db, &ids, now)?);
@@ -182,18 +262,47 @@ pub async fn write_triage(
             .bind(&[pending()])?,
     );
     let results = db.batch(statements).await?;
-    let changed = |slot: &Option<usize>| slot.and_then(|i| results.get(i)).map_or(0, changes);
     let evicted = match (evicting, results.len().checked_sub(2)) {
-        (true, Some(i)) => results[i]
-            .results::<Id>()?
-            .into_iter()
-            .map(|r| r.id)
-            .collect(),
+        (true, Some(i)) => ids_of(&results[i])?,
         _ => Vec::new(),
     };
     Ok(TriageWrite {
-        changes: slots.iter().map(changed).collect(),
+        changes: changes_of(&st.slots, envelopes, &results)?,
         evicted,
         pending: results.last().map(count_of).transpose()?.unwrap_or(0),
     })
+}
+
+fn ids_of(result: &D1Result) -> Result<Vec<String>> {
+    Ok(result.results::<Id>()?.into_iter().map(|r| r.id).collect())
+}
+
+/// Rows changed per message: an insert counts 1 when its id came back.
+fn changes_of(slots: &[Slot], envelopes: &[Envelope], results: &[D1Result]) -> Result<Vec<usize>> {
+    let mut returned: HashMap<usize, HashSet<String>> = HashMap::new();
+    for slot in slots {
+        if let (Slot::Returned(i), Some(result)) = (slot, results.get(slot_index(slot))) {
+            if let Entry::Vacant(v) = returned.entry(*i) {
+                v.insert(ids_of(result)?.into_iter().collect());
+            }
+        }
+    }
+    Ok(slots
+        .iter()
+        .zip(envelopes)
+        .map(|(slot, env)| match *slot {
+            Slot::None => 0,
+            Slot::Changes(i) => results.get(i).map_or(0, changes),
+            Slot::Returned(i) => returned
+                .get(&i)
+                .map_or(0, |ids| usize::from(ids.contains(&env.id))),
+        })
+        .collect())
+}
+
+fn slot_index(slot: &Slot) -> usize {
+    match *slot {
+        Slot::None => usize::MAX,
+        Slot::Changes(i) | Slot::Returned(i) => i,
+    }
 }
