@@ -47,7 +47,6 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
 
 #[derive(Deserialize)]
 struct AttemptRow {
-    queue_message_id: String,
     attempt: f64,
     class: String,
     code: String,
@@ -57,29 +56,42 @@ struct AttemptRow {
 }
 
 /// The failed attempts recorded for every queue message in `ids`, one
-/// statement for a whole DLQ batch; read it with [`histories_of`].
+/// statement for a whole DLQ batch; read it with [`histories_of`]. Each
+/// message's attempts come back as one JSON array (one row per message, not
+/// per attempt: far fewer values to move into wasm); the envelope orders
+/// them.
 pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
     let ids = serde_json::to_string(ids)?;
-    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) ORDER BY at, attempt")
+    db.prepare("SELECT queue_message_id, json_group_array(json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)) AS history \
+                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) GROUP BY queue_message_id")
         .bind(&[text(&ids)])
 }
 
-/// Each queue message's failed attempts, oldest first. A class or code
-/// this version does not know reads as `UNKNOWN`: the history is evidence,
-/// and an unreadable label must not lose the rest of it.
+#[derive(Deserialize)]
+struct HistoryRow {
+    queue_message_id: String,
+    history: String,
+}
+
+/// Each queue message's failed attempts. A class or code this version does
+/// not know reads as `UNKNOWN`: the history is evidence, and an unreadable
+/// label must not lose the rest of it.
 pub fn histories_of(result: &D1Result) -> Result<HashMap<String, Vec<AttemptRecord>>> {
-    let mut out: HashMap<String, Vec<AttemptRecord>> = HashMap::new();
-    for a in result.results::<AttemptRow>()? {
-        out.entry(a.queue_message_id)
-            .or_default()
-            .push(AttemptRecord {
+    let mut out = HashMap::new();
+    for row in result.results::<HistoryRow>()? {
+        let attempts: Vec<AttemptRow> = serde_json::from_str(&row.history)?;
+        let records = attempts
+            .into_iter()
+            .map(|a| AttemptRecord {
                 attempt: a.attempt as u32,
                 class: FailureClass::parse(&a.class).unwrap_or(FailureClass::Unknown),
                 code: ErrorCode::parse(&a.code).unwrap_or(ErrorCode::Unknown),
                 message: a.message,
                 at_ms: a.at as i64,
                 cause: a.cause.as_deref().and_then(ErrorCode::parse),
-            });
+            })
+            .collect();
+        out.insert(row.queue_message_id, records);
     }
     Ok(out)
 }
