@@ -237,5 +237,24 @@ pub fn settle(plan: &TriagePlan, changes: Option<&[usize]>) -> Vec<Settled> {
         .collect()
 }
 
+/// How many more of the oldest pending entries to evict after the write:
+/// the depth it left (the snapshot's, plus what was stored, minus what was
+/// evicted) past capacity. Non-zero only when the snapshot listed fewer
+/// old entries than the depth needed (a capacity lowered far below it);
+/// a concurrent writer's excess is left to the next batch's fresh read.
+pub fn evictions_after(
+    snapshot: &StoreSnapshot,
+    settled: &[Settled],
+    evicted: usize,
+    capacity: u64,
+) -> u64 {
+    let stored = settled
+        .iter()
+        .filter(|s| **s == Settled::Done(StoreOutcome::Stored))
+        .count();
+    let depth = (snapshot.pending + stored as u64).saturating_sub(evicted as u64);
+    evictions_needed(depth, capacity)
+}
+
 #[cfg(test)]
 mod tests;

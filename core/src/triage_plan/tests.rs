@@ -211,3 +211,26 @@ fn settling_reads_each_outcome_from_its_changed_rows() {
         assert_eq!(settle(&plan, changes), want, "{changes:?}");
     }
 }
+
+#[test]
+fn the_follow_up_evicts_only_what_the_write_left_past_capacity() {
+    use Settled::{Done, Unsettled};
+    let snapshot = StoreSnapshot {
+        pending: 50,
+        ..StoreSnapshot::default()
+    };
+    // (settled, evicted by the write, capacity, follow-up)
+    let table: [(&[Settled], usize, u64, u64); 4] = [
+        (&[Done(Stored), Done(Stored)], 2, 50, 0),
+        (&[Done(Stored), Done(Stored)], 1, 10, 41),
+        (&[Done(Deduped), Done(Redelivered), Unsettled], 0, 50, 0),
+        (&[Done(Stored)], 0, 100, 0),
+    ];
+    for (settled, evicted, capacity, want) in table {
+        assert_eq!(
+            evictions_after(&snapshot, settled, evicted, capacity),
+            want,
+            "{settled:?} {evicted} {capacity}"
+        );
+    }
+}

@@ -12,20 +12,18 @@
 //!    and the events table may be the very thing that is broken), and the
 //!    counters flush, side by side.
 //!
-//! Only when the depth is still past capacity after the write (a concurrent
-//! writer, or a capacity lowered far below the depth) does one more round
-//! trip evict the rest.
+//! Only when the write leaves the depth past capacity (a capacity lowered
+//! far below the depth) does one more round trip evict the rest.
 
 mod read;
 
 use futures_util::future::join;
 use hookrelay_core::config::DlqConfig;
-use hookrelay_core::dlq_capacity::evictions_needed;
 use hookrelay_core::dlq_store_retry::store_retry_delay_s;
 use hookrelay_core::envelope::{Envelope, Prepared};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::StoreOutcome;
-use hookrelay_core::triage_plan::{self, BatchEntry, Settled, TriagePlan};
+use hookrelay_core::triage_plan::{self, BatchEntry, Settled, StoreSnapshot, TriagePlan};
 use hookrelay_platform::db::{dead_letters, error_message, events};
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::queue_message::QueueMessage;
@@ -85,7 +83,7 @@ async fn triage_batch(
         return Vec::new();
     }
     let now = now_ms();
-    let (envelopes, plan) = match planned(db, messages, config, now).await {
+    let (envelopes, snapshot, plan) = match planned(db, messages, config, now).await {
         Ok(p) => p,
         Err(e) => {
             retry_all(messages, config, &error_message(&e));
@@ -101,8 +99,8 @@ async fn triage_batch(
     };
     let settled = triage_plan::settle(&plan, Some(&write.changes));
     let mut failed_events = Vec::new();
-    for ((message, env), settled) in messages.iter().zip(&envelopes).zip(settled) {
-        match settled {
+    for ((message, env), settled) in messages.iter().zip(&envelopes).zip(&settled) {
+        match *settled {
             Settled::Done(outcome) => {
                 report_stored(env, outcome);
                 failed_events.extend(env.identity.event_id.clone());
@@ -116,7 +114,9 @@ async fn triage_batch(
         }
     }
     report_evicted(&write.evicted, config.capacity);
-    evict_rest(db, write.pending, config.capacity, now).await;
+    let more =
+        triage_plan::evictions_after(&snapshot, &settled, write.evicted.len(), config.capacity);
+    evict_rest(db, more, config.capacity, now).await;
     failed_events
 }
 
@@ -126,7 +126,7 @@ async fn planned(
     messages: &[QueueMessage],
     config: &DlqConfig,
     now: i64,
-) -> worker::Result<(Vec<Envelope>, TriagePlan)> {
+) -> worker::Result<(Vec<Envelope>, StoreSnapshot, TriagePlan)> {
     let prepared: Vec<Prepared> = messages
         .iter()
         .map(|m| Prepared::new(m.body_value(), &m.id, m.enqueued_at_ms))
@@ -153,7 +153,7 @@ async fn planned(
         })
         .collect();
     let plan = triage_plan::plan(&batch, &evidence.snapshot, config.capacity, now);
-    Ok((envelopes, plan))
+    Ok((envelopes, evidence.snapshot, plan))
 }
 
 fn retry_all(messages: &[QueueMessage], config: &DlqConfig, err: &str) {
@@ -245,11 +245,10 @@ fn report_evicted(ids: &[String], capacity: u64) {
     }
 }
 
-/// The follow-up eviction, when the write left the depth past capacity.
-/// A failure is logged, not retried: every message is already stored, and
-/// the next batch's plan evicts from a fresh depth.
-async fn evict_rest(db: &D1Database, pending: u64, capacity: u64, now: i64) {
-    let evict = evictions_needed(pending, capacity);
+/// The follow-up eviction of `evict` more entries. A failure is logged,
+/// not retried: every message is already stored, and the next batch's plan
+/// evicts from a fresh depth.
+async fn evict_rest(db: &D1Database, evict: u64, capacity: u64, now: i64) {
     if evict == 0 {
         return;
     }

@@ -107,8 +107,6 @@ pub struct TriageWrite {
     pub changes: Vec<usize>,
     /// The entries evicted, as deleted.
     pub evicted: Vec<String>,
-    /// Pending entries after the write.
-    pub pending: u64,
 }
 
 /// One row of a run of inserts. The envelope travels as its JSON text, so
@@ -224,8 +222,7 @@ impl Statements<'_> {
 
 /// Applies `plan` to `envelopes` (one per plan entry, same order) in one
 /// transaction: each message's statement in batch order (consecutive new
-/// entries share one insert), then the evictions (tombstones first), then
-/// the pending count.
+/// entries share one insert), then the evictions (tombstones first).
 pub async fn write_triage(
     db: &D1Database,
     envelopes: &[Envelope],
@@ -257,19 +254,14 @@ pub async fn write_triage(
                 .bind(&[ids, pending()])?,
         );
     }
-    statements.push(
-        db.prepare("SELECT count(*) AS n FROM dead_letters WHERE status = ?1")
-            .bind(&[pending()])?,
-    );
     let results = db.batch(statements).await?;
-    let evicted = match (evicting, results.len().checked_sub(2)) {
-        (true, Some(i)) => ids_of(&results[i])?,
+    let evicted = match (evicting, results.last()) {
+        (true, Some(deleted)) => ids_of(deleted)?,
         _ => Vec::new(),
     };
     Ok(TriageWrite {
         changes: changes_of(&st.slots, envelopes, &results)?,
         evicted,
-        pending: results.last().map(count_of).transpose()?.unwrap_or(0),
     })
 }
 
