@@ -22,7 +22,6 @@
 use crate::dlq_capacity::evictions_needed;
 use crate::state::StoreOutcome;
 use crate::UnixMillis;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// One message of the batch, as the plan needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +47,7 @@ pub struct PendingEntry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreSnapshot {
     /// Entry ids of this batch that are already stored, in any status.
-    pub stored_ids: BTreeSet<String>,
+    pub stored_ids: Vec<String>,
     /// Pending entries whose dedupe key is one of the batch's.
     pub same_hash: Vec<PendingEntry>,
     /// How many entries are pending.
@@ -94,89 +93,87 @@ pub struct TriagePlan {
     pub evict: Vec<String>,
 }
 
-/// The store as the plan walks the batch.
+/// The store as the plan walks the batch. Plain vectors: a batch holds at
+/// most 100 messages, so linear scans cost less than the code of a map.
 struct Walk<'a> {
-    known: BTreeSet<&'a str>,
-    by_hash: BTreeMap<&'a str, BTreeSet<&'a str>>,
-    hash_of: BTreeMap<&'a str, &'a str>,
-    evictable: BTreeSet<(UnixMillis, &'a str)>,
-    listed: BTreeSet<&'a str>,
+    known: Vec<&'a str>,
+    /// Pending entries with one of the batch's dedupe keys: (id, key).
+    keyed: Vec<(&'a str, &'a str)>,
+    /// Evicted so far, with the dedupe key when it is one of the batch's.
+    evicted: Vec<(&'a str, Option<&'a str>)>,
+    /// Candidates for eviction: (dead-lettered at, id, listed by the snapshot).
+    evictable: Vec<(UnixMillis, &'a str, bool)>,
     /// Pending entries the snapshot did not list: all older than this
     /// batch's, so none of the batch's may go before them.
     unlisted: u64,
     pending: u64,
-    evicted: Vec<&'a str>,
 }
 
 impl<'a> Walk<'a> {
     fn new(snapshot: &'a StoreSnapshot) -> Walk<'a> {
-        let mut walk = Walk {
+        Walk {
             known: snapshot.stored_ids.iter().map(String::as_str).collect(),
-            by_hash: BTreeMap::new(),
-            hash_of: BTreeMap::new(),
+            keyed: snapshot
+                .same_hash
+                .iter()
+                .map(|e| (e.id.as_str(), e.content_hash.as_str()))
+                .collect(),
+            evicted: Vec::new(),
             evictable: snapshot
                 .oldest
                 .iter()
-                .map(|e| (e.created_at_ms, e.id.as_str()))
+                .map(|e| (e.created_at_ms, e.id.as_str(), true))
                 .collect(),
-            listed: snapshot.oldest.iter().map(|e| e.id.as_str()).collect(),
             unlisted: snapshot
                 .pending
                 .saturating_sub(snapshot.oldest.len() as u64),
             pending: snapshot.pending,
-            evicted: Vec::new(),
-        };
-        for e in &snapshot.same_hash {
-            walk.add_pending(&e.id, &e.content_hash);
         }
-        walk
-    }
-
-    fn add_pending(&mut self, id: &'a str, hash: &'a str) {
-        self.by_hash.entry(hash).or_default().insert(id);
-        self.hash_of.insert(id, hash);
     }
 
     fn store(&mut self, entry: &'a BatchEntry, now_ms: UnixMillis) -> PlannedEntry {
         let (id, hash) = (entry.id.as_str(), entry.content_hash.as_str());
-        let identical = self
-            .by_hash
-            .get(hash)
-            .is_some_and(|ids| ids.iter().any(|other| *other != id));
-        if identical {
+        if self
+            .keyed
+            .iter()
+            .any(|&(other, h)| h == hash && other != id)
+        {
             return planned(EntryWrite::MarkSeen, StoreOutcome::Deduped);
         }
-        if self.known.contains(id) {
+        if self.known.contains(&id) {
             return planned(EntryWrite::Nothing, StoreOutcome::Redelivered);
         }
         let exempt = self
             .evicted
             .iter()
-            .filter(|gone| self.hash_of.get(**gone) == Some(&hash))
-            .map(|gone| gone.to_string())
+            .filter(|(_, key)| *key == Some(hash))
+            .map(|(gone, _)| gone.to_string())
             .collect();
-        self.known.insert(id);
-        self.add_pending(id, hash);
-        self.evictable.insert((now_ms, id));
+        self.known.push(id);
+        self.keyed.push((id, hash));
+        self.evictable.push((now_ms, id, false));
         self.pending += 1;
         planned(EntryWrite::Insert { exempt }, StoreOutcome::Stored)
     }
 
     fn evict_past(&mut self, capacity: u64) {
         for _ in 0..evictions_needed(self.pending, capacity) {
-            let Some(&(at, id)) = self.evictable.first() else {
-                return;
-            };
-            if self.unlisted > 0 && !self.listed.contains(id) {
+            let oldest = (0..self.evictable.len()).min_by_key(|&i| {
+                let (at, id, _) = self.evictable[i];
+                (at, id)
+            });
+            let Some(i) = oldest else { return };
+            let (_, id, listed) = self.evictable[i];
+            if self.unlisted > 0 && !listed {
                 return;
             }
-            self.evictable.remove(&(at, id));
-            if let Some(hash) = self.hash_of.get(id) {
-                if let Some(ids) = self.by_hash.get_mut(hash) {
-                    ids.remove(id);
-                }
-            }
-            self.evicted.push(id);
+            self.evictable.swap_remove(i);
+            let key = self
+                .keyed
+                .iter()
+                .position(|&(k, _)| k == id)
+                .map(|p| self.keyed.swap_remove(p).1);
+            self.evicted.push((id, key));
             self.pending -= 1;
         }
     }
@@ -206,7 +203,7 @@ pub fn plan(
         .collect();
     TriagePlan {
         entries,
-        evict: walk.evicted.iter().map(|id| id.to_string()).collect(),
+        evict: walk.evicted.iter().map(|(id, _)| id.to_string()).collect(),
     }
 }
 

@@ -135,11 +135,7 @@ async fn planned(
     let envelopes: Vec<Envelope> = prepared
         .into_iter()
         .map(|p| {
-            let history = evidence
-                .histories
-                .get(p.original_message_id())
-                .cloned()
-                .unwrap_or_default();
+            let history = evidence.history(p.original_message_id());
             let body = p.body_ref().and_then(|r| evidence.bodies.get(r)).cloned();
             p.finish(history, body.as_deref(), now)
         })

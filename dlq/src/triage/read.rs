@@ -7,19 +7,19 @@
 use hookrelay_core::envelope::{AttemptRecord, Envelope, Prepared};
 use hookrelay_core::triage_plan::StoreSnapshot;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use worker::D1Database;
 
 /// What D1 said about a batch.
 pub struct Evidence {
     /// Failed attempts by original queue message id.
-    pub histories: HashMap<String, Vec<AttemptRecord>>,
+    pub histories: Vec<(String, Vec<AttemptRecord>)>,
     /// Claim-checked bodies by event id.
     pub bodies: HashMap<String, String>,
     /// The store, for the plan.
     pub snapshot: StoreSnapshot,
     /// The dedupe keys the snapshot already looked up.
-    looked_up: BTreeSet<String>,
+    looked_up: Vec<String>,
 }
 
 /// Reads the evidence of `prepared` (the batch, in order) in one round trip.
@@ -59,8 +59,20 @@ pub async fn read(
         histories: attempts::histories_of(histories)?,
         bodies,
         snapshot: dead_letters::snapshot_of(rest)?,
-        looked_up: hashes.into_iter().collect(),
+        looked_up: hashes,
     })
+}
+
+impl Evidence {
+    /// The failed attempts recorded under `original_id`, in no particular
+    /// order (the envelope orders them).
+    pub fn history(&self, original_id: &str) -> Vec<AttemptRecord> {
+        self.histories
+            .iter()
+            .find(|(id, _)| id == original_id)
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default()
+    }
 }
 
 fn short_answer() -> worker::Error {
@@ -78,7 +90,7 @@ pub async fn add_claim_checked(
         .iter()
         .filter(|e| e.input.body_ref.is_some())
         .map(|e| e.input.content_hash.as_str())
-        .filter(|h| !evidence.looked_up.contains(*h))
+        .filter(|h| !evidence.looked_up.iter().any(|seen| seen == h))
         .collect();
     if missing.is_empty() {
         return Ok(());

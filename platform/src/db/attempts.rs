@@ -5,7 +5,6 @@ use super::{int, opt_text, text};
 use hookrelay_core::envelope::AttemptRecord;
 use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 /// One failed attempt, as recorded.
@@ -73,11 +72,11 @@ struct HistoryRow {
     history: String,
 }
 
-/// Each queue message's failed attempts. A class or code this version does
-/// not know reads as `UNKNOWN`: the history is evidence, and an unreadable
-/// label must not lose the rest of it.
-pub fn histories_of(result: &D1Result) -> Result<HashMap<String, Vec<AttemptRecord>>> {
-    let mut out = HashMap::new();
+/// Each queue message's failed attempts, as (queue message id, attempts).
+/// A class or code this version does not know reads as `UNKNOWN`: the
+/// history is evidence, and an unreadable label must not lose the rest.
+pub fn histories_of(result: &D1Result) -> Result<Vec<(String, Vec<AttemptRecord>)>> {
+    let mut out = Vec::new();
     for row in result.results::<HistoryRow>()? {
         let attempts: Vec<AttemptRow> = serde_json::from_str(&row.history)?;
         let records = attempts
@@ -91,7 +90,7 @@ pub fn histories_of(result: &D1Result) -> Result<HashMap<String, Vec<AttemptReco
                 cause: a.cause.as_deref().and_then(ErrorCode::parse),
             })
             .collect();
-        out.insert(row.queue_message_id, records);
+        out.push((row.queue_message_id, records));
     }
     Ok(out)
 }

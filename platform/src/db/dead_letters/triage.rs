@@ -9,8 +9,6 @@ use super::pending;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
 use serde::{Deserialize, Serialize};
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 fn json_list<S: AsRef<str>>(items: &[S]) -> wasm_bindgen::JsValue {
@@ -271,11 +269,13 @@ fn ids_of(result: &D1Result) -> Result<Vec<String>> {
 
 /// Rows changed per message: an insert counts 1 when its id came back.
 fn changes_of(slots: &[Slot], envelopes: &[Envelope], results: &[D1Result]) -> Result<Vec<usize>> {
-    let mut returned: HashMap<usize, HashSet<String>> = HashMap::new();
+    // (statement, ids it returned), read once per insert statement.
+    let mut returned: Vec<(usize, Vec<String>)> = Vec::new();
     for slot in slots {
-        if let (Slot::Returned(i), Some(result)) = (slot, results.get(slot_index(slot))) {
-            if let Entry::Vacant(v) = returned.entry(*i) {
-                v.insert(ids_of(result)?.into_iter().collect());
+        if let Slot::Returned(i) = *slot {
+            if !returned.iter().any(|(j, _)| *j == i) {
+                let ids = results.get(i).map(ids_of).transpose()?.unwrap_or_default();
+                returned.push((i, ids));
             }
         }
     }
@@ -285,16 +285,11 @@ fn changes_of(slots: &[Slot], envelopes: &[Envelope], results: &[D1Result]) -> R
         .map(|(slot, env)| match *slot {
             Slot::None => 0,
             Slot::Changes(i) => results.get(i).map_or(0, changes),
-            Slot::Returned(i) => returned
-                .get(&i)
-                .map_or(0, |ids| usize::from(ids.contains(&env.id))),
+            Slot::Returned(i) => usize::from(
+                returned
+                    .iter()
+                    .any(|(j, ids)| *j == i && ids.contains(&env.id)),
+            ),
         })
         .collect())
-}
-
-fn slot_index(slot: &Slot) -> usize {
-    match *slot {
-        Slot::None => usize::MAX,
-        Slot::Changes(i) | Slot::Returned(i) => i,
-    }
 }
