@@ -6,6 +6,7 @@
 // entries then share one dead-lettered time, which the tests check).
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 
 const poison = (n, body = `not json {${n}`) => ({
@@ -110,6 +111,32 @@ test("a D1 fault in the middle of a batch's write retries every message; after t
     assert.equal(await counter(relay, "dlq_deduped"), 1);
     assert.ok((await counter(relay, "dlq_store_failed")) >= 8);
     assert.equal(deadLetterLines(relay).length, 6, "one WARN line per dead letter, none for a failed attempt");
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a claim-checked body is read from payloads for the envelope and its dedupe key, within and across batches", async () => {
+  const relay = await startRelay();
+  try {
+    const big = JSON.stringify({ data: "b".repeat(200_000) });
+    for (const id of ["evt_big_1", "evt_big_2", "evt_big_3"]) {
+      await relay.db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?, 'demo-hmac', ?, ?, ?)").bind(id, big, big.length, Date.now()).run();
+    }
+    // Moved originals, as Cloudflare moves them after max_retries.
+    const moved = (id) => ({ v: 1, event_id: id, idempotency_key: `demo-hmac:${id}`, source: "demo-hmac", received_at_ms: Date.now(), headers: {}, body_ref: id, body_bytes: big.length });
+    const dlq = await relay.producer("WEBHOOKS_DLQ");
+    await dlq.sendBatch([{ body: moved("evt_big_1") }, { body: moved("evt_big_2") }]);
+    const first = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE content_hash = ?", createHash("sha256").update("demo-hmac\0" + big).digest("hex")))[0], { what: "the claim-checked entry" });
+    const env = JSON.parse(first.envelope);
+    assert.equal(env.input.body_ref, first.event_id);
+    assert.equal(env.input.body_bytes, big.length);
+    assert.equal(env.input.excerpt, big.slice(0, 4096));
+    await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 2, { what: "its twin in the same batch marked it seen" });
+    await dlq.send(moved("evt_big_3"));
+    await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 3, { what: "a later twin marked it seen" });
+    assert.equal((await entries(relay)).length, 1);
+    assert.equal(await counter(relay, "dlq_deduped"), 2);
   } finally {
     await relay.dispose();
   }
