@@ -90,14 +90,12 @@ async fn triage_batch(
             return Vec::new();
         }
     };
-    let write = match dead_letters::write_triage(db, &envelopes, &plan, now).await {
-        Ok(w) => w,
-        Err(e) => {
-            retry_all(messages, config, &error_message(&e));
-            return Vec::new();
-        }
+    let write = dead_letters::write_triage(db, &envelopes, &plan, now).await;
+    let settled = triage_plan::settle(&plan, write.as_ref().ok().map(|w| w.changes.as_slice()));
+    let why = match &write {
+        Ok(_) => "the dead-letter store changed while this batch was written".to_string(),
+        Err(e) => error_message(e),
     };
-    let settled = triage_plan::settle(&plan, Some(&write.changes));
     let mut failed_events = Vec::new();
     for ((message, env), settled) in messages.iter().zip(&envelopes).zip(&settled) {
         match *settled {
@@ -106,13 +104,12 @@ async fn triage_batch(
                 failed_events.extend(env.identity.event_id.clone());
                 message.ack();
             }
-            Settled::Unsettled => retry_store(
-                message,
-                config,
-                "the dead-letter store changed while this batch was written",
-            ),
+            Settled::Unsettled => retry_store(message, config, &why),
         }
     }
+    let Ok(write) = write else {
+        return failed_events;
+    };
     report_evicted(&write.evicted, config.capacity);
     let more =
         triage_plan::evictions_after(&snapshot, &settled, write.evicted.len(), config.capacity);
