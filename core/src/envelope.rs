@@ -9,10 +9,9 @@
 
 use crate::error_code::{ErrorCode, Failure, FailureClass};
 pub use crate::error_signature::{error_signature, normalize_message};
-use crate::idempotency::content_hash;
 use crate::poison_handoff::PoisonHandoff;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
-use crate::redact::{redact_map, truncate};
+use crate::redact::redact_map;
 use crate::root_cause::root_cause;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
@@ -209,20 +208,21 @@ struct Origin {
     enqueued_at_ms: UnixMillis,
 }
 
-fn origin(input: &DeadLetterInput<'_>) -> Origin {
-    let handoff = PoisonHandoff::from_dlq_message(input.body);
-    let (kind, original, original_id, enqueued_at_ms) = match &handoff {
+fn origin(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Origin {
+    let mut handoff = PoisonHandoff::from_dlq_message(&body);
+    let (kind, original, original_id, enqueued_at_ms) = match &mut handoff {
+        // The hand-off keeps its reason; its original moves out of it.
         Some(h) => (
             DeadLetterKind::PoisonHandoff,
-            h.original.clone(),
+            std::mem::take(&mut h.original),
             h.queue_message_id.clone(),
             h.enqueued_at_ms,
         ),
         None => (
             DeadLetterKind::RetriesExhausted,
-            input.body.clone(),
-            input.queue_message_id.to_string(),
-            input.enqueued_at_ms,
+            body,
+            queue_message_id.to_string(),
+            enqueued_at_ms,
         ),
     };
     Origin {
@@ -327,57 +327,15 @@ fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) 
     }
 }
 
-/// Builds the envelope.
+/// Builds the envelope in one step (the DLQ worker stages it through
+/// [`Prepared`] so that one D1 read serves a whole batch).
 pub fn build(input: DeadLetterInput<'_>) -> Envelope {
-    let o = origin(&input);
-    let event = decode_value(&o.original).ok();
-    let history = merged_history(input.history, o.handoff.as_ref());
-    let failure = final_failure(o.handoff.as_ref(), &history);
-    let attempts = history
-        .iter()
-        .map(|a| a.attempt)
-        .max()
-        .unwrap_or(0)
-        .max(o.handoff.as_ref().map_or(0, |h| h.attempts));
-    let (body_text, body_bytes, body_ref) =
-        body_parts(event.as_ref(), &o.original, input.stored_body);
-    let excerpt = truncate(&body_text, EXCERPT_BYTES).to_string();
-    let identity = identity(event.as_ref(), &o.original, o.original_id);
-    let hash = content_hash(
-        identity.source.as_deref().unwrap_or(""),
-        body_text.as_bytes(),
-    );
-    Envelope {
-        id: entry_id(&identity.queue_message_id),
-        kind: o.kind,
-        identity,
-        timing: Timing {
-            enqueued_at_ms: o.enqueued_at_ms,
-            received_at_ms: event.as_ref().map(|e| e.received_at_ms),
-            first_attempt_at_ms: history.first().map(|a| a.at_ms),
-            last_attempt_at_ms: history.last().map(|a| a.at_ms),
-            dead_lettered_at_ms: input.now_ms,
-        },
-        delivery: DeliveryState { attempts, history },
-        failure: FailureEvidence {
-            signature: error_signature(failure.code, &failure.message),
-            code: failure.code,
-            class: failure.class(),
-            message: failure.message,
-        },
-        transport: Transport {
-            headers: headers_of(&o.original),
-            delivery_id: event.as_ref().and_then(|e| e.delivery_id.clone()),
-        },
-        input: Input {
-            excerpt_truncated: excerpt.len() < body_text.len(),
-            excerpt,
-            body_bytes,
-            body_ref,
-            content_hash: hash,
-            original: o.original,
-        },
-    }
+    Prepared::new(
+        input.body.clone(),
+        input.queue_message_id,
+        input.enqueued_at_ms,
+    )
+    .finish(input.history, input.stored_body, input.now_ms)
 }
 
 /// The original message with every `headers` object in it redacted, at any
@@ -442,6 +400,9 @@ fn headers_of_object(headers: &Value) -> BTreeMap<String, String> {
         .collect();
     redact_map(&strings)
 }
+
+mod prepared;
+pub use prepared::Prepared;
 
 #[cfg(test)]
 mod tests;

@@ -42,6 +42,7 @@ pub mod root_cause;
 pub mod signature;
 pub mod state;
 mod strict_json;
+pub mod triage_plan;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::error_code::Failure;
+use crate::idempotency::content_hash;
 use crate::redact::REDACTED;
 use serde_json::json;
 
@@ -262,4 +263,43 @@ fn a_malformed_handoff_has_its_nested_headers_redacted_too() {
     );
     let text = serde_json::to_string(&env).unwrap();
     assert!(!text.contains("nested-secret-token"), "{text}");
+}
+
+#[test]
+fn a_prepared_message_names_what_to_read_before_the_read() {
+    let handoff = PoisonHandoff::new(
+        Failure::new(ErrorCode::Upstream4xx, "downstream answered 400"),
+        2,
+        "m-orig".into(),
+        500,
+        600,
+        event("{\"a\":1}"),
+    );
+    let body = serde_json::to_value(&handoff).unwrap();
+    let mut stored = event("{}");
+    let obj = stored.as_object_mut().unwrap();
+    obj.remove("body");
+    obj.insert("body_ref".into(), json!("evt_a"));
+    obj.insert("body_bytes".into(), json!(300_000));
+    // (message, original id, entry id, claim check, hash known before the read)
+    let table = [
+        (&body, "m-orig", None, true),
+        (&stored, "m-1", Some("evt_a"), false),
+    ];
+    for (message, original_id, body_ref, hash_known) in table {
+        let p = Prepared::new(message.clone(), "m-1", 1000);
+        assert_eq!(p.original_message_id(), original_id);
+        assert_eq!(p.entry_id(), entry_id(original_id));
+        assert_eq!(p.event_id(), Some("evt_a"));
+        assert_eq!(p.body_ref(), body_ref);
+        assert_eq!(p.inline_content_hash().is_some(), hash_known);
+        let hash = p.content_hash(Some("{\"big\":true}"));
+        let staged = p.finish(vec![], Some("{\"big\":true}"), 9000);
+        let whole = build(DeadLetterInput {
+            stored_body: Some("{\"big\":true}"),
+            ..input(message, vec![])
+        });
+        assert_eq!(staged, whole, "staging changes nothing");
+        assert_eq!(hash, whole.input.content_hash);
+    }
 }

@@ -5,7 +5,7 @@ use super::{int, opt_text, text};
 use hookrelay_core::envelope::AttemptRecord;
 use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
 use serde::{Deserialize, Serialize};
-use worker::{D1Database, D1PreparedStatement, Result};
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 /// One failed attempt, as recorded.
 pub struct FailedAttempt<'a> {
@@ -54,27 +54,45 @@ struct AttemptRow {
     cause: Option<String>,
 }
 
-/// Failed attempts recorded for a queue message, oldest first. A class or
-/// code this version does not know reads as `UNKNOWN`: the history is
-/// evidence, and an unreadable label must not lose the rest of it.
-pub async fn history(db: &D1Database, queue_message_id: &str) -> Result<Vec<AttemptRecord>> {
-    let rows = db
-        .prepare("SELECT attempt, class, code, message, at, cause FROM attempts WHERE queue_message_id = ?1 ORDER BY at, attempt")
-        .bind(&[text(queue_message_id)])?
-        .all()
-        .await?
-        .results::<AttemptRow>()?;
-    Ok(rows
-        .into_iter()
-        .map(|r| AttemptRecord {
-            attempt: r.attempt as u32,
-            class: FailureClass::parse(&r.class).unwrap_or(FailureClass::Unknown),
-            code: ErrorCode::parse(&r.code).unwrap_or(ErrorCode::Unknown),
-            message: r.message,
-            at_ms: r.at as i64,
-            cause: r.cause.as_deref().and_then(ErrorCode::parse),
-        })
-        .collect())
+/// The failed attempts recorded for every queue message in `ids`, one
+/// statement for a whole DLQ batch; read it with [`histories_of`]. Each
+/// message's attempts come back as one JSON array (one row per message, not
+/// per attempt: far fewer values to move into wasm); the envelope orders
+/// them.
+pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
+    let ids = serde_json::to_string(ids)?;
+    db.prepare("SELECT queue_message_id, json_group_array(json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)) AS history \
+                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) GROUP BY queue_message_id")
+        .bind(&[text(&ids)])
+}
+
+#[derive(Deserialize)]
+struct HistoryRow {
+    queue_message_id: String,
+    history: String,
+}
+
+/// Each queue message's failed attempts, as (queue message id, attempts).
+/// A class or code this version does not know reads as `UNKNOWN`: the
+/// history is evidence, and an unreadable label must not lose the rest.
+pub fn histories_of(result: &D1Result) -> Result<Vec<(String, Vec<AttemptRecord>)>> {
+    let mut out = Vec::new();
+    for row in result.results::<HistoryRow>()? {
+        let attempts: Vec<AttemptRow> = serde_json::from_str(&row.history)?;
+        let records = attempts
+            .into_iter()
+            .map(|a| AttemptRecord {
+                attempt: a.attempt as u32,
+                class: FailureClass::parse(&a.class).unwrap_or(FailureClass::Unknown),
+                code: ErrorCode::parse(&a.code).unwrap_or(ErrorCode::Unknown),
+                message: a.message,
+                at_ms: a.at as i64,
+                cause: a.cause.as_deref().and_then(ErrorCode::parse),
+            })
+            .collect();
+        out.push((row.queue_message_id, records));
+    }
+    Ok(out)
 }
 
 /// One failed consumer attempt, as an event's story shows it.

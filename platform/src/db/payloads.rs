@@ -4,7 +4,7 @@
 use super::{int, text};
 use serde::Deserialize;
 use std::collections::HashMap;
-use worker::{D1Database, Result};
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 /// Stores a body keyed by event id. A repeated delivery of the same event
 /// finds the row already there.
@@ -46,6 +46,30 @@ pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<St
         }
     }
     Ok(out)
+}
+
+/// The bodies claim-checked under `event_ids`, one statement for a whole
+/// DLQ batch; read it with [`bodies_of`].
+pub fn bodies_statement(db: &D1Database, event_ids: &[&str]) -> Result<D1PreparedStatement> {
+    let ids = serde_json::to_string(event_ids)?;
+    db.prepare(
+        "SELECT event_id, body FROM payloads WHERE event_id IN (SELECT value FROM json_each(?1))",
+    )
+    .bind(&[text(&ids)])
+}
+
+/// Bodies by event id, from [`bodies_statement`]'s result.
+pub fn bodies_of(result: &D1Result) -> Result<HashMap<String, String>> {
+    #[derive(Deserialize)]
+    struct Row {
+        event_id: String,
+        body: String,
+    }
+    Ok(result
+        .results::<Row>()?
+        .into_iter()
+        .map(|r| (r.event_id, r.body))
+        .collect())
 }
 
 /// One body, if it is still stored.

@@ -217,12 +217,17 @@ pub fn delivery_statements(
     Ok(stmts)
 }
 
-/// Marks an event whose message was dead-lettered as `failed`, unless it was
-/// delivered meanwhile, so "did this webhook arrive?" says it failed.
-pub async fn mark_dead_lettered(db: &D1Database, event_id: &str) -> Result<()> {
-    db.prepare("UPDATE events SET delivery_status = ?2 WHERE event_id = ?1 AND delivery_status IN (?3, ?4)")
+/// Marks the events whose messages were dead-lettered (`event_ids`, one
+/// statement for a whole DLQ batch) as `failed`, unless delivered
+/// meanwhile, so "did this webhook arrive?" says it failed.
+pub async fn mark_dead_lettered(db: &D1Database, event_ids: &[&str]) -> Result<()> {
+    if event_ids.is_empty() {
+        return Ok(());
+    }
+    let ids = serde_json::to_string(event_ids)?;
+    db.prepare("UPDATE events SET delivery_status = ?2 WHERE event_id IN (SELECT value FROM json_each(?1)) AND delivery_status IN (?3, ?4)")
         .bind(&[
-            text(event_id),
+            text(&ids),
             text(DeliveryStatus::Failed.as_str()),
             text(DeliveryStatus::Pending.as_str()),
             text(DeliveryStatus::Delivering.as_str()),

@@ -1,10 +1,9 @@
 //! `dead_letters`: one row per dead letter, the whole envelope kept as JSON
 //! beside the columns used for filtering, dedupe and capacity.
 
-use super::{changes, int, opt_text, text, Where};
+use super::{int, text, Where};
 use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
-use hookrelay_core::envelope::Envelope;
-use hookrelay_core::state::{EntryStatus, StoreOutcome};
+use hookrelay_core::state::EntryStatus;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -63,65 +62,18 @@ pub struct EntryRow {
     pub envelope: String,
 }
 
+mod triage;
+pub use triage::{
+    same_hash_of, same_hash_statement, snapshot_of, snapshot_statements, write_triage, TriageWrite,
+};
+
 fn pending() -> wasm_bindgen::JsValue {
     text(EntryStatus::Pending.as_str())
 }
 
-/// Stores an envelope with dedupe in one transaction: mark an identical
-/// pending entry as seen again, or insert this one (a redelivered DLQ
-/// message hits its own primary key and changes nothing), then count the
-/// pending entries for the capacity check.
-pub async fn store(db: &D1Database, env: &Envelope, now: i64) -> Result<(StoreOutcome, u64)> {
-    let json = serde_json::to_string(env)?;
-    let hash = &env.input.content_hash;
-    let dedupe = db
-        .prepare("UPDATE dead_letters SET seen_count = seen_count + 1, last_seen_at = ?1 WHERE content_hash = ?2 AND status = ?4 AND id <> ?3")
-        .bind(&[int(now), text(hash), text(&env.id), pending()])?;
-    let insert = db
-        .prepare(
-            "INSERT INTO dead_letters (id, kind, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
-             SELECT ?1, ?2, ?14, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13 \
-             WHERE NOT EXISTS (SELECT 1 FROM dead_letters WHERE content_hash = ?11 AND status = ?14 AND id <> ?1) \
-             ON CONFLICT(id) DO NOTHING",
-        )
-        .bind(&[
-            text(&env.id),
-            text(env.kind.as_str()),
-            opt_text(env.identity.event_id.as_deref()),
-            opt_text(env.identity.idempotency_key.as_deref()),
-            opt_text(env.identity.source.as_deref()),
-            text(&env.identity.queue_message_id),
-            text(env.failure.code.as_str()),
-            text(env.failure.class.as_str()),
-            text(&env.failure.signature),
-            int(i64::from(env.delivery.attempts)),
-            text(hash),
-            int(now),
-            text(&json),
-            pending(),
-        ])?;
-    let count = db
-        .prepare("SELECT count(*) AS n FROM dead_letters WHERE status = ?1")
-        .bind(&[pending()])?;
-    let results = db.batch(vec![dedupe, insert, count]).await?;
-    let changed = |i: usize| results.get(i).map_or(0, changes);
-    #[derive(Deserialize)]
-    struct Count {
-        n: f64,
-    }
-    let pending_count = results
-        .get(2)
-        .and_then(|r| r.results::<Count>().ok())
-        .and_then(|rows| rows.first().map(|c| c.n as u64))
-        .unwrap_or(0);
-    Ok((
-        StoreOutcome::from_changes(changed(0), changed(1)),
-        pending_count,
-    ))
-}
-
 /// Evicts the `n` oldest pending entries, tombstone first, in one
-/// transaction; answers the evicted ids.
+/// transaction; answers the evicted ids. The DLQ batch's follow-up, when
+/// its own evictions did not bring the depth down to capacity.
 pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<String>> {
     #[derive(Deserialize)]
     struct Id {

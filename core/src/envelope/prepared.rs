@@ -1,0 +1,145 @@
+//! An envelope in two stages, so that a batch of DLQ messages costs one D1
+//! read instead of one per message. What the message alone says (where it
+//! came from, the event inside it, its entry id, the dedupe key of a body it
+//! carries inline) is read first, for every message of the batch; the
+//! attempt histories and claim-checked bodies those messages name are then
+//! read together, and each envelope is finished from them.
+
+use super::{
+    body_parts, entry_id, error_signature, final_failure, headers_of, identity, merged_history,
+    origin, AttemptRecord, DeliveryState, Envelope, FailureEvidence, Identity, Input, Origin,
+    Timing, Transport, EXCERPT_BYTES,
+};
+use crate::idempotency::content_hash;
+use crate::queued_event::{decode_value, EventBody, QueuedEvent};
+use crate::redact::truncate;
+use crate::UnixMillis;
+use serde_json::Value;
+
+/// A DLQ message read on its own, before its D1 evidence is known.
+pub struct Prepared {
+    origin: Origin,
+    event: Option<QueuedEvent>,
+    identity: Identity,
+    /// The dedupe key, when the body is in the message (not claim-checked).
+    inline_hash: Option<String>,
+}
+
+impl Prepared {
+    /// Reads one DLQ message (`body`, its queue message id and timestamp).
+    pub fn new(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Prepared {
+        let origin = origin(body, queue_message_id, enqueued_at_ms);
+        let event = decode_value(&origin.original).ok();
+        let identity = identity(event.as_ref(), &origin.original, origin.original_id.clone());
+        let mut prepared = Prepared {
+            origin,
+            event,
+            identity,
+            inline_hash: None,
+        };
+        if prepared.body_ref().is_none() {
+            prepared.inline_hash = Some(prepared.content_hash(None));
+        }
+        prepared
+    }
+
+    /// The original queue message id: the consumer recorded its attempts
+    /// under it.
+    pub fn original_message_id(&self) -> &str {
+        &self.identity.queue_message_id
+    }
+
+    /// The event id, when the message names one.
+    pub fn event_id(&self) -> Option<&str> {
+        self.identity.event_id.as_deref()
+    }
+
+    /// The entry id (`dlq_…`) this message is stored under.
+    pub fn entry_id(&self) -> String {
+        entry_id(&self.identity.queue_message_id)
+    }
+
+    /// Where the body is claim-checked (`payloads.event_id`), if it is.
+    pub fn body_ref(&self) -> Option<&str> {
+        match self.event.as_ref().map(|e| &e.body) {
+            Some(EventBody::Stored { body_ref, .. }) => Some(body_ref),
+            _ => None,
+        }
+    }
+
+    /// The dedupe key, known before any read unless the body is claim-checked.
+    pub fn inline_content_hash(&self) -> Option<&str> {
+        self.inline_hash.as_deref()
+    }
+
+    /// The dedupe key, given the claim-checked body when there is one.
+    pub fn content_hash(&self, stored_body: Option<&str>) -> String {
+        if let Some(hash) = &self.inline_hash {
+            return hash.clone();
+        }
+        let (text, _, _) = body_parts(self.event.as_ref(), &self.origin.original, stored_body);
+        content_hash(
+            self.identity.source.as_deref().unwrap_or(""),
+            text.as_bytes(),
+        )
+    }
+
+    /// The whole envelope, from the recorded attempts (any order), the
+    /// claim-checked body if it was loaded, and the DLQ worker's clock.
+    pub fn finish(
+        self,
+        history: Vec<AttemptRecord>,
+        stored_body: Option<&str>,
+        now_ms: UnixMillis,
+    ) -> Envelope {
+        let hash = self.content_hash(stored_body);
+        let Prepared {
+            origin: o,
+            event,
+            identity,
+            ..
+        } = self;
+        let history = merged_history(history, o.handoff.as_ref());
+        let failure = final_failure(o.handoff.as_ref(), &history);
+        let attempts = history
+            .iter()
+            .map(|a| a.attempt)
+            .max()
+            .unwrap_or(0)
+            .max(o.handoff.as_ref().map_or(0, |h| h.attempts));
+        let (body_text, body_bytes, body_ref) =
+            body_parts(event.as_ref(), &o.original, stored_body);
+        let excerpt = truncate(&body_text, EXCERPT_BYTES).to_string();
+        Envelope {
+            id: entry_id(&identity.queue_message_id),
+            kind: o.kind,
+            identity,
+            timing: Timing {
+                enqueued_at_ms: o.enqueued_at_ms,
+                received_at_ms: event.as_ref().map(|e| e.received_at_ms),
+                first_attempt_at_ms: history.first().map(|a| a.at_ms),
+                last_attempt_at_ms: history.last().map(|a| a.at_ms),
+                dead_lettered_at_ms: now_ms,
+            },
+            delivery: DeliveryState { attempts, history },
+            failure: FailureEvidence {
+                signature: error_signature(failure.code, &failure.message),
+                code: failure.code,
+                class: failure.class(),
+                message: failure.message,
+            },
+            transport: Transport {
+                headers: headers_of(&o.original),
+                delivery_id: event.as_ref().and_then(|e| e.delivery_id.clone()),
+            },
+            input: Input {
+                excerpt_truncated: excerpt.len() < body_text.len(),
+                excerpt,
+                body_bytes,
+                body_ref,
+                content_hash: hash,
+                original: o.original,
+            },
+        }
+    }
+}

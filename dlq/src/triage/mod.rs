@@ -1,0 +1,256 @@
+//! Triage of `webhooks-dlq`: one envelope per dead letter, stored, logged,
+//! then acked. Anything that prevents storing it retries the message
+//! instead, because a dead letter acked before it is stored is lost.
+//!
+//! A batch costs a fixed number of D1 round trips, whatever its size:
+//! 1. the read (`read`): attempt histories, claim-checked bodies, and the
+//!    store snapshot; plus one small read only when a body is claim-checked;
+//! 2. the write: the whole plan (`hookrelay_core::triage_plan`) in one
+//!    transaction, so either every message's statement ran or none did and
+//!    every message is retried (planned again from a fresh read);
+//! 3. the events' status, best effort (the dead letters are already safe,
+//!    and the events table may be the very thing that is broken), and the
+//!    counters flush, side by side.
+//!
+//! Only when the write leaves the depth past capacity (a capacity lowered
+//! far below the depth) does one more round trip evict the rest.
+
+mod read;
+
+use futures_util::future::join;
+use hookrelay_core::config::DlqConfig;
+use hookrelay_core::dlq_store_retry::store_retry_delay_s;
+use hookrelay_core::envelope::{Envelope, Prepared};
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::state::StoreOutcome;
+use hookrelay_core::triage_plan::{self, BatchEntry, Settled, StoreSnapshot, TriagePlan};
+use hookrelay_platform::db::{dead_letters, error_message, events};
+use hookrelay_platform::env_config::WorkerEnv;
+use hookrelay_platform::queue_message::QueueMessage;
+use hookrelay_platform::{log, metrics, now_ms};
+use serde_json::json;
+use worker::{D1Database, Env};
+
+const COMPONENT: Component = Component::Dlq;
+
+/// Triage every message of a batch: one read, one write, then each
+/// message acked or retried on its own.
+pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
+    let config = match DlqConfig::load(&WorkerEnv(env)) {
+        Ok(c) => c,
+        Err(e) => {
+            log::error(
+                COMPONENT,
+                "config_invalid",
+                json!({"key": e.key, "problem": e.problem}),
+            );
+            for m in &messages {
+                m.retry(30);
+            }
+            return;
+        }
+    };
+    match env.d1("DB") {
+        Ok(db) => {
+            let failed_events = triage_batch(&db, &messages, &config).await;
+            let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
+            // Two independent best-effort writes: neither waits for the other.
+            join(mark_events_failed(&db, &ids), metrics::flush(env)).await;
+            return;
+        }
+        Err(e) => {
+            log::error(
+                COMPONENT,
+                "d1_binding_missing",
+                json!({"err": error_message(&e)}),
+            );
+            for m in &messages {
+                retry_store(m, &config, "the D1 binding DB is missing");
+            }
+        }
+    }
+    metrics::flush(env).await;
+}
+
+/// Stores the batch and acks or retries each message; answers the event
+/// ids of the dead letters now stored.
+async fn triage_batch(
+    db: &D1Database,
+    messages: &[QueueMessage],
+    config: &DlqConfig,
+) -> Vec<String> {
+    if messages.is_empty() {
+        return Vec::new();
+    }
+    let now = now_ms();
+    let (envelopes, snapshot, plan) = match planned(db, messages, config, now).await {
+        Ok(p) => p,
+        Err(e) => {
+            retry_all(messages, config, &error_message(&e));
+            return Vec::new();
+        }
+    };
+    let write = dead_letters::write_triage(db, &envelopes, &plan, now).await;
+    let settled = triage_plan::settle(&plan, write.as_ref().ok().map(|w| w.changes.as_slice()));
+    let why = match &write {
+        Ok(_) => "the dead-letter store changed while this batch was written".to_string(),
+        Err(e) => error_message(e),
+    };
+    let mut failed_events = Vec::new();
+    for ((message, env), settled) in messages.iter().zip(&envelopes).zip(&settled) {
+        match *settled {
+            Settled::Done(outcome) => {
+                report_stored(env, outcome);
+                failed_events.extend(env.identity.event_id.clone());
+                message.ack();
+            }
+            Settled::Unsettled => retry_store(message, config, &why),
+        }
+    }
+    let Ok(write) = write else {
+        return failed_events;
+    };
+    report_evicted(&write.evicted, config.capacity);
+    let more =
+        triage_plan::evictions_after(&snapshot, &settled, write.evicted.len(), config.capacity);
+    evict_rest(db, more, config.capacity, now).await;
+    failed_events
+}
+
+/// Reads the batch's evidence, builds every envelope and plans the write.
+async fn planned(
+    db: &D1Database,
+    messages: &[QueueMessage],
+    config: &DlqConfig,
+    now: i64,
+) -> worker::Result<(Vec<Envelope>, StoreSnapshot, TriagePlan)> {
+    let prepared: Vec<Prepared> = messages
+        .iter()
+        .map(|m| Prepared::new(m.body_value(), &m.id, m.enqueued_at_ms))
+        .collect();
+    let mut evidence = read::read(db, &prepared, config.capacity).await?;
+    let envelopes: Vec<Envelope> = prepared
+        .into_iter()
+        .map(|p| {
+            let history = evidence.history(p.original_message_id());
+            let body = p.body_ref().and_then(|r| evidence.bodies.get(r)).cloned();
+            p.finish(history, body.as_deref(), now)
+        })
+        .collect();
+    read::add_claim_checked(db, &mut evidence, &envelopes).await?;
+    let batch: Vec<BatchEntry> = envelopes
+        .iter()
+        .map(|e| BatchEntry {
+            id: e.id.clone(),
+            content_hash: e.input.content_hash.clone(),
+        })
+        .collect();
+    let plan = triage_plan::plan(&batch, &evidence.snapshot, config.capacity, now);
+    Ok((envelopes, evidence.snapshot, plan))
+}
+
+fn retry_all(messages: &[QueueMessage], config: &DlqConfig, err: &str) {
+    for m in messages {
+        retry_store(m, config, err);
+    }
+}
+
+/// Retries a dead letter that could not be stored, with a growing delay so
+/// the retries outlast the queue's retention; logged and counted each time.
+fn retry_store(message: &QueueMessage, config: &DlqConfig, err: &str) {
+    let delay_s = store_retry_delay_s(config.retry_delay_s, message.attempts);
+    metrics::count(Metric::new(MetricName::DlqStoreFailed, COMPONENT), 1);
+    log::error(
+        COMPONENT,
+        "store_failed",
+        json!({"queue_message_id": message.id, "attempts": message.attempts, "err": err, "next": "retry", "delay_s": delay_s}),
+    );
+    message.retry(delay_s);
+}
+
+/// Counts a stored dead letter and logs its WARN line.
+fn report_stored(env: &Envelope, outcome: StoreOutcome) {
+    count_stored(env, outcome);
+    log::emit(
+        log::Level::Warn,
+        None,
+        COMPONENT,
+        "dead_letter",
+        json!({
+            "id": env.id,
+            "event_id": env.identity.event_id,
+            "source": env.identity.source,
+            "code": env.failure.code,
+            "class": env.failure.class,
+            "attempts": env.delivery.attempts,
+            "kind": env.kind,
+            "signature": env.failure.signature,
+            "outcome": outcome,
+        }),
+    );
+}
+
+/// "Did this webhook arrive?" should say it failed, not that it is still
+/// pending. Best effort: the dead letters are already safe, and the events
+/// table may be the very thing that is broken.
+async fn mark_events_failed(db: &D1Database, event_ids: &[&str]) {
+    if event_ids.is_empty() {
+        return;
+    }
+    if let Err(e) = events::mark_dead_lettered(db, event_ids).await {
+        log::warn(
+            COMPONENT,
+            "event_status_not_updated",
+            json!({"event_ids": event_ids, "err": error_message(&e)}),
+        );
+    }
+}
+
+fn count_stored(env: &Envelope, outcome: StoreOutcome) {
+    let name = match outcome {
+        StoreOutcome::Stored => MetricName::DeadLettered,
+        StoreOutcome::Deduped => MetricName::DlqDeduped,
+        StoreOutcome::Redelivered => return,
+    };
+    let source = env.identity.source.as_deref().unwrap_or("");
+    metrics::count(
+        Metric::new(name, COMPONENT)
+            .source(source)
+            .code(env.failure.code),
+        1,
+    );
+}
+
+fn report_evicted(ids: &[String], capacity: u64) {
+    if ids.is_empty() {
+        return;
+    }
+    metrics::count(
+        Metric::new(MetricName::DropOverflow, COMPONENT),
+        ids.len() as u64,
+    );
+    for id in ids {
+        log::warn(
+            COMPONENT,
+            "evicted",
+            json!({"id": id, "reason": "capacity", "capacity": capacity}),
+        );
+    }
+}
+
+/// The follow-up eviction of `evict` more entries. A failure is logged,
+/// not retried: every message is already stored, and the next batch's plan
+/// evicts from a fresh depth.
+async fn evict_rest(db: &D1Database, evict: u64, capacity: u64, now: i64) {
+    if evict == 0 {
+        return;
+    }
+    match dead_letters::evict_oldest(db, evict, now).await {
+        Ok(ids) => report_evicted(&ids, capacity),
+        Err(e) => log::error(
+            COMPONENT,
+            "eviction_failed",
+            json!({"count": evict, "err": error_message(&e)}),
+        ),
+    }
+}

@@ -1,0 +1,143 @@
+// The DLQ worker stores a whole webhooks-dlq batch at once: duplicates
+// inside one batch, a batch that crosses capacity, and a D1 fault in the
+// middle of the batch's write. Each batch here is made the way production
+// makes it: poison messages sent together to `webhooks` become one hand-off
+// send from the relay, so they reach the DLQ worker as one batch (their
+// entries then share one dead-lettered time, which the tests check).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+
+const poison = (n, body = `not json {${n}`) => ({
+  v: 1, event_id: `evt_batch_${n}`, idempotency_key: `demo-hmac:batch-${n}`, source: "demo-hmac",
+  received_at_ms: Date.now(), headers: { "content-type": "application/json" }, body,
+});
+const sendBatch = async (relay, messages) => (await relay.producer()).sendBatch(messages.map((body) => ({ body })));
+// Counters are kept per metric and label (`dlq_deduped:BAD_PAYLOAD`); sum a metric's labels.
+const counter = async (relay, name) =>
+  (await rows(relay.db, "SELECT sum(value) AS n FROM counters WHERE name = ? OR name LIKE ?", name, `${name}:%`))[0]?.n ?? 0;
+const entries = (relay) => rows(relay.db, "SELECT * FROM dead_letters ORDER BY created_at, id");
+const entryOf = async (relay, n) => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ?", `evt_batch_${n}`))[0];
+const stored = (relay, n) => waitFor(() => entryOf(relay, n), { what: `entry ${n}` });
+const deadLetterLines = (relay) => relay.logs.filter((l) => l.includes('"event":"dead_letter"')).map((l) => JSON.parse(l.slice(l.indexOf("{"))));
+
+test("identical payloads inside one batch are stored once and marked seen; an undecodable message is stored beside them", async () => {
+  const relay = await startRelay();
+  try {
+    await sendBatch(relay, [poison(1, "same bad payload"), poison(2), poison(3, "same bad payload"), "garbage, not an event", poison(4, "same bad payload")]);
+    await waitFor(async () => deadLetterLines(relay).length >= 5, { what: "five dead letters triaged" });
+    const all = await entries(relay);
+    assert.equal(all.length, 3, "three distinct payloads");
+    assert.equal(new Set(all.map((e) => e.created_at)).size, 1, "one batch");
+    const same = await entryOf(relay, 1);
+    assert.equal(same.seen_count, 3, "the first of the three, seen three times");
+    assert.equal(await entryOf(relay, 3), undefined);
+    assert.equal(await entryOf(relay, 4), undefined);
+    const garbage = all.find((e) => e.event_id === null);
+    assert.equal(JSON.parse(garbage.envelope).input.original, "garbage, not an event");
+    const outcomes = deadLetterLines(relay).map((l) => l.outcome).sort();
+    assert.deepEqual(outcomes, ["deduped", "deduped", "stored", "stored", "stored"]);
+    assert.equal(await counter(relay, "dead_lettered"), 3);
+    assert.equal(await counter(relay, "dlq_deduped"), 2);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a batch that crosses capacity evicts exactly the oldest pending entries, its own last, each with a tombstone", async () => {
+  const relay = await startRelay({ dlqVars: { DLQ_CAPACITY: "5" } });
+  try {
+    await sendBatch(relay, [poison(10)]);
+    const replayed = await stored(relay, 10);
+    await relay.db.prepare("UPDATE dead_letters SET status = 'replayed' WHERE id = ?").bind(replayed.id).run();
+    for (const n of [11, 12, 13]) {
+      await sendBatch(relay, [poison(n)]);
+      await stored(relay, n);
+    }
+    // 3 pending + 4 new = 7: the two oldest (11, 12) go.
+    await sendBatch(relay, [14, 15, 16, 17].map((n) => poison(n)));
+    await stored(relay, 17);
+    const pending = async () => (await rows(relay.db, "SELECT event_id FROM dead_letters WHERE status = 'pending' ORDER BY created_at, id")).map((r) => r.event_id);
+    assert.deepEqual((await pending()).sort(), ["evt_batch_13", "evt_batch_14", "evt_batch_15", "evt_batch_16", "evt_batch_17"]);
+    const tombstones = async () => (await rows(relay.db, "SELECT id, event_id FROM dead_letter_tombstones ORDER BY evicted_at, id"));
+    assert.deepEqual((await tombstones()).map((t) => t.event_id).sort(), ["evt_batch_11", "evt_batch_12"]);
+    assert.equal((await rows(relay.db, "SELECT status FROM dead_letters WHERE id = ?", replayed.id))[0].status, "replayed");
+
+    // 5 pending + 7 new: all five older ones go, then the batch's own two lowest ids.
+    const batch = [20, 21, 22, 23, 24, 25, 26];
+    await sendBatch(relay, batch.map((n) => poison(n)));
+    await waitFor(async () => (await tombstones()).length === 9, { what: "nine tombstones" });
+    const ids = (await rows(relay.db, `SELECT id, event_id FROM dead_letters WHERE event_id IN (${batch.map(() => "?").join(",")}) UNION ALL SELECT id, event_id FROM dead_letter_tombstones WHERE event_id IN (${batch.map(() => "?").join(",")})`, ...batch.map((n) => `evt_batch_${n}`), ...batch.map((n) => `evt_batch_${n}`))).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const ownEvicted = ids.slice(0, 2).map((r) => r.event_id);
+    const kept = await rows(relay.db, "SELECT DISTINCT created_at FROM dead_letters WHERE status = 'pending'");
+    assert.equal(kept.length, 1, "the seven arrived as one batch");
+    assert.deepEqual((await pending()).sort(), ids.slice(2).map((r) => r.event_id).sort());
+    assert.deepEqual((await tombstones()).map((t) => t.event_id).sort(), ["evt_batch_11", "evt_batch_12", "evt_batch_13", "evt_batch_14", "evt_batch_15", "evt_batch_16", "evt_batch_17", ...ownEvicted].sort());
+    assert.ok((await rows(relay.db, "SELECT * FROM dead_letter_tombstones")).every((t) => t.content_hash && t.evicted_at > 0));
+    assert.equal(await counter(relay, "drop_overflow"), 9);
+    assert.equal(relay.logs.filter((l) => l.includes('"event":"evicted"')).length, 9);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a D1 fault in the middle of a batch's write retries every message; after the repair each is stored once", async () => {
+  const relay = await startRelay({ dlqVars: { DLQ_RETRY_DELAY_S: "0" } });
+  try {
+    for (const n of [30, 31]) {
+      await sendBatch(relay, [poison(n)]);
+      await stored(relay, n);
+    }
+    // A real failing statement inside the write: the rows before it were
+    // inserted in the same transaction, which D1 then rolls back.
+    await relay.db.prepare("CREATE TRIGGER fault_mid_batch BEFORE INSERT ON dead_letters WHEN NEW.event_id = 'evt_batch_34' BEGIN SELECT RAISE(ABORT, 'injected fault'); END").run();
+    const failures = () => relay.logs.filter((l) => l.includes('"event":"store_failed"')).length;
+    try {
+      await sendBatch(relay, [poison(32), poison(33, "twin payload"), poison(34), poison(35, "twin payload")]);
+      await waitFor(() => failures() >= 4, { what: "the first batch failed" });
+      assert.equal((await entries(relay)).length, 2, "nothing of the failed batch was kept");
+      await waitFor(() => failures() >= 8, { what: "a second failed round" });
+    } finally {
+      await relay.db.prepare("DROP TRIGGER fault_mid_batch").run();
+    }
+    await stored(relay, 34);
+    const all = await entries(relay);
+    assert.equal(all.length, 5, "30, 31, 32, 34 and one entry for the twins");
+    const twins = all.filter((e) => JSON.parse(e.envelope).input.excerpt === "twin payload");
+    assert.deepEqual(twins.map((e) => e.seen_count), [2]);
+    assert.ok(all.every((e) => e.status === "pending"));
+    assert.equal(await counter(relay, "dead_lettered"), 5);
+    assert.equal(await counter(relay, "dlq_deduped"), 1);
+    assert.ok((await counter(relay, "dlq_store_failed")) >= 8);
+    assert.equal(deadLetterLines(relay).length, 6, "one WARN line per dead letter, none for a failed attempt");
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a claim-checked body is read from payloads for the envelope and its dedupe key, within and across batches", async () => {
+  const relay = await startRelay();
+  try {
+    const big = JSON.stringify({ data: "b".repeat(200_000) });
+    for (const id of ["evt_big_1", "evt_big_2", "evt_big_3"]) {
+      await relay.db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?, 'demo-hmac', ?, ?, ?)").bind(id, big, big.length, Date.now()).run();
+    }
+    // Moved originals, as Cloudflare moves them after max_retries.
+    const moved = (id) => ({ v: 1, event_id: id, idempotency_key: `demo-hmac:${id}`, source: "demo-hmac", received_at_ms: Date.now(), headers: {}, body_ref: id, body_bytes: big.length });
+    const dlq = await relay.producer("WEBHOOKS_DLQ");
+    await dlq.sendBatch([{ body: moved("evt_big_1") }, { body: moved("evt_big_2") }]);
+    const first = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE content_hash = ?", createHash("sha256").update("demo-hmac\0" + big).digest("hex")))[0], { what: "the claim-checked entry" });
+    const env = JSON.parse(first.envelope);
+    assert.equal(env.input.body_ref, first.event_id);
+    assert.equal(env.input.body_bytes, big.length);
+    assert.equal(env.input.excerpt, big.slice(0, 4096));
+    await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 2, { what: "its twin in the same batch marked it seen" });
+    await dlq.send(moved("evt_big_3"));
+    await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 3, { what: "a later twin marked it seen" });
+    assert.equal((await entries(relay)).length, 1);
+    assert.equal(await counter(relay, "dlq_deduped"), 2);
+  } finally {
+    await relay.dispose();
+  }
+});
