@@ -4,7 +4,7 @@
 // per run, D1 round trips counted by bench/d1-counter.mjs.
 import { startJsConsumer, startRelay } from "./lib.mjs";
 import { consumerRun, runLine } from "./consumer-run.mjs";
-import { fmt, median, say, targetTable } from "./report.mjs";
+import { capacityLine, fmt, median, say, targetTable } from "./report.mjs";
 
 export function ingestConsumers(compatDate) {
   return {
@@ -62,6 +62,8 @@ export async function runConsumerIngest({ compatDate, runs, n, batchSize = 100 }
   });
   say("");
   say(text);
+  say(capacityLine(results, "rust", "raw", batchSize));
+  say(capacityLine(results, "rust", "ts", batchSize));
   say("");
   return { runs: results, ratios };
 }

@@ -8,7 +8,7 @@
 import { SECRETS, startJsConsumer, startRelay } from "./lib.mjs";
 import { consumerRun, runLine } from "./consumer-run.mjs";
 import { startDownstream } from "./downstream.mjs";
-import { fmt, median, say, targetTable } from "./report.mjs";
+import { capacityLine, fmt, median, say, targetTable } from "./report.mjs";
 
 export const FORWARD_SOURCE = "bench-forward";
 
@@ -68,6 +68,7 @@ export async function runForwarding({ compatDate, runs, n, batchSize = 100 }) {
     });
     say("");
     say(text);
+    say(capacityLine(results, "rust", "js", batchSize));
     say("");
     return { runs: results, ratios };
   } finally {

@@ -69,3 +69,15 @@ export function targetTable({ subjects, runs, ratios, unit, extra = [], per = "b
   const headers = ["", `median ${unit}`, "min–max", `runs (${unit})`, `D1 round trips / ${per}`, `statements / ${per}`, ...extra.map((e) => e.header)];
   return { text: table(headers, rows), ratios: out };
 }
+
+/**
+ * The same ratio from the handlers alone: capacity = batch size / the
+ * broker's median wall time per full batch, paired per run. End to end, the
+ * producer's sends share workerd's one thread with the consumer, so this
+ * line shows the consumers without the send cost both sides pay.
+ */
+export function capacityLine(runs, a, b, batchSize) {
+  const cap = (k) => runs[k].map((r) => (batchSize / r.handlerMs) * 1000);
+  const r = pairedRatio(cap(a), cap(b));
+  return `  handler capacity (batch size / broker ms per batch), ${a} / ${b}: ${fmt(r.median, 2)}x (${fmt(r.min, 2)}–${fmt(r.max, 2)}x; runs ${r.per.map((x) => fmt(x, 2)).join(", ")}); medians ${fmt(median(cap(a)))} vs ${fmt(median(cap(b)))} events/s`;
+}
