@@ -6,8 +6,8 @@
 // copies them in as the wrapped binding's inner bindings, see
 // `wrappedBindingsToPopulate` in miniflare's dist/src/index.js). The object
 // it returns forwards every call to the real D1 and prints one stdout line
-// per round trip: each `batch`, each `exec`, each statement's
-// `run`/`all`/`first`/`raw`. `prepare` and `bind` make no round trip.
+// per round trip: each `batch`, each `exec`, each (deprecated) `dump`, each
+// statement's `run`/`all`/`first`/`raw`. `prepare` and `bind` make none.
 //
 // worker-rs only accepts a D1 binding whose JS constructor is named
 // `D1Database` (`EnvBinding::TYPE_NAME` in worker-0.8.7/src/d1/mod.rs, or
@@ -44,7 +44,7 @@ class D1Database {
   prepare(sql) { return new D1PreparedStatement(this[REAL].prepare(sql), this.label); }
   batch(statements) { trip(this.label, "batch", statements.length); return this[REAL].batch(unwrap(statements)); }
   exec(sql) { trip(this.label, "exec", 1); return this[REAL].exec(sql); }
-  dump() { return this[REAL].dump(); }
+  dump() { trip(this.label, "dump", 0); return this[REAL].dump(); }
   withSession(c) { return new D1DatabaseSession(this[REAL].withSession(c), this.label); }
 }
 export default function (env) { return new D1Database(env.DB, env.D1_COUNTER_LABEL ?? "?"); }
@@ -69,6 +69,11 @@ function withoutDb(d1Databases) {
  * counter worker holds the real binding as `DB`, so it is also the worker
  * to name as `dbWorker` for migrations and the bench's own polling, which
  * go straight to D1 and are not counted. All `DB`s must be one database.
+ *
+ * Use: `started(workers, name, { countD1: true })` in bench/lib.mjs does
+ * all of it. By hand: start Miniflare with `wrapWorkers(workers)`,
+ * `dbWorker: COUNTER_WORKER`, and `handleRuntimeStdio: lineStdio((l) =>
+ * tally.onLine(l))` with a `new D1Tally()`; then `tally.of(name).trips`.
  */
 export function wrapWorkers(workers) {
   const ids = new Set(workers.map((w) => databaseIdOf(w.d1Databases)).filter(Boolean));
