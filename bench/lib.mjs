@@ -8,6 +8,10 @@ import { createHmac, randomUUID } from "node:crypto";
 import path from "node:path";
 import { ROOT, SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../scripts/miniflare-workers.mjs";
 import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
+import { COUNTER_WORKER, D1Tally, wrapWorkers } from "./d1-counter.mjs";
+import { workerdPids } from "./cpu.mjs";
+
+export { median, quantile, table } from "./report.mjs";
 
 export { ROOT, SECRETS };
 export const BENCH = path.join(ROOT, "bench");
@@ -36,19 +40,48 @@ export class BatchLog extends Log {
   }
 }
 
-/** Counts the workers' stdout/stderr lines and keeps the first error lines (nothing is printed). */
-function stdio(sink) {
+/**
+ * Counts the workers' stdout/stderr lines and keeps the first error lines
+ * (nothing is printed). D1 counter lines go to `tally` instead.
+ */
+function stdio(sink, tally) {
   return lineStdio((line) => {
+    if (tally.onLine(line)) return;
     sink.count += 1;
     if (/error|panic/i.test(line) && sink.errors.length < 20) sink.errors.push(line);
   });
 }
 
-async function started(workers, dbWorker) {
+/**
+ * Starts `workers` (fresh in-memory D1). With `countD1` every `DB` goes
+ * through the round-trip counter (bench/d1-counter.mjs) and `d1` tallies
+ * its lines; migrations and the bench's own queries bypass it. `pid` is the
+ * new workerd process (for bench/cpu.mjs): Miniflares start one at a time.
+ */
+export async function started(workers, dbWorker, { countD1 = false } = {}) {
   const log = new BatchLog();
   const out = { count: 0, errors: [] };
-  const { mf, url, db } = await startMiniflare(workers, { dbWorker, log, handleRuntimeStdio: stdio(out) });
-  return { mf, url, db, log, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
+  const d1 = new D1Tally();
+  const list = countD1 ? wrapWorkers(workers) : workers;
+  const before = new Set(workerdPids());
+  const { mf, url, db } = await startMiniflare(list, { dbWorker: countD1 ? COUNTER_WORKER : dbWorker, log, handleRuntimeStdio: stdio(out, d1) });
+  const pid = workerdPids().find((p) => !before.has(p));
+  return { mf, url, db, log, d1, pid, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
+}
+
+/**
+ * Waits until the workers' stdout has gone quiet (no new D1 counter line for
+ * 3 polls of 50 ms): lines arrive through a pipe, after the work they count.
+ */
+export async function settleStdio(env) {
+  let last = -1;
+  let still = 0;
+  while (still < 3) {
+    const now = Object.values(env.d1.byWorker).reduce((a, w) => a + w.trips, 0) + env.stdio.count;
+    still = now === last ? still + 1 : 0;
+    last = now;
+    await sleep(50);
+  }
 }
 
 /**
@@ -57,12 +90,16 @@ async function started(workers, dbWorker) {
  * name, `null` detaches that consumer; `vars` override vars and secrets of
  * both workers.
  */
-export function startRelay({ consumers = {}, vars = {} } = {}) {
-  return started(hookrelayWorkers({ vars, consumers }), "hookrelay");
+export function startRelay({ consumers = {}, vars = {}, ...options } = {}) {
+  return started(hookrelayWorkers({ vars, consumers }), "hookrelay", options);
 }
 
-/** A hand-written JS consumer (bench/.build/<name>.js), wrangler-free config. */
-export function startJsConsumer(name, compatibilityDate, { maxBatchSize = 100 } = {}) {
+/**
+ * A hand-written JS worker (bench/.build/<name>.js), wrangler-free config.
+ * `maxBatchSize: null` attaches no `webhooks` consumer; `bindings` are
+ * plain vars.
+ */
+export function startJsConsumer(name, compatibilityDate, { maxBatchSize = 100, bindings = {}, ...options } = {}) {
   return started(
     [
       {
@@ -70,12 +107,14 @@ export function startJsConsumer(name, compatibilityDate, { maxBatchSize = 100 } 
         modules: true,
         scriptPath: path.join(BUILD, `${name}.js`),
         compatibilityDate,
-        queueConsumers: { webhooks: { maxBatchSize, maxBatchTimeout: 0 } },
+        queueConsumers: maxBatchSize === null ? {} : { webhooks: { maxBatchSize, maxBatchTimeout: 0 } },
         queueProducers: { WEBHOOKS: "webhooks" },
         d1Databases: ["DB"],
+        bindings,
       },
     ],
     name,
+    options,
   );
 }
 
@@ -94,17 +133,17 @@ export function eventBody(i) {
   });
 }
 
-/** `n` QueuedEvent messages (core/src/queued_event.rs), unique keys per run. */
-export function queuedEvents(n, run = randomUUID().slice(0, 8)) {
+/** `n` QueuedEvent messages (core/src/queued_event.rs) of `source`, unique keys per run. */
+export function queuedEvents(n, run = randomUUID().slice(0, 8), source = "demo-hmac") {
   const now = Date.now();
   const out = new Array(n);
   for (let i = 0; i < n; i++) {
-    const key = `demo-hmac:${run}-${i}`;
+    const key = `${source}:${run}-${i}`;
     out[i] = {
       v: 1,
       event_id: `evt_${createHmac("sha256", "id").update(key).digest("hex").slice(0, 32)}`,
       idempotency_key: key,
-      source: "demo-hmac",
+      source,
       received_at_ms: now,
       headers: { "content-type": "application/json" },
       body: eventBody(i),
@@ -122,23 +161,3 @@ export function hmacHeaders(body, { opId = randomUUID(), valid = true } = {}) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-export function median(xs) {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-export function quantile(xs, q) {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
-}
-
-export function table(headers, rows) {
-  const cells = [headers, ...rows].map((r) => r.map((c) => String(c)));
-  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  return [line(cells[0]), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
-}

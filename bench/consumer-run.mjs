@@ -1,0 +1,86 @@
+// One consumer run, shared by the consumer, forwarding and sweep sections:
+// start a fresh Miniflare, put `n` QueuedEvent messages on `webhooks` in
+// sendBatch chunks of 100, and stop the clock when every `events` row exists
+// (and, with a downstream, when it has received `n` requests). Then read
+// what the broker and the D1 counter saw.
+import { median } from "./report.mjs";
+import { queuedEvents, settleStdio, sleep } from "./lib.mjs";
+
+const CHUNK = 100;
+const TIMEOUT_MS = 240_000;
+
+/**
+ * `start()` returns a started env (bench/lib.mjs `started`), `worker` is the
+ * consumer's worker name (its producer binding and its D1 label).
+ * `drainDelayS` > 0 sends every message with that delay, so all sends are
+ * done before the first batch runs and batches are full (the sweep); the
+ * rate is then timed from the first batch's start to the last one's end,
+ * as the broker reported them.
+ */
+export async function consumerRun({ start, worker, n, batchSize, source = "demo-hmac", downstream = null, drainDelayS = 0 }) {
+  downstream?.reset();
+  const env = await start();
+  try {
+    const producer = await env.mf.getQueueProducer("WEBHOOKS", worker);
+    const events = queuedEvents(n, undefined, source);
+    const count = async () => (await env.db.prepare("SELECT count(*) AS n FROM events").first("n")) ?? 0;
+    const done = async () => (!downstream || downstream.requests >= n) && (await count()) >= n;
+    const t0 = performance.now();
+    const options = drainDelayS > 0 ? { delaySeconds: drainDelayS } : undefined;
+    const sending = (async () => {
+      for (let i = 0; i < events.length; i += CHUNK) {
+        await producer.sendBatch(
+          events.slice(i, i + CHUNK).map((body) => ({ body })),
+          options,
+        );
+      }
+      return performance.now() - t0;
+    })();
+    while (!(await done())) {
+      if (performance.now() - t0 > TIMEOUT_MS) {
+        const got = `${await count()} rows${downstream ? `, ${downstream.requests} downstream requests` : ""}`;
+        throw new Error(`${worker}: only ${got} of ${n} after ${TIMEOUT_MS / 1000} s; errors: ${[...env.log.errors, ...env.stdio.errors].slice(0, 5).join(" | ")}`);
+      }
+      await sleep(downstream ? 20 : 50);
+    }
+    const doneAt = performance.now();
+    const sendMs = await sending;
+    await settleStdio(env);
+    const batches = env.log.batches.filter((b) => b.queue === "webhooks");
+    const full = batches.filter((b) => b.size === batchSize);
+    const trips = env.d1.of(worker);
+    const delivered = downstream ? await env.db.prepare("SELECT count(*) AS n FROM events WHERE delivery_status = 'delivered'").first("n") : null;
+    const first = batches.reduce((a, b) => Math.min(a, b.at - b.ms), Infinity);
+    const ms = drainDelayS > 0 ? Math.max(...batches.map((b) => b.at)) - first : doneAt - t0;
+    return {
+      rate: (n / ms) * 1000,
+      ms,
+      sendMs,
+      batches: batches.length,
+      meanBatch: batches.reduce((a, b) => a + b.size, 0) / Math.max(1, batches.length),
+      // The broker's wall time per invocation, median over full batches.
+      handlerMs: median((full.length ? full : batches).map((b) => b.ms)),
+      batchMs: batches.map((b) => b.ms),
+      unacked: batches.reduce((a, b) => a + (b.size - b.acked), 0),
+      trips: trips.trips,
+      tripsPerBatch: trips.trips / batches.length,
+      statementsPerBatch: trips.statements / batches.length,
+      kinds: env.d1.kinds(worker),
+      otherTrips: Object.entries(env.d1.byWorker).filter(([w]) => w !== worker).map(([w, t]) => `${w}:${t.trips}`).join(" "),
+      downstream: downstream ? { requests: downstream.requests, distinct: downstream.distinct, delivered } : null,
+      errors: [...env.log.errors, ...env.stdio.errors].slice(0, 3),
+    };
+  } finally {
+    await env.dispose();
+  }
+}
+
+/** One progress line for a run. */
+export function runLine(r, key, res) {
+  const ds = res.downstream ? `; downstream ${res.downstream.requests} requests (${res.downstream.distinct} distinct), ${res.downstream.delivered} rows delivered` : "";
+  return (
+    `  run ${r} ${key.padEnd(9)} ${res.rate.toFixed(0).padStart(6)} events/s  (${res.ms.toFixed(0)} ms; ${res.batches} batches of mean ${res.meanBatch.toFixed(1)}; ` +
+    `broker median ${Number.isFinite(res.handlerMs) ? res.handlerMs.toFixed(0) : "n/a"} ms/batch; D1 ${res.trips} round trips = ${res.tripsPerBatch.toFixed(2)}/batch [${res.kinds}]` +
+    `${res.otherTrips ? `; other workers ${res.otherTrips}` : ""}${ds}${res.unacked ? `; ${res.unacked} not acked first time` : ""})`
+  );
+}
