@@ -14,6 +14,7 @@ pub mod env_config;
 pub mod log;
 pub mod metrics;
 pub mod pipeline;
+pub mod post_request;
 pub mod queue_message;
 pub mod queue_send;
 
