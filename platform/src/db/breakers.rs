@@ -2,6 +2,7 @@
 //! Transitions are written with compare-and-set on `version`.
 
 use super::{changes, int, text};
+use crate::outlined::outlined;
 use hookrelay_core::breaker::BreakerState;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -15,11 +16,12 @@ struct Row {
 /// A destination's state and version (0 when it has no row yet). A state
 /// this version cannot read is an error, never a silently closed breaker.
 pub async fn load(db: &D1Database, destination: &str) -> Result<(BreakerState, i64)> {
-    let row = db
+    let stmt = db
         .prepare("SELECT state, version FROM breakers WHERE destination = ?1")
-        .bind(&[text(destination)])?
-        .first::<Row>(None)
-        .await?;
+        .bind(&[text(destination)])?;
+    // Every breaker check reads this row: one copy of the read, not one
+    // inside each caller (see `outlined`).
+    let row = outlined(stmt.first::<Row>(None)).await?;
     match row {
         Some(r) => Ok((serde_json::from_str(&r.state)?, r.version as i64)),
         None => Ok((BreakerState::default(), 0)),

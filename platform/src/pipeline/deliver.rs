@@ -168,7 +168,7 @@ async fn decision(
             other => other,
         };
     }
-    let admitted = admission(db, component, url, cfg).await;
+    let admitted = crate::outlined::outlined(admission(db, component, url, cfg)).await;
     decide(
         admitted,
         drain_active,
@@ -197,9 +197,9 @@ async fn deliver_one(
         return Attempt::Called(Err(no_signing_key()));
     };
     match decision(db, url, cfg, component, caller, drain).await {
-        CallDecision::Call => {
-            Attempt::Called(call(db, event, body, url, key, cfg, component).await)
-        }
+        CallDecision::Call => Attempt::Called(
+            crate::outlined::outlined(call(db, event, body, url, key, cfg, component)).await,
+        ),
         CallDecision::Refuse(f) => Attempt::Called(Err(f)),
         CallDecision::Park { cause, probe_at_ms } => Attempt::Parked {
             destination: url.clone(),
