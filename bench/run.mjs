@@ -31,7 +31,7 @@ const REQUESTS = num("BENCH_REQUESTS", 2000);
 const SWEEP_N = num("BENCH_SWEEP_N", 2000);
 const SWEEP_FORWARD_N = num("BENCH_SWEEP_FORWARD_N", 500);
 const SWEEP_RUNS = num("BENCH_SWEEP_RUNS", 3);
-const TRIAGE_N = num("BENCH_TRIAGE_N", 1000);
+const TRIAGE_N = num("BENCH_TRIAGE_N", 10000);
 // BENCH_ONLY=1,2 runs only those targets (for development); default: all.
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim())) : null;
 const wanted = (t) => !ONLY || ONLY.has(String(t));

@@ -255,7 +255,11 @@ fn printable(alg: &str) -> String {
 /// refused by the engine, so each token has exactly one spelling.
 fn decode_object(segment: &str) -> Option<Map<String, Value>> {
     let bytes = URL_SAFE_NO_PAD.decode(segment).ok()?;
-    match serde_json::from_slice(&bytes).ok()? {
+    // Through `&str`, as every other JSON read here: `from_slice` would
+    // link a second copy of serde_json's parser into the wasm. Invalid
+    // UTF-8 is refused either way.
+    let text = std::str::from_utf8(&bytes).ok()?;
+    match serde_json::from_str(text).ok()? {
         Value::Object(map) => Some(map),
         _ => None,
     }

@@ -5,9 +5,8 @@
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::internal_token::mint;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall, PATH};
-use hookrelay_platform::now_ms;
-use wasm_bindgen::JsValue;
-use worker::{Env, Fetcher, Headers, Method, Request, RequestInit};
+use hookrelay_platform::{now_ms, post_request};
+use worker::{Env, Fetcher, Headers};
 
 /// The relay, as this worker calls it.
 pub struct Relay {
@@ -45,11 +44,7 @@ impl Relay {
         let token = mint(&self.key, now_ms().div_euclid(1000));
         let _ = headers.set("authorization", &format!("Bearer {token}"));
         let _ = headers.set("content-type", "application/json");
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post)
-            .with_headers(headers)
-            .with_body(Some(JsValue::from_str(&body)));
-        let request = Request::new_with_init(&format!("https://hookrelay{PATH}"), &init)
+        let request = post_request::post(&format!("https://hookrelay{PATH}"), &headers, &body)
             .map_err(|e| e.to_string())?;
         let mut response = self
             .fetcher

@@ -4,8 +4,7 @@ use futures_util::future::{select, Either};
 use hookrelay_core::downstream_response::{classify_status, network_error, timed_out};
 use hookrelay_core::error_code::Failure;
 use std::time::Duration;
-use wasm_bindgen::JsValue;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{AbortController, Delay, Fetch, Headers};
 
 /// Posts `body` to `url` with `headers`. Anything but a 2xx answer within
 /// `timeout_ms` is a classified failure; the call is aborted on timeout.
@@ -23,11 +22,8 @@ pub async fn post(
     }
     let controller = AbortController::default();
     let signal = controller.signal();
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(h)
-        .with_body(Some(JsValue::from_str(body)));
-    let request = Request::new_with_init(url, &init).map_err(|e| network_error(&e.to_string()))?;
+    let request =
+        crate::post_request::post(url, &h, body).map_err(|e| network_error(&e.to_string()))?;
     let fetch = Fetch::Request(request);
     let call = Box::pin(fetch.send_with_signal(&signal));
     let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));

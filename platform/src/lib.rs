@@ -13,7 +13,9 @@ pub mod drain;
 pub mod env_config;
 pub mod log;
 pub mod metrics;
+pub mod outlined;
 pub mod pipeline;
+pub mod post_request;
 pub mod queue_message;
 pub mod queue_send;
 

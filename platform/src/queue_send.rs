@@ -4,6 +4,7 @@
 //! here, rather than through serde-wasm-bindgen, because the latter turns
 //! maps into JS `Map`s, which the queue's JSON content type stores as `{}`.
 
+use crate::outlined::outlined;
 use wasm_bindgen::JsValue;
 use worker::{Queue, QueueContentType, RawMessageBuilder, SendMessage};
 
@@ -18,7 +19,7 @@ fn message(json: &str) -> worker::Result<SendMessage<JsValue>> {
 
 /// Sends one message given as JSON text.
 pub async fn send_json(queue: &Queue, json: &str) -> worker::Result<()> {
-    queue.send_raw(message(json)?).await
+    outlined(queue.send_raw(message(json)?)).await
 }
 
 /// Sends several messages given as JSON text in one call.
@@ -36,5 +37,5 @@ pub async fn send_json_after(queue: &Queue, json: &str, delay_s: u32) -> worker:
     let message = RawMessageBuilder::new(to_js(json)?)
         .delay_seconds(delay_s)
         .build_with_content_type(QueueContentType::Json);
-    queue.send_raw(message).await
+    outlined(queue.send_raw(message)).await
 }

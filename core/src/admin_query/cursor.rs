@@ -66,7 +66,9 @@ pub fn decode_cursor(raw: &str) -> Result<Cursor, QueryError> {
     if bytes.first() != Some(&b'{') {
         return Err(refuse());
     }
-    let wire: CursorWire = serde_json::from_slice(&bytes).map_err(|_| refuse())?;
+    // Through `&str` (see `jwt::decode_object`): one copy of the parser.
+    let text = std::str::from_utf8(&bytes).map_err(|_| refuse())?;
+    let wire: CursorWire = serde_json::from_str(text).map_err(|_| refuse())?;
     Ok(Cursor {
         at_ms: wire.t,
         id: wire.i,

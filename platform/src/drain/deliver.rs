@@ -5,6 +5,7 @@
 use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
 use crate::db::{attempts, drains, error_message, event_steps, events, payloads};
+use crate::outlined::outlined;
 use crate::pipeline::deliver::{admission, call, no_signing_key};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::breaker::Admission;
@@ -47,7 +48,7 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &events::ParkedRow, destination: &str)
             return EventEnd::Stopped;
         }
     }
-    let admitted = admission(ctx.db, COMPONENT, destination, ctx.cfg).await;
+    let admitted = outlined(admission(ctx.db, COMPONENT, destination, ctx.cfg)).await;
     let label = destination_label(destination);
     let action = ctx.cfg.breaker_open_action;
     if let CallDecision::Refuse(_) =
@@ -81,7 +82,16 @@ async fn send(
         )
     })?;
     let event = row.to_queued_event();
-    call(ctx.db, &event, &body, destination, key, ctx.cfg, COMPONENT).await
+    outlined(call(
+        ctx.db,
+        &event,
+        &body,
+        destination,
+        key,
+        ctx.cfg,
+        COMPONENT,
+    ))
+    .await
 }
 
 /// Writes the result and answers what the step does next.
