@@ -234,6 +234,16 @@ pub fn settle(plan: &TriagePlan, changes: Option<&[usize]>) -> Vec<Settled> {
         .collect()
 }
 
+/// Whether a batch whose write failed (after its read succeeded) is tried
+/// again at once one message at a time. D1 rolls the whole batch back when
+/// one statement fails, so a single message that D1 refuses (a row it
+/// cannot take) would otherwise hold every message of its batch back on
+/// each retry. A failed read is D1 being unwell, not one message, so it
+/// retries the batch as it is.
+pub fn split_after_failed_write(batch_len: usize) -> bool {
+    batch_len > 1
+}
+
 /// How many more of the oldest pending entries to evict after the write:
 /// the depth it left (the snapshot's, plus what was stored, minus what was
 /// evicted) past capacity. Non-zero only when the snapshot listed fewer

@@ -234,3 +234,10 @@ fn the_follow_up_evicts_only_what_the_write_left_past_capacity() {
         );
     }
 }
+
+#[test]
+fn a_failed_write_is_tried_again_message_by_message_unless_the_batch_is_one() {
+    for (len, split) in [(0, false), (1, false), (2, true), (100, true)] {
+        assert_eq!(split_after_failed_write(len), split, "{len}");
+    }
+}

@@ -6,8 +6,10 @@
 //! 1. the read (`read`): attempt histories, claim-checked bodies, and the
 //!    store snapshot; plus one small read only when a body is claim-checked;
 //! 2. the write: the whole plan (`hookrelay_core::triage_plan`) in one
-//!    transaction, so either every message's statement ran or none did and
-//!    every message is retried (planned again from a fresh read);
+//!    transaction, so either every message's statement ran or none did. If
+//!    it fails, each message is read, planned and written again on its
+//!    own, so one message D1 refuses is retried alone and the rest are
+//!    stored now (only on that failure path: two round trips per message);
 //! 3. the events' status, best effort (the dead letters are already safe,
 //!    and the events table may be the very thing that is broken), and the
 //!    counters flush, side by side.
@@ -52,7 +54,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
     };
     match env.d1("DB") {
         Ok(db) => {
-            let failed_events = triage_batch(&db, &messages, &config).await;
+            let failed_events = triage_or_split(&db, &messages, &config).await;
             let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
             // Two independent best-effort writes: neither waits for the other.
             join(mark_events_failed(&db, &ids), metrics::flush(env)).await;
@@ -72,25 +74,61 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
     metrics::flush(env).await;
 }
 
-/// Stores the batch and acks or retries each message; answers the event
-/// ids of the dead letters now stored.
-async fn triage_batch(
+/// How one batch's write ended.
+enum BatchEnd {
+    /// Every message was acked or retried; the event ids now dead-lettered.
+    Settled(Vec<String>),
+    /// The write failed and nothing was acked or retried yet.
+    WriteFailed,
+}
+
+/// The batch as one write; if that write fails, each message on its own
+/// (`triage_plan::split_after_failed_write`), so one message D1 refuses
+/// retries alone and the others are stored now.
+async fn triage_or_split(
     db: &D1Database,
     messages: &[QueueMessage],
     config: &DlqConfig,
 ) -> Vec<String> {
+    let split = triage_plan::split_after_failed_write(messages.len());
+    match triage_batch(db, messages, config, split).await {
+        BatchEnd::Settled(ids) => ids,
+        BatchEnd::WriteFailed => {
+            let mut ids = Vec::new();
+            for one in messages.chunks(1) {
+                if let BatchEnd::Settled(stored) = triage_batch(db, one, config, false).await {
+                    ids.extend(stored);
+                }
+            }
+            ids
+        }
+    }
+}
+
+/// Stores the batch and acks or retries each message; answers the event
+/// ids of the dead letters now stored. With `split`, a failed write acks
+/// and retries nothing and says so instead.
+async fn triage_batch(
+    db: &D1Database,
+    messages: &[QueueMessage],
+    config: &DlqConfig,
+    split: bool,
+) -> BatchEnd {
     if messages.is_empty() {
-        return Vec::new();
+        return BatchEnd::Settled(Vec::new());
     }
     let now = now_ms();
     let (envelopes, snapshot, plan) = match planned(db, messages, config, now).await {
         Ok(p) => p,
         Err(e) => {
             retry_all(messages, config, &error_message(&e));
-            return Vec::new();
+            return BatchEnd::Settled(Vec::new());
         }
     };
     let write = dead_letters::write_triage(db, &envelopes, &plan, now).await;
+    if split && write.is_err() {
+        return BatchEnd::WriteFailed;
+    }
     let settled = triage_plan::settle(&plan, write.as_ref().ok().map(|w| w.changes.as_slice()));
     let why = match &write {
         Ok(_) => "the dead-letter store changed while this batch was written".to_string(),
@@ -108,13 +146,13 @@ async fn triage_batch(
         }
     }
     let Ok(write) = write else {
-        return failed_events;
+        return BatchEnd::Settled(failed_events);
     };
     report_evicted(&write.evicted, config.capacity);
     let more =
         triage_plan::evictions_after(&snapshot, &settled, write.evicted.len(), config.capacity);
     evict_rest(db, more, config.capacity, now).await;
-    failed_events
+    BatchEnd::Settled(failed_events)
 }
 
 /// Reads the batch's evidence, builds every envelope and plans the write.
