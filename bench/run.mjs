@@ -52,7 +52,6 @@ if (process.env.BENCH_SKIP_SETUP !== "1") {
 // Imported after setup: on a fresh clone node_modules may not exist before it.
 const lib = await import("./lib.mjs");
 const { fmt, say, table } = await import("./report.mjs");
-const { wrapWorkers, D1Tally } = await import("./d1-counter.mjs");
 const esbuild = (await import("esbuild")).default;
 
 // The hand-written anchors, compiled the same way.
@@ -98,14 +97,14 @@ if (wanted(2)) {
   results.target2 = await runForwarding({ compatDate, runs: RUNS, n: FORWARD_N });
 }
 if (wanted(3)) {
-  // Target 3 (DLQ triage) is written separately as bench/triage.mjs,
-  // exporting runTriageBench({ runs, n, wrapWorkers }); it prints its own
-  // table. wrapWorkers routes a worker list's DB through the D1 counter;
-  // D1Tally reads the counter's stdout lines (see bench/lib.mjs `stdio`).
+  // Target 3 (DLQ triage) lives in bench/triage.mjs, which also runs on
+  // its own (`node bench/triage.mjs`); it counts D1 round trips itself.
   const triage = path.join(lib.BENCH, "triage.mjs");
   if (existsSync(triage)) {
-    const { runTriageBench } = await import(pathToFileURL(triage).href);
-    results.target3 = await runTriageBench({ runs: RUNS, n: TRIAGE_N, wrapWorkers, D1Tally, compatDate });
+    const { runTriageBench, print } = await import(pathToFileURL(triage).href);
+    say("## Target 3. DLQ triage vs a raw-D1 anchor (bench/triage.mjs)");
+    results.target3 = await runTriageBench({ runs: RUNS, n: TRIAGE_N });
+    print(results.target3);
   } else {
     say("## Target 3. DLQ triage: bench/triage.mjs is not there yet; skipped.\n");
   }
@@ -167,6 +166,7 @@ const ratio = (t, key, label) => {
 ratio("target1", "rust/raw", "1. ingest consumer: Rust / raw D1 (events/s)");
 ratio("target1", "rust/ts", "1. ingest consumer: Rust / TS (events/s)");
 ratio("target2", "rust/js", "2. forwarding consumer: Rust / JS (events/s)");
+if (results.target3) rows.push(["3. DLQ triage: Rust / raw D1 (entries/s)", `${fmt(results.target3.ratio.median, 2)}x`, `${fmt(results.target3.ratio.min, 2)}–${fmt(results.target3.ratio.max, 2)}x`]);
 ratio("target4", "rust/js", "4. relay ingest: Rust / JS (req/s)");
 ratio("target4", "rust/trivial", "4. relay ingest: Rust / trivial-worker ceiling (req/s)");
 for (const [name, w] of Object.entries(results.target5 ?? {})) rows.push([`5. ${name} wasm gzipped`, `${fmt(w.gzip / 1000, 1)} KB`, `limit ${w.limitKB} KB: ${w.gzip / 1000 <= w.limitKB ? "within" : "over"}`]);
@@ -179,6 +179,7 @@ trips("target1", "raw", "raw D1");
 trips("target1", "ts", "TS");
 trips("target2", "rust", "Rust, forwarding");
 trips("target2", "js", "JS forwarder");
+for (const r of results.target3?.rows ?? []) rows.push([`D1 round trips per message batch: ${r.name}`, fmt(r.d1_trips_per_batch, 2), r.d1_kinds]);
 say("\n## Summary (ratios: median of per-run paired ratios, and their min–max)");
 say(table(["measure", "value", "spread / limit"], rows));
 say(`\n  load average at the end: ${results.loadAfter}; total ${fmt((performance.now() - t0) / 1000)} s`);

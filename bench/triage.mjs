@@ -26,6 +26,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ROOT, hookrelayWorkers, lineStdio, startMiniflare } from "../scripts/miniflare-workers.mjs";
+import { COUNTER_WORKER, D1Tally, wrapWorkers } from "./d1-counter.mjs";
 
 const BENCH = path.join(ROOT, "bench");
 const BUILD = path.join(BENCH, ".build");
@@ -173,15 +174,18 @@ const stored = async (db) => (await db.prepare("SELECT count(*) AS n FROM dead_l
 const marks = async (db) => (await db.prepare("SELECT coalesce(sum(seen_count - 1), 0) AS n FROM dead_letters").first("n")) ?? 0;
 
 /** One run of one consumer: entries per second over the backlog. */
-async function triageRun(key, n, wrapWorkers) {
+async function triageRun(key, n) {
   const c = CONSUMERS[key];
   const log = new BatchLog();
   const out = { lines: 0, errors: [] };
+  // Every DB goes through the round-trip counter (bench/d1-counter.mjs).
+  const tally = new D1Tally();
   const stdio = lineStdio((line) => {
+    if (tally.onLine(line)) return;
     out.lines += 1;
     if (/"level":"error"|panic/i.test(line) && out.errors.length < 5) out.errors.push(line);
   });
-  const { mf, db } = await startMiniflare(wrapWorkers(c.workers()), { dbWorker: c.dbWorker, log, handleRuntimeStdio: stdio });
+  const { mf, db } = await startMiniflare(wrapWorkers(c.workers()), { dbWorker: COUNTER_WORKER, log, handleRuntimeStdio: stdio });
   try {
     const data = backlog(n, randomUUID().slice(0, 8));
     await prepopulate(db, data);
@@ -197,7 +201,10 @@ async function triageRun(key, n, wrapWorkers) {
     }
     const ms = performance.now() - t0;
     const batches = log.batches.filter((b) => b.queue === DLQ);
-    const run = { perS: ((n - before) / ms) * 1000, ms, before, batches: batches.length, handlerMs: median(batches.filter((b) => b.size === CONSUMER.maxBatchSize).map((b) => b.ms)), errors: out.errors.length };
+    // stdout lines arrive through a pipe, after the work they count.
+    await new Promise((r) => setTimeout(r, 300));
+    const trips = tally.of(c.dbWorker);
+    const run = { perS: ((n - before) / ms) * 1000, ms, before, batches: batches.length, tripsPerBatch: trips.trips / Math.max(1, batches.length), kinds: tally.kinds(c.dbWorker), handlerMs: median(batches.filter((b) => b.size === CONSUMER.maxBatchSize).map((b) => b.ms)), errors: out.errors.length };
     if (key === "rust") Object.assign(run, await rustChecks(db, n));
     return run;
   } finally {
@@ -217,14 +224,14 @@ async function rustChecks(db, n) {
  * Runs the bench: `runs` interleaved pairs (Rust, anchor) over an `n`-message
  * backlog. `wrapWorkers` sees each Miniflare's worker list before it starts.
  */
-export async function runTriageBench({ runs = 5, n = 10000, wrapWorkers = (w) => w } = {}) {
+export async function runTriageBench({ runs = 5, n = 10000 } = {}) {
   process.env.WRANGLER_SEND_METRICS = "false";
   process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
   process.env.WRANGLER_LOG ??= "error";
   await buildAnchor();
   const results = { rust: [], anchor: [] };
   for (let r = 0; r < runs; r++) {
-    for (const key of ["rust", "anchor"]) results[key].push(await triageRun(key, n, wrapWorkers));
+    for (const key of ["rust", "anchor"]) results[key].push(await triageRun(key, n));
   }
   const pairs = results.rust.map((x, i) => x.perS / results.anchor[i].perS);
   const rows = Object.entries(results).map(([key, rs]) => ({
@@ -232,6 +239,8 @@ export async function runTriageBench({ runs = 5, n = 10000, wrapWorkers = (w) =>
     median_per_s: median(rs.map((x) => x.perS)),
     runs_per_s: rs.map((x) => Math.round(x.perS)),
     handler_ms_per_100: median(rs.map((x) => x.handlerMs)),
+    d1_trips_per_batch: median(rs.map((x) => x.tripsPerBatch)),
+    d1_kinds: rs.at(-1).kinds,
   }));
   const last = results.rust.at(-1);
   return {
@@ -247,10 +256,11 @@ export async function runTriageBench({ runs = 5, n = 10000, wrapWorkers = (w) =>
   };
 }
 
-function print(report) {
+/** Prints a report of runTriageBench. */
+export function print(report) {
   const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
   console.log(`\n${report.title}\n`);
-  const cells = [["consumer", "median entries/s", "runs (entries/s)", "handler ms per 100-batch"], ...report.rows.map((r) => [r.name, fmt(r.median_per_s), r.runs_per_s.join(", "), fmt(r.handler_ms_per_100, 1)])];
+  const cells = [["consumer", "median entries/s", "runs (entries/s)", "handler ms per 100-batch", "D1 round trips / batch (counted)"], ...report.rows.map((r) => [r.name, fmt(r.median_per_s), r.runs_per_s.join(", "), fmt(r.handler_ms_per_100, 1), `${fmt(r.d1_trips_per_batch, 2)} [${r.d1_kinds}]`])];
   const widths = cells[0].map((_, i) => Math.max(...cells.map((c) => String(c[i]).length)));
   for (const [i, c] of cells.entries()) {
     console.log(c.map((v, j) => (j === 0 ? String(v).padEnd(widths[j]) : String(v).padStart(widths[j]))).join("  "));
