@@ -172,6 +172,8 @@ mod tests {
             (Ingest, false),
             (Duplicate, false),
             (Delivered, false),
+            (DeadLettered, false),
+            (DlqDeduped, false),
             (Enqueue, false),
             (DeliveryFailed, true),
             (Retry, true),

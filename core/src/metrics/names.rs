@@ -55,7 +55,8 @@ impl MetricName {
     /// Whether the buffered flush adds this metric to D1's `counters`.
     /// `ingest` and `duplicate` are kept there by triggers on `events`
     /// (migration 0007), in the ingest's own transaction, and `delivered`
-    /// by one on the delivery's own write (0008); `enqueue` is
+    /// by one on the delivery's own write (0008), `dead_lettered` and
+    /// `dlq_deduped` by ones on the DLQ's batch write (0009); `enqueue` is
     /// counted by Analytics Engine only, because counting must never cost
     /// the ingest request a D1 round trip (DESIGN §5; the consumer's
     /// `ingest` counter is the D1 view of accepted events).
@@ -65,6 +66,8 @@ impl MetricName {
             MetricName::Ingest
                 | MetricName::Duplicate
                 | MetricName::Delivered
+                | MetricName::DeadLettered
+                | MetricName::DlqDeduped
                 | MetricName::Enqueue
         )
     }
