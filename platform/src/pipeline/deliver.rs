@@ -139,7 +139,7 @@ async fn read_destinations(
         if with_drains {
             stmts.push(drains::active(ctx.db, urls)?);
         }
-        let results = ctx.db.batch(stmts).await?;
+        let results = crate::db::batch(ctx.db, stmts).await?;
         let stored = breakers::parse_many(&results[0])?;
         let draining = match results.get(1) {
             Some(r) => drains::parse_active(r)?.into_iter().collect(),
