@@ -36,8 +36,13 @@ build() {
   fi
   echo "[build] $dir"
   (cd "$dir" && worker-build --release)
-  # Optimize for size and drop the names section (see Cargo.toml).
-  "$WASM_OPT_BIN" -Oz --strip-debug "${WASM_FEATURES[@]}" "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.wasm"
+  # Optimize for size and drop the names section (see Cargo.toml). -Os
+  # with --converge gzips smaller than -Oz here (measured on the relay:
+  # 233.3 -> 231.0 KB). --low-memory-unused is sound because rustc's wasm
+  # layout puts the stack first: data starts at 1 MiB and the stack grows
+  # down from there, so no live address is below 1 KiB.
+  "$WASM_OPT_BIN" -Os --low-memory-unused --converge --strip-debug "${WASM_FEATURES[@]}" \
+    "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.wasm"
 }
 
 build . src build.rs wrangler.toml core/src platform/src migrations .dev.vars.example

@@ -11,6 +11,7 @@ pub mod db;
 pub mod downstream;
 pub mod drain;
 pub mod env_config;
+pub mod join;
 pub mod log;
 pub mod metrics;
 pub mod outlined;

@@ -57,7 +57,7 @@ pub async fn flush(env: &Env) {
         .map(|(k, n)| counters::bump(&db, k, *n as i64))
         .collect();
     let written = match statements {
-        Ok(s) => db.batch(s).await.map(|_| ()),
+        Ok(s) => crate::db::batch(&db, s).await.map(|_| ()),
         Err(e) => Err(e),
     };
     if let Err(e) = written {

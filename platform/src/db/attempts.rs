@@ -40,7 +40,7 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
             ])
         })
         .collect::<Result<Vec<_>>>()?;
-    db.batch(statements).await?;
+    crate::db::batch(db, statements).await?;
     Ok(())
 }
 

@@ -87,13 +87,15 @@ pub async fn summarize(
     let sources = format!("SELECT source, count(*) AS count FROM dead_letters {clause} GROUP BY source ORDER BY count DESC, source");
     let oldest_sql =
         format!("SELECT id FROM dead_letters {clause} ORDER BY created_at, id LIMIT {oldest}");
-    let results = db
-        .batch(vec![
+    let results = crate::db::batch(
+        db,
+        vec![
             db.prepare(groups).bind(&w.params)?,
             db.prepare(sources).bind(&w.params)?,
             db.prepare(oldest_sql).bind(&w.params)?,
-        ])
-        .await?;
+        ],
+    )
+    .await?;
     #[derive(Deserialize)]
     struct Id {
         id: String,

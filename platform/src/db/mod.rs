@@ -18,6 +18,8 @@ mod where_clause;
 
 pub use where_clause::Where;
 
+use crate::outlined::{outlined, Outlined};
+use std::future::Future;
 use wasm_bindgen::JsValue;
 
 /// A text parameter.
@@ -60,4 +62,14 @@ pub fn changes(result: &worker::D1Result) -> usize {
         .flatten()
         .and_then(|m| m.changes)
         .unwrap_or(0)
+}
+
+/// `db.batch(statements)`, awaited through [`outlined`]: worker's `batch`
+/// is an async fn, so without this its body (the JS promise, the error
+/// cast, the array walk) is copied into every caller's state machine.
+pub fn batch(
+    db: &worker::D1Database,
+    statements: Vec<worker::D1PreparedStatement>,
+) -> Outlined<impl Future<Output = worker::Result<Vec<worker::D1Result>>> + '_> {
+    outlined(db.batch(statements))
 }

@@ -40,7 +40,7 @@ pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<St
         })
         .collect::<Result<Vec<_>>>()?;
     let mut out = HashMap::new();
-    for result in db.batch(stmts).await? {
+    for result in crate::db::batch(db, stmts).await? {
         for row in result.results::<Row>()? {
             out.insert(row.event_id, row.body);
         }

@@ -202,7 +202,7 @@ async fn write(ctx: &DrainCtx<'_>, records: &[events::DeliveryRecord<'_>]) {
                 },
             )?);
         }
-        ctx.db.batch(stmts).await.map(|_| ())
+        crate::db::batch(ctx.db, stmts).await.map(|_| ())
     };
     if let Err(e) = written.await {
         log::error(

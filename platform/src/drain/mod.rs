@@ -37,7 +37,7 @@ pub async fn run_steps(
     ctx: &DrainCtx<'_>,
     messages: &[hookrelay_core::parking::DrainMessage],
 ) -> Vec<worker::Result<()>> {
-    futures_util::future::join_all(messages.iter().map(|m| step::run(ctx, m))).await
+    crate::join::join_all(messages.iter().map(|m| step::run(ctx, m))).await
 }
 
 /// The poison hand-off of a parked event that failed with `failure`: its

@@ -6,8 +6,8 @@ use super::waves::{self, Destination};
 use super::Item;
 use crate::breaker_store::{admit_call, record_call};
 use crate::db::{breakers, drains, error_message, payloads};
+use crate::join::join_all;
 use crate::{downstream, log, now_ms};
-use futures_util::future::join_all;
 use hookrelay_core::breaker::{Admission, BreakerState, ADMISSION_WHEN_UNREADABLE};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::downstream_request::signed_headers;
@@ -139,7 +139,7 @@ async fn read_destinations(
         if with_drains {
             stmts.push(drains::active(ctx.db, urls)?);
         }
-        let results = ctx.db.batch(stmts).await?;
+        let results = crate::db::batch(ctx.db, stmts).await?;
         let stored = breakers::parse_many(&results[0])?;
         let draining = match results.get(1) {
             Some(r) => drains::parse_active(r)?.into_iter().collect(),

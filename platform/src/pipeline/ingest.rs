@@ -118,7 +118,10 @@ async fn together(
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
     let mut written = std::collections::HashMap::new();
-    for result in db.batch(statements).await.map_err(|e| error_message(&e))? {
+    for result in crate::db::batch(db, statements)
+        .await
+        .map_err(|e| error_message(&e))?
+    {
         written.extend(ingest_set::read(&result, nonce).map_err(|e| error_message(&e))?);
     }
     Ok(keys
@@ -147,7 +150,9 @@ async fn one_by_one(
         .map(|i| statement(db, i, cfg, nonce, now_ms))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
-    let results = db.batch(statements).await.map_err(|e| error_message(&e))?;
+    let results = crate::db::batch(db, statements)
+        .await
+        .map_err(|e| error_message(&e))?;
     if results.len() != items.len() {
         return Err("D1 returned a different number of results than statements".into());
     }
@@ -170,8 +175,7 @@ async fn alone(
 ) -> std::result::Result<events::Ingest, Failure> {
     let stmt = statement(db, item, cfg, nonce, now_ms)
         .map_err(|e| classify_d1_error(&error_message(&e)))?;
-    let results = db
-        .batch(vec![stmt])
+    let results = crate::db::batch(db, vec![stmt])
         .await
         .map_err(|e| classify_d1_error(&error_message(&e)))?;
     match results.first() {

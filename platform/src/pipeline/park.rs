@@ -70,7 +70,7 @@ pub async fn park(
         };
         *known = known.or(*cause);
     }
-    if let Err(e) = db.batch(statements).await {
+    if let Err(e) = crate::db::batch(db, statements).await {
         return fail_all(&parked, out, &error_message(&e));
     }
     mark_parked(items, &parked, out, component);

@@ -95,6 +95,6 @@ async fn write(
         })
         .collect();
     stmts.extend(event_steps::insert_many(db, &steps)?);
-    db.batch(stmts).await?;
+    crate::db::batch(db, stmts).await?;
     Ok(())
 }

@@ -5,8 +5,8 @@
 use super::deliver::{body_of, call_downstream, Attempt, Call, Ctx};
 use crate::breaker_store::{claim_probe, write_folded};
 use crate::db::{breakers, error_message};
+use crate::join::join_all;
 use crate::{log, now_ms};
-use futures_util::future::join_all;
 use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
 use hookrelay_core::breaker::{Admission, BreakerState, STATE_WHEN_UNREADABLE};
 use hookrelay_core::downstream_response::breaker_cause;

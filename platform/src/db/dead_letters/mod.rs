@@ -85,7 +85,7 @@ pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<Strin
         ))
         .bind(&[int(n as i64), int(now), pending()])?;
     let tombstones = super::tombstones::write_for_oldest(db, n, now)?;
-    let results = db.batch(vec![tombstones, delete]).await?;
+    let results = crate::db::batch(db, vec![tombstones, delete]).await?;
     Ok(results
         .last()
         .and_then(|r| r.results::<Id>().ok())

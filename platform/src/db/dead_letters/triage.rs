@@ -252,7 +252,7 @@ pub async fn write_triage(
                 .bind(&[ids, pending()])?,
         );
     }
-    let results = db.batch(statements).await?;
+    let results = crate::db::batch(db, statements).await?;
     let evicted = match (evicting, results.last()) {
         (true, Some(deleted)) => ids_of(deleted)?,
         _ => Vec::new(),

@@ -182,7 +182,7 @@ pub async fn record_deliveries(
     if records.is_empty() {
         return Ok(());
     }
-    db.batch(delivery_statements(db, records, now_ms)?).await?;
+    crate::db::batch(db, delivery_statements(db, records, now_ms)?).await?;
     Ok(())
 }
 

@@ -209,7 +209,7 @@ pub async fn fail_parked(db: &D1Database, event_ids: &[&str]) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     if !stmts.is_empty() {
-        db.batch(stmts).await?;
+        crate::db::batch(db, stmts).await?;
     }
     Ok(())
 }
