@@ -16,11 +16,13 @@ export ESBUILD_BIN="$ROOT/node_modules/@esbuild/$ESBUILD_PLATFORM/bin/esbuild"
 export WASM_OPT_BIN="$ROOT/node_modules/binaryen/bin/wasm-opt"
 export WRANGLER_SEND_METRICS=false
 
-# Sources that feed a worker: its own crate plus the shared crates.
+# Sources that feed a worker: its own crate plus the shared crates. The
+# stamp is written only after wasm-opt finished, so a build interrupted
+# half-way (Ctrl-C during `npm start`) is never taken as up to date.
 up_to_date() {
-  local out="$1/build/index_bg.wasm"; shift
-  [ -f "$out" ] || return 1
-  [ -z "$(find "$@" Cargo.toml Cargo.lock -newer "$out" -type f 2>/dev/null | head -1)" ]
+  local stamp="$1/build/.optimized"; shift
+  [ -f "$stamp" ] || return 1
+  [ -z "$(find "$@" Cargo.toml Cargo.lock -newer "$stamp" -type f 2>/dev/null | head -1)" ]
 }
 
 # The features rustc's wasm32 target emits, as worker-build enables them, so
@@ -35,6 +37,7 @@ build() {
     return
   fi
   echo "[build] $dir"
+  rm -f "$dir/build/.optimized"
   (cd "$dir" && worker-build --release)
   # Optimize for size and drop the names section (see Cargo.toml). -Os
   # with --converge gzips smaller than -Oz here (measured on the relay:
@@ -42,7 +45,9 @@ build() {
   # layout puts the stack first: data starts at 1 MiB and the stack grows
   # down from there, so no live address is below 1 KiB.
   "$WASM_OPT_BIN" -Os --low-memory-unused --converge --strip-debug "${WASM_FEATURES[@]}" \
-    "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.wasm"
+    "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.opt.wasm"
+  mv "$dir/build/index_bg.opt.wasm" "$dir/build/index_bg.wasm"
+  touch "$dir/build/.optimized"
 }
 
 build . src build.rs wrangler.toml core/src platform/src migrations .dev.vars.example
