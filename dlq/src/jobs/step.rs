@@ -10,7 +10,6 @@
 
 use super::entry::{self, JobContext};
 use crate::relay_client::Relay;
-use futures_util::future::join_all;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::pacing::{batch_offset_ms, next_due_ms, step_entries};
 use hookrelay_core::jobs::{abort, unique_prefix, JobRequest, JobStep};
@@ -18,6 +17,7 @@ use hookrelay_core::metrics::Component;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
 use hookrelay_platform::db::jobs::{self, JobRow, Transition};
+use hookrelay_platform::join::join_all;
 use hookrelay_platform::{log, now_ms};
 use serde_json::json;
 use std::time::Duration;

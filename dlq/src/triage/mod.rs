@@ -11,15 +11,15 @@
 //!    own, so one message D1 refuses is retried alone and the rest are
 //!    stored now (only on that failure path: two round trips per message);
 //! 3. the events' status, best effort (the dead letters are already safe,
-//!    and the events table may be the very thing that is broken), and the
-//!    counters flush, side by side.
+//!    and the events table may be the very thing that is broken). The
+//!    counters flush after it has nothing for D1 on the common path: the
+//!    stored and deduped counts are kept by triggers in the write.
 //!
 //! Only when the write leaves the depth past capacity (a capacity lowered
 //! far below the depth) does one more round trip evict the rest.
 
 mod read;
 
-use futures_util::future::join;
 use hookrelay_core::config::DlqConfig;
 use hookrelay_core::dlq_store_retry::store_retry_delay_s;
 use hookrelay_core::envelope::{Envelope, Prepared};
@@ -56,8 +56,10 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
         Ok(db) => {
             let failed_events = triage_or_split(&db, &messages, &config).await;
             let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
-            // Two independent best-effort writes: neither waits for the other.
-            join(mark_events_failed(&db, &ids), metrics::flush(env)).await;
+            mark_events_failed(&db, &ids).await;
+            // Usually nothing for D1 here: dead_lettered and dlq_deduped are
+            // counted by triggers in the write (migration 0009).
+            metrics::flush(env).await;
             return;
         }
         Err(e) => {

@@ -53,10 +53,9 @@ pub struct EntrySummary {
 const SUMMARY_COLUMNS: &str = "id, kind, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at";
 
 /// A whole entry: the summary plus the envelope JSON.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct EntryRow {
     /// The listing columns.
-    #[serde(flatten)]
     pub summary: EntrySummary,
     /// The envelope, as stored.
     pub envelope: String,
@@ -93,14 +92,33 @@ pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<Strin
         .unwrap_or_default())
 }
 
-/// One entry with its envelope.
+/// One entry with its envelope, in one round trip. The summary and the
+/// envelope are two statements, not one row read through
+/// `#[serde(flatten)]`, whose buffering costs the DLQ worker's wasm more
+/// than the second statement costs D1.
 pub async fn get(db: &D1Database, id: &str) -> Result<Option<EntryRow>> {
-    db.prepare(format!(
-        "SELECT {SUMMARY_COLUMNS}, envelope FROM dead_letters WHERE id = ?1"
-    ))
-    .bind(&[text(id)])?
-    .first::<EntryRow>(None)
-    .await
+    #[derive(Deserialize)]
+    struct Envelope {
+        envelope: String,
+    }
+    let summary = db
+        .prepare(format!(
+            "SELECT {SUMMARY_COLUMNS} FROM dead_letters WHERE id = ?1"
+        ))
+        .bind(&[text(id)])?;
+    let envelope = db
+        .prepare("SELECT envelope FROM dead_letters WHERE id = ?1")
+        .bind(&[text(id)])?;
+    let results = crate::db::batch(db, vec![summary, envelope]).await?;
+    let (Some(s), Some(e)) = (results.first(), results.get(1)) else {
+        return Ok(None);
+    };
+    let summary = s.results::<EntrySummary>()?.into_iter().next();
+    let envelope = e.results::<Envelope>()?.into_iter().next();
+    Ok(summary.zip(envelope).map(|(summary, e)| EntryRow {
+        summary,
+        envelope: e.envelope,
+    }))
 }
 
 pub(crate) fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
