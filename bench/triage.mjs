@@ -20,13 +20,13 @@
 //
 // Runs interleave Rust and anchor, each in a fresh Miniflare with a fresh
 // in-memory D1; the ratio is paired per run. Nothing here asserts a time.
-import { Log, LogLevel } from "miniflare";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ROOT, hookrelayWorkers, lineStdio, startMiniflare } from "../scripts/miniflare-workers.mjs";
 import { COUNTER_WORKER, D1Tally, wrapWorkers } from "./d1-counter.mjs";
+import { BatchLog } from "./lib.mjs";
 
 const BENCH = path.join(ROOT, "bench");
 const BUILD = path.join(BENCH, ".build");
@@ -35,22 +35,6 @@ const DLQ = "webhooks-dlq";
 const DELAY_S = 3;
 const LOAD_CHUNK = 1000;
 const CONSUMER = { maxBatchSize: 100, maxBatchTimeout: 0 };
-
-/** A Miniflare log that prints nothing and keeps the broker's per-batch lines and errors. */
-class BatchLog extends Log {
-  constructor() {
-    super(LogLevel.INFO);
-    this.batches = [];
-    this.errors = [];
-  }
-  log(message) {
-    // eslint-disable-next-line no-control-regex
-    const plain = String(message).replace(/\x1b\[[0-9;]*m/g, "");
-    const m = /QUEUE (\S+) (\d+)\/(\d+)(?: \((\d+)ms\))?/.exec(plain);
-    if (m) this.batches.push({ queue: m[1], acked: +m[2], size: +m[3], ms: m[4] === undefined ? NaN : +m[4] });
-    else if (/\[mf:(err|wrn)/.test(plain)) this.errors.push(plain);
-  }
-}
 
 const median = (xs) => {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
