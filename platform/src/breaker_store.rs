@@ -168,9 +168,3 @@ pub async fn force_open_call(
     );
     Ok(probe_at)
 }
-
-/// The breaker's state, read without changing it (to word a park behind a
-/// drain without claiming the half-open probe).
-pub async fn peek(db: &D1Database, destination: &str) -> Result<BreakerState> {
-    Ok(breakers::load(db, destination).await?.0)
-}
