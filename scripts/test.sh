@@ -14,8 +14,8 @@ echo "[test] cargo clippy (native, whole workspace, with tests) -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "[test] cargo clippy (wasm32, both workers) -D warnings"
 cargo clippy --workspace --target wasm32-unknown-unknown -- -D warnings
-echo "[test] cargo test (native core)"
-cargo test -p hookrelay-core
+echo "[test] cargo test (native: core, and the platform's pure helpers)"
+cargo test -p hookrelay-core -p hookrelay-platform
 echo "[test] wasm build"
 bash scripts/build.sh
 echo "[test] integration tests (Miniflare)"

@@ -17,7 +17,7 @@ pub async fn handle(req: Request, env: &Env) -> Result<Response> {
             log::error(
                 Component::Relay,
                 "admin_proxy_failed",
-                serde_json::json!({"err": e.to_string()}),
+                log::fields! {"err": hookrelay_platform::db::error_message(&e)},
             );
             responses::unavailable("the DLQ worker did not answer", 5)
         }

@@ -22,12 +22,12 @@ pub fn relay_config(env: &Env) -> Rc<Result<RelayConfig, ConfigError>> {
                 Ok(c) => log::info(
                     Component::Relay,
                     "config_loaded",
-                    serde_json::json!({"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s()}),
+                    log::fields!{"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s()},
                 ),
                 Err(e) => log::error(
                     Component::Relay,
                     "config_invalid",
-                    serde_json::json!({"key": e.key, "problem": e.problem}),
+                    log::fields!{"key": e.key, "problem": e.problem},
                 ),
             }
             Rc::new(loaded)

@@ -6,7 +6,6 @@ use hookrelay_core::parking::DrainMessage;
 use hookrelay_platform::drain::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
-use serde_json::json;
 use worker::Env;
 
 /// Seconds before a step that failed on D1 or a queue is tried again.
@@ -30,7 +29,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             log::error(
                 COMPONENT,
                 "d1_binding_missing",
-                json!({"err": error_message(&e)}),
+                log::fields! {"err": error_message(&e)},
             );
             messages.iter().for_each(|m| m.retry(STEP_RETRY_S));
             return;
@@ -53,7 +52,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
                 log::warn(
                     COMPONENT,
                     "control_message_unknown",
-                    json!({"queue_message_id": message.id}),
+                    log::fields! {"queue_message_id": message.id},
                 );
                 message.ack();
             }
@@ -67,7 +66,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
                 log::error(
                     COMPONENT,
                     "drain_step_failed",
-                    json!({"generation": msg.generation, "err": error_message(&e), "next": "retry"}),
+                    log::fields! {"generation": msg.generation, "err": error_message(&e), "next": "retry"},
                 );
                 message.retry(STEP_RETRY_S);
             }

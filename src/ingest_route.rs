@@ -51,7 +51,7 @@ pub async fn handle(mut req: Request, env: &Env, source: &str) -> Result<Respons
             log::info(
                 Component::Relay,
                 "rejected",
-                json!({"source": source, "status": r.status(), "code": r.code()}),
+                log::fields! {"source": source, "status": r.status(), "code": r.code()},
             );
             return responses::rejection(&r);
         }
@@ -70,7 +70,7 @@ async fn claim_check(env: &Env, event_id: &str, source: &str, body: &str, now_ms
         log::error(
             Component::Relay,
             "claim_check_failed",
-            json!({"event_id": event_id, "err": error_message(e)}),
+            log::fields! {"event_id": event_id, "err": error_message(e)},
         );
     }
     stored.is_ok()
@@ -117,7 +117,7 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
         log::error(
             Component::Relay,
             "enqueue_failed",
-            json!({"event_id": event_id, "source": source, "err": e.to_string()}),
+            log::fields! {"event_id": event_id, "source": source, "err": error_message(&e)},
         );
         return responses::unavailable("the queue did not accept the event", RETRY_AFTER_S);
     }
@@ -128,7 +128,7 @@ async fn enqueue(env: &Env, accepted: Accepted, now_ms: i64) -> Result<Response>
     log::info(
         Component::Relay,
         "enqueued",
-        json!({"event_id": event_id, "source": source, "bytes": body_bytes, "claim_checked": claim_checked}),
+        log::fields! {"event_id": event_id, "source": source, "bytes": body_bytes, "claim_checked": claim_checked},
     );
     Ok(Response::from_json(&json!({"event_id": event_id, "status": "queued"}))?.with_status(202))
 }

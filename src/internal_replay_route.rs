@@ -18,7 +18,6 @@ use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::pipeline::{self, Item};
 use hookrelay_platform::{body, log, now_ms};
-use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
 
 /// Handles one internal replay call.
@@ -68,7 +67,7 @@ fn refuse_caller(req: &Request, cfg: &RelayConfig) -> Option<Result<Response>> {
             log::warn(
                 Component::Relay,
                 "internal_call_refused",
-                json!({"code": e.code(), "path": req.path()}),
+                log::fields! {"code": e.code(), "path": req.path()},
             );
             Some(responses::error(
                 e.status(),

@@ -12,20 +12,20 @@ mod admin_proxy;
 mod config_cache;
 mod consumer;
 mod drain_consumer;
+mod fetch_entry;
 mod health_route;
 mod ingest_route;
 mod internal_replay_route;
 mod queue_entry;
 mod responses;
 
-use worker::{event, Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
+use worker::{Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
 /// The crate version, reported by `/healthz`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-#[event(fetch)]
-async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
-    console_error_panic_hook::set_once();
+/// Routes one request (`fetch_entry::fetch` is the export).
+async fn route(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     let resume_env = env.clone();
     ctx.wait_until(
         async move { hookrelay_platform::drain::resume::resume_if_due(&resume_env).await },
@@ -55,9 +55,8 @@ async fn fetch(mut req: Request, env: Env, ctx: Context) -> Result<Response> {
     )
 }
 
-/// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost.
-#[event(scheduled)]
+/// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost
+/// (`fetch_entry::scheduled` is the export).
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    console_error_panic_hook::set_once();
     hookrelay_platform::drain::resume::resume(&env).await;
 }

@@ -28,6 +28,15 @@ pub fn config_invalid(e: &ConfigError) -> Result<Response> {
     error(500, "CONFIG_INVALID", &e.to_string())
 }
 
+/// 500 for a request that failed inside the relay, naming what failed.
+pub fn internal(what: &str) -> Result<Response> {
+    error(
+        500,
+        "INTERNAL",
+        &format!("the relay failed to handle this request: {what}; retry, and if it persists check the relay's logs (wrangler tail)"),
+    )
+}
+
 /// 503 with `Retry-After`: the event was not kept, so the provider must retry.
 pub fn unavailable(what: &str, retry_after_s: u32) -> Result<Response> {
     let resp = error(

@@ -61,7 +61,7 @@ pub fn config(env: &Env) -> Rc<Result<Config, ConfigError>> {
                 log::error(
                     Component::Dlq,
                     "config_invalid",
-                    serde_json::json!({"key": e.key, "problem": e.problem}),
+                    log::fields! {"key": e.key, "problem": e.problem},
                 );
             }
             Rc::new(loaded)

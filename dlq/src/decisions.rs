@@ -10,7 +10,6 @@ use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
 use hookrelay_platform::{log, metrics};
 use serde::Serialize;
-use serde_json::json;
 use worker::D1Database;
 
 /// The log and metric label of a decision.
@@ -111,6 +110,6 @@ fn report(entry: &EntrySummary, decision: Decision, r: &DecisionResult, ctx: &De
     log::info(
         COMPONENT,
         "entry_decision",
-        json!({"id": r.id, "event_id": entry.event_id, "action": r.action, "from": r.previous_status, "to": r.status, "actor": ctx.actor, "job_id": ctx.job_id}),
+        log::fields! {"id": r.id, "event_id": entry.event_id, "action": r.action, "from": r.previous_status, "to": r.status, "actor": ctx.actor, "job_id": ctx.job_id},
     );
 }

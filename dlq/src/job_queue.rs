@@ -10,7 +10,6 @@ use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::error_message;
 use hookrelay_platform::log;
 use hookrelay_platform::queue_message::QueueMessage;
-use serde_json::json;
 use worker::Env;
 
 /// Runs every step of the batch, each acked once done or retried with a
@@ -27,7 +26,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     let relay = match Relay::from_env(env, &cfg.internal_key) {
         Ok(r) => r,
         Err(e) => {
-            log::error(Component::Admin, "job_step_failed", json!({"err": e}));
+            log::error(Component::Admin, "job_step_failed", log::fields! {"err": e});
             for m in &messages {
                 m.retry(store_retry_delay_s(30, m.attempts));
             }
@@ -45,7 +44,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             log::warn(
                 Component::Admin,
                 "job_step_unreadable",
-                json!({"queue_message_id": m.id}),
+                log::fields! {"queue_message_id": m.id},
             );
             m.ack();
             continue;
@@ -57,7 +56,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
                 log::error(
                     Component::Admin,
                     "job_step_failed",
-                    json!({"job_id": msg.job_id, "attempts": m.attempts, "err": error_message(&e), "next": "retry", "delay_s": delay_s}),
+                    log::fields! {"job_id": msg.job_id, "attempts": m.attempts, "err": error_message(&e), "next": "retry", "delay_s": delay_s},
                 );
                 m.retry(delay_s);
             }

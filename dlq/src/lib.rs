@@ -9,6 +9,7 @@
 mod admin;
 mod config_cache;
 mod decisions;
+mod fetch_entry;
 mod job_queue;
 mod jobs;
 mod queue_entry;
@@ -16,11 +17,10 @@ mod relay_client;
 mod replay;
 mod triage;
 
-use worker::{event, Context, Env, Request, Response, Result};
+use worker::{Context, Env, Request, Response, Result};
 
-#[event(fetch)]
-async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
-    console_error_panic_hook::set_once();
+/// Routes one request (`fetch_entry::fetch` is the export).
+async fn route(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let resume_env = env.clone();
     ctx.wait_until(async move { resume(&resume_env).await });
     if req.path().starts_with("/api/v1/admin/") {
@@ -34,10 +34,4 @@ async fn resume(env: &Env) {
     if let Ok(db) = env.d1("DB") {
         jobs::resume::resume_stalled(&db, env).await;
     }
-}
-
-#[event(scheduled)]
-async fn scheduled(_event: worker::ScheduledEvent, env: Env, _ctx: worker::ScheduleContext) {
-    console_error_panic_hook::set_once();
-    resume(&env).await;
 }

@@ -19,7 +19,6 @@ use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
 use hookrelay_platform::{log, metrics};
 use serde::Serialize;
-use serde_json::json;
 use worker::D1Database;
 
 /// The log and metric label of a replay.
@@ -180,6 +179,6 @@ fn report(entry: &EntryRow, r: &ReplayResult, ctx: &ReplayContext<'_>) {
         None,
         COMPONENT,
         "replay",
-        json!({"id": r.id, "event_id": entry.summary.event_id, "outcome": r.outcome, "status": r.status, "replay_attempts": r.replay_attempts, "actor": ctx.actor, "code": r.error.as_ref().map(|f| f.code), "run_id": ctx.run_id}),
+        log::fields! {"id": r.id, "event_id": entry.summary.event_id, "outcome": r.outcome, "status": r.status, "replay_attempts": r.replay_attempts, "actor": ctx.actor, "code": r.error.as_ref().map(|f| f.code), "run_id": ctx.run_id},
     );
 }

@@ -18,12 +18,12 @@ pub async fn post(
     let h = Headers::new();
     for (name, value) in headers {
         h.set(name, value)
-            .map_err(|e| network_error(&e.to_string()))?;
+            .map_err(|e| network_error(&crate::db::error_message(&e)))?;
     }
     let controller = AbortController::default();
     let signal = controller.signal();
-    let request =
-        crate::post_request::post(url, &h, body).map_err(|e| network_error(&e.to_string()))?;
+    let request = crate::post_request::post(url, &h, body)
+        .map_err(|e| network_error(&crate::db::error_message(&e)))?;
     let fetch = Fetch::Request(request);
     let call = Box::pin(fetch.send_with_signal(&signal));
     let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));
@@ -33,7 +33,7 @@ pub async fn post(
             let retry_after = response.headers().get("retry-after").ok().flatten();
             classify_status(response.status_code(), retry_after.as_deref(), now_ms)
         }
-        Either::Left((Err(e), _)) => Err(network_error(&e.to_string())),
+        Either::Left((Err(e), _)) => Err(network_error(&crate::db::error_message(&e))),
         Either::Right(((), _)) => {
             expired = true;
             Err(timed_out(timeout_ms))

@@ -10,7 +10,6 @@
 use crate::db::{counters, error_message};
 use crate::log;
 use hookrelay_core::metrics::{Component, Metric, Tally};
-use serde_json::json;
 use std::cell::RefCell;
 use worker::{AnalyticsEngineDataPointBuilder, Env};
 
@@ -40,7 +39,7 @@ pub async fn flush(env: &Env) {
                 log::warn(
                     Component::Metrics,
                     "analytics_write_failed",
-                    json!({"metric": metric.name, "err": e.to_string()}),
+                    log::fields! {"metric": metric.name, "err": error_message(&e)},
                 );
             }
         }
@@ -64,7 +63,7 @@ pub async fn flush(env: &Env) {
         log::warn(
             Component::Metrics,
             "counter_write_failed",
-            json!({"err": error_message(&e)}),
+            log::fields! {"err": error_message(&e)},
         );
     }
 }

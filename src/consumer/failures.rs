@@ -5,7 +5,6 @@ use hookrelay_core::disposition::Disposition;
 use hookrelay_core::queued_event::event_id_hint;
 use hookrelay_platform::db::{attempts, error_message};
 use hookrelay_platform::log::{self, Level};
-use serde_json::json;
 use worker::Env;
 
 /// Records every failed attempt in one round trip. If the write fails the
@@ -46,7 +45,7 @@ pub async fn record(env: &Env, batch: &Batch<'_>, dispositions: &[Disposition], 
         log::error(
             COMPONENT,
             "attempt_record_failed",
-            json!({"count": failed.len(), "err": error_message(&e)}),
+            log::fields! {"count": failed.len(), "err": error_message(&e)},
         );
     }
 }
@@ -72,14 +71,14 @@ pub fn log(batch: &Batch<'_>, dispositions: &[Disposition]) {
             Some("[consumer] ingest failed"),
             COMPONENT,
             "ingest_failed",
-            json!({
+            log::fields! {
                 "id": id,
                 "queue_message_id": message.id,
                 "attempts": message.attempts,
-                "err": {"code": failure.code, "class": failure.class(), "message": failure.message},
+                "err": log::fields!{"code": failure.code, "class": failure.class(), "message": failure.message},
                 "next": next,
                 "delay_s": delay_s,
-            }),
+            },
         );
     }
 }

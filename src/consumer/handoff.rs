@@ -5,7 +5,6 @@ use hookrelay_core::disposition::{after_failed_handoff, Disposition};
 use hookrelay_core::poison_handoff::PoisonHandoff;
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_platform::{log, queue_send};
-use serde_json::json;
 use worker::Env;
 
 /// Sends every dead-letter disposition's hand-off in one call. If the send
@@ -48,7 +47,7 @@ pub async fn hand_off_poison(
         log::error(
             COMPONENT,
             "dlq_handoff_failed",
-            json!({"count": poison.len(), "err": e.to_string()}),
+            log::fields! {"count": poison.len(), "err": hookrelay_platform::db::error_message(&e)},
         );
         for (i, _) in poison {
             let attempts = batch.messages[i].attempts;

@@ -27,7 +27,7 @@ use hookrelay_core::metrics::Component;
 use hookrelay_core::queued_event::{decode, QueuedEvent};
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_platform::queue_message::QueueMessage;
-use hookrelay_platform::{log, metrics, now_ms};
+use hookrelay_platform::{metrics, now_ms};
 use worker::Env;
 
 /// The log and metric label of everything the consumer does.
@@ -77,7 +77,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     // Counters first: once a message is acked its batch may end at any time.
     metrics::flush(env).await;
     apply(&messages, &dispositions);
-    log::info(COMPONENT, "batch_done", tally.to_json(messages.len()));
+    tally.log(messages.len());
 }
 
 /// The one place a disposition is carried out.

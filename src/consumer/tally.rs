@@ -3,8 +3,7 @@
 use super::{Batch, COMPONENT};
 use hookrelay_core::disposition::{Disposition, Outcome};
 use hookrelay_core::metrics::{Metric, MetricName};
-use hookrelay_platform::metrics;
-use serde_json::{json, Value};
+use hookrelay_platform::{log, metrics};
 
 /// What one batch came to.
 #[derive(Default)]
@@ -28,9 +27,13 @@ impl Tally {
         }
     }
 
-    /// The fields of the `batch_done` line.
-    pub fn to_json(&self, size: usize) -> Value {
-        json!({"size": size, "ingested": self.ingested, "duplicates": self.duplicates, "retried": self.retried, "dead_lettered": self.dead_lettered, "parked": self.parked})
+    /// Writes the `batch_done` line.
+    pub fn log(&self, size: usize) {
+        log::info(
+            COMPONENT,
+            "batch_done",
+            log::fields! {"size": size, "ingested": self.ingested, "duplicates": self.duplicates, "retried": self.retried, "dead_lettered": self.dead_lettered, "parked": self.parked},
+        );
     }
 }
 

@@ -19,7 +19,6 @@ pub use api_error::{success, success_with_status, ApiError, ApiResult};
 use hookrelay_core::jwt::{authorize, Claims};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::{log, now_ms};
-use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
 
 /// Query parameters as pairs, decoded the way `Url::query_pairs` decodes
@@ -73,7 +72,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
             log::warn(
                 Component::Admin,
                 "auth_refused",
-                json!({"status": e.status(), "code": e.code(), "path": req.path()}),
+                log::fields! {"status": e.status(), "code": e.code(), "path": req.path()},
             );
             return ApiError::Auth(e).into_response();
         }

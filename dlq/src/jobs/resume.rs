@@ -8,7 +8,6 @@ use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::jobs::{self, Transition};
 use hookrelay_platform::{log, now_ms};
-use serde_json::json;
 use std::cell::Cell;
 use worker::{D1Database, Env};
 
@@ -55,7 +54,7 @@ pub async fn resume_stalled(db: &D1Database, env: &Env) {
             log::warn(
                 Component::Admin,
                 "job_resumed",
-                json!({"job_id": job.id, "status": job.status, "queued": sent.is_ok()}),
+                log::fields! {"job_id": job.id, "status": job.status, "queued": sent.is_ok()},
             );
         }
     }

@@ -19,7 +19,6 @@ use hookrelay_platform::db::job_entries::{self, NextEntry};
 use hookrelay_platform::db::jobs::{self, JobRow, Transition};
 use hookrelay_platform::join::join_all;
 use hookrelay_platform::{log, now_ms};
-use serde_json::json;
 use std::time::Duration;
 use worker::{D1Database, Delay, Env};
 
@@ -91,7 +90,7 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
     log::info(
         Component::Admin,
         "job_step",
-        json!({"job_id": job.id, "status": job.status, "handled": handled, "continue": after}),
+        log::fields! {"job_id": job.id, "status": job.status, "handled": handled, "continue": after},
     );
     if after {
         hand_on(s, &job, next_due_ms(anchor, handled, req.rate_per_s)).await?;
@@ -122,7 +121,7 @@ fn superseded(job: &JobRow, generation: i64) {
     log::info(
         Component::Admin,
         "job_step_superseded",
-        json!({"job_id": job.id, "status": job.status, "step_generation": generation, "job_generation": job.generation}),
+        log::fields! {"job_id": job.id, "status": job.status, "step_generation": generation, "job_generation": job.generation},
     );
 }
 

@@ -30,7 +30,6 @@ use hookrelay_platform::db::{dead_letters, error_message, events};
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{log, metrics, now_ms};
-use serde_json::json;
 use worker::{D1Database, Env};
 
 const COMPONENT: Component = Component::Dlq;
@@ -44,7 +43,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
             log::error(
                 COMPONENT,
                 "config_invalid",
-                json!({"key": e.key, "problem": e.problem}),
+                log::fields! {"key": e.key, "problem": e.problem},
             );
             for m in &messages {
                 m.retry(30);
@@ -66,7 +65,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
             log::error(
                 COMPONENT,
                 "d1_binding_missing",
-                json!({"err": error_message(&e)}),
+                log::fields! {"err": error_message(&e)},
             );
             for m in &messages {
                 retry_store(m, &config, "the D1 binding DB is missing");
@@ -203,7 +202,7 @@ fn retry_store(message: &QueueMessage, config: &DlqConfig, err: &str) {
     log::error(
         COMPONENT,
         "store_failed",
-        json!({"queue_message_id": message.id, "attempts": message.attempts, "err": err, "next": "retry", "delay_s": delay_s}),
+        log::fields! {"queue_message_id": message.id, "attempts": message.attempts, "err": err, "next": "retry", "delay_s": delay_s},
     );
     message.retry(delay_s);
 }
@@ -216,7 +215,7 @@ fn report_stored(env: &Envelope, outcome: StoreOutcome) {
         None,
         COMPONENT,
         "dead_letter",
-        json!({
+        log::fields! {
             "id": env.id,
             "event_id": env.identity.event_id,
             "source": env.identity.source,
@@ -226,7 +225,7 @@ fn report_stored(env: &Envelope, outcome: StoreOutcome) {
             "kind": env.kind,
             "signature": env.failure.signature,
             "outcome": outcome,
-        }),
+        },
     );
 }
 
@@ -241,7 +240,7 @@ async fn mark_events_failed(db: &D1Database, event_ids: &[&str]) {
         log::warn(
             COMPONENT,
             "event_status_not_updated",
-            json!({"event_ids": event_ids, "err": error_message(&e)}),
+            log::fields! {"event_ids": event_ids, "err": error_message(&e)},
         );
     }
 }
@@ -273,7 +272,7 @@ fn report_evicted(ids: &[String], capacity: u64) {
         log::warn(
             COMPONENT,
             "evicted",
-            json!({"id": id, "reason": "capacity", "capacity": capacity}),
+            log::fields! {"id": id, "reason": "capacity", "capacity": capacity},
         );
     }
 }
@@ -290,7 +289,7 @@ async fn evict_rest(db: &D1Database, evict: u64, capacity: u64, now: i64) {
         Err(e) => log::error(
             COMPONENT,
             "eviction_failed",
-            json!({"count": evict, "err": error_message(&e)}),
+            log::fields! {"count": evict, "err": error_message(&e)},
         ),
     }
 }

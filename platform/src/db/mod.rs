@@ -38,11 +38,31 @@ pub fn int(n: i64) -> JsValue {
     JsValue::from_f64(n as f64)
 }
 
-/// The message of a D1 (or any worker) error, for classification.
+/// The message of a D1 (or any worker) error, for classification and logs.
+///
+/// Worded here rather than through `worker::Error`'s `Display`, which would
+/// link a formatter for every variant (I/O, router, KV, …) into the wasm;
+/// the variants a worker meets in practice keep their own text, the rest
+/// are named.
 pub fn error_message(err: &worker::Error) -> String {
+    use worker::Error as E;
     match err {
-        worker::Error::JsError(s) | worker::Error::RustError(s) => s.clone(),
-        worker::Error::Internal(v) => v
+        E::JsError(s) | E::RustError(s) => s.clone(),
+        // As worker's Display words it (`Name [code]: message`), which the
+        // D1 error classifier matches against.
+        E::UnknownJsError {
+            name,
+            message,
+            code,
+            ..
+        } => {
+            let name = name.as_deref().unwrap_or("Error");
+            match code {
+                Some(c) => format!("{name} [{c}]: {message}"),
+                None => format!("{name}: {message}"),
+            }
+        }
+        E::Internal(v) => v
             .as_string()
             .or_else(|| {
                 js_sys::Reflect::get(v, &JsValue::from_str("message"))
@@ -50,7 +70,30 @@ pub fn error_message(err: &worker::Error) -> String {
                     .and_then(|m| m.as_string())
             })
             .unwrap_or_else(|| format!("{v:?}")),
-        other => other.to_string(),
+        E::D1(e) => {
+            let inner: &js_sys::Error = e.as_ref();
+            let message = String::from(inner.message());
+            let cause = e.cause();
+            if cause == "unknown error" || message.contains(&cause) {
+                message
+            } else {
+                format!("{message} (cause: {cause})")
+            }
+        }
+        E::BindingError(name) => format!("no binding named `{name}`; declare it in wrangler.toml"),
+        E::Json((message, status)) => format!("{message} (status {status})"),
+        E::SerdeJsonError(e) => format!("JSON: {e}"),
+        E::BodyUsed => "the body was already read".into(),
+        E::BadEncoding => "the content type does not match the body".into(),
+        E::EmailRecipientSuppressed(m)
+        | E::EmailRecipientNotAllowed(m)
+        | E::RateLimitExceeded(m)
+        | E::DailyLimitExceeded(m)
+        | E::InternalError(m) => m.clone(),
+        other => {
+            let variant: &'static str = other.into();
+            format!("worker error {variant}")
+        }
     }
 }
 

@@ -15,7 +15,6 @@ use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{lease_stale_before, EventStep};
-use serde_json::json;
 
 /// How one event went, for the step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +42,7 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &events::ParkedRow, destination: &str)
             log::error(
                 COMPONENT,
                 "drain_claim_failed",
-                json!({"id": row.event_id, "err": error_message(&e)}),
+                log::fields! {"id": row.event_id, "err": error_message(&e)},
             );
             return EventEnd::Stopped;
         }
@@ -139,7 +138,7 @@ async fn settle(
             log::warn(
                 COMPONENT,
                 "drain_stopped",
-                json!({"id": row.event_id, "code": f.code, "err": f.message}),
+                log::fields! {"id": row.event_id, "code": f.code, "err": f.message},
             );
             repark(ctx, row, None).await;
             EventEnd::Stopped
@@ -165,7 +164,7 @@ async fn reopen(ctx: &DrainCtx<'_>, destination: &str, f: &Failure) -> i64 {
         log::warn(
             COMPONENT,
             "drain_cause_unwritten",
-            json!({"err": error_message(&e)}),
+            log::fields! {"err": error_message(&e)},
         );
     }
     probe.unwrap_or_else(|_| now_ms() + cfg.cooldown_ms)
@@ -208,7 +207,7 @@ async fn write(ctx: &DrainCtx<'_>, records: &[events::DeliveryRecord<'_>]) {
         log::error(
             COMPONENT,
             "delivery_record_failed",
-            json!({"count": records.len(), "err": error_message(&e)}),
+            log::fields! {"count": records.len(), "err": error_message(&e)},
         );
     }
 }
@@ -219,7 +218,7 @@ async fn repark(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Option<&Fa
         log::error(
             COMPONENT,
             "repark_failed",
-            json!({"id": row.event_id, "err": error_message(&e)}),
+            log::fields! {"id": row.event_id, "err": error_message(&e)},
         );
     }
 }
@@ -237,7 +236,7 @@ async fn record_attempt(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: &F
         log::error(
             COMPONENT,
             "attempt_record_failed",
-            json!({"count": 1, "err": error_message(&e)}),
+            log::fields! {"count": 1, "err": error_message(&e)},
         );
     }
 }
@@ -264,7 +263,7 @@ async fn dead_letter(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Failu
             log::error(
                 COMPONENT,
                 "dlq_handoff_failed",
-                json!({"id": row.event_id, "err": error_message(&e)}),
+                log::fields! {"id": row.event_id, "err": error_message(&e)},
             );
             false
         }

@@ -7,7 +7,6 @@ use crate::db::{error_message, events};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::expiry::{expired, parked_before, EXPIRE_PER_STEP};
-use serde_json::json;
 
 /// Dead-letters the over-age events of `destination`; how many. The dead
 /// letters are sent before the events are marked `failed`, so a crash in
@@ -23,7 +22,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
             log::error(
                 COMPONENT,
                 "expire_read_failed",
-                json!({"err": error_message(&e)}),
+                log::fields! {"err": error_message(&e)},
             );
             return 0;
         }
@@ -43,7 +42,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         log::warn(
             COMPONENT,
             "parked_too_long",
-            json!({"id": row.event_id, "code": failure.code, "parked_at": row.parked_at}),
+            log::fields! {"id": row.event_id, "code": failure.code, "parked_at": row.parked_at},
         );
         let attempts = row.delivery_attempts.max(0) as u32;
         handoffs.push(handoff_json(row, failure, attempts, now));
@@ -53,7 +52,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         log::error(
             COMPONENT,
             "dlq_handoff_failed",
-            json!({"count": ids.len(), "err": error_message(&e)}),
+            log::fields! {"count": ids.len(), "err": error_message(&e)},
         );
         return 0;
     }
@@ -61,7 +60,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         log::error(
             COMPONENT,
             "expire_mark_failed",
-            json!({"count": ids.len(), "err": error_message(&e)}),
+            log::fields! {"count": ids.len(), "err": error_message(&e)},
         );
     }
     ids.len() as u32

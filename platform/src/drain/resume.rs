@@ -10,7 +10,6 @@ use crate::{log, now_ms, queue_send};
 use hookrelay_core::drain_plan::{RESUME_EVERY_MS, STALE_AFTER_MS};
 use hookrelay_core::parking::DrainMessage;
 use hookrelay_core::redact::destination_label;
-use serde_json::json;
 use std::cell::Cell;
 use worker::Env;
 
@@ -61,14 +60,14 @@ pub async fn resume(env: &Env) {
                 log::warn(
                     COMPONENT,
                     "drain_resumed",
-                    json!({"destination": destination_label(&destination), "generation": generation}),
+                    log::fields! {"destination": destination_label(&destination), "generation": generation},
                 );
             }
         }
         Err(e) => log::error(
             COMPONENT,
             "drain_resume_failed",
-            json!({"err": error_message(&e)}),
+            log::fields! {"err": error_message(&e)},
         ),
     }
 }

@@ -8,7 +8,6 @@ use hookrelay_core::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::lease_stale_before;
-use serde_json::{json, Value};
 
 /// What one step did, for its log line.
 #[derive(Debug, Default)]
@@ -39,7 +38,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         log::info(
             COMPONENT,
             "drain_stale",
-            json!({"destination": destination_label(dest), "generation": msg.generation}),
+            log::fields! {"destination": destination_label(dest), "generation": msg.generation},
         );
         return Ok(());
     }
@@ -69,7 +68,16 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
     log::info(
         COMPONENT,
         "drain_step",
-        step_line(dest, generation, &report, delay_s),
+        log::fields! {
+            "destination": destination_label(dest),
+            "generation": generation,
+            "delivered": report.delivered,
+            "dead_lettered": report.dead_lettered,
+            "expired": report.expired,
+            "skipped": report.skipped,
+            "next_delay_s": delay_s,
+            "done": delay_s.is_none(),
+        },
     );
     Ok(())
 }
@@ -154,26 +162,13 @@ async fn schedule(ctx: &DrainCtx<'_>, dest: &str, generation: i64, next: Next) -
         Ok(false) => log::info(
             COMPONENT,
             "drain_superseded",
-            json!({"destination": label, "generation": generation}),
+            log::fields! {"destination": label, "generation": generation},
         ),
         Err(e) => log::error(
             COMPONENT,
             "drain_send_failed",
-            json!({"destination": label, "generation": generation, "err": error_message(&e)}),
+            log::fields! {"destination": label, "generation": generation, "err": error_message(&e)},
         ),
     }
     Some(delay_s)
-}
-
-fn step_line(dest: &str, generation: i64, r: &Report, next_delay_s: Option<u32>) -> Value {
-    json!({
-        "destination": destination_label(dest),
-        "generation": generation,
-        "delivered": r.delivered,
-        "dead_lettered": r.dead_lettered,
-        "expired": r.expired,
-        "skipped": r.skipped,
-        "next_delay_s": next_delay_s,
-        "done": next_delay_s.is_none(),
-    })
 }

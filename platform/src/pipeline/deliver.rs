@@ -18,7 +18,6 @@ use hookrelay_core::parking::{parks_behind_drain, Caller};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
-use serde_json::json;
 use std::collections::HashMap;
 use worker::D1Database;
 
@@ -153,7 +152,7 @@ async fn read_destinations(
             log::error(
                 ctx.component,
                 "breaker_unreadable",
-                json!({"destinations": urls.len(), "err": error_message(&e)}),
+                log::fields! {"destinations": urls.len(), "err": error_message(&e)},
             );
             (HashMap::new(), None)
         }
@@ -193,7 +192,7 @@ pub(crate) async fn admission(
             log::error(
                 component,
                 "breaker_unreadable",
-                json!({"destination": destination_label(url), "err": error_message(&e)}),
+                log::fields! {"destination": destination_label(url), "err": error_message(&e)},
             );
             ADMISSION_WHEN_UNREADABLE
         }
@@ -248,7 +247,7 @@ pub(crate) async fn call(
         log::error(
             component,
             "breaker_unwritable",
-            json!({"destination": destination_label(url), "err": error_message(&e)}),
+            log::fields! {"destination": destination_label(url), "err": error_message(&e)},
         );
     }
     result

@@ -15,7 +15,6 @@ use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{DownstreamResult, EventStep};
-use serde_json::json;
 use std::collections::BTreeMap;
 use worker::{D1Database, Queue};
 
@@ -100,7 +99,7 @@ fn mark_parked(items: &[Item<'_>], parked: &[Call], out: &mut [Processed], compo
         log::info(
             component,
             "parked",
-            json!({"id": event.event_id, "source": event.source, "destination": destination_label(destination), "cause": cause}),
+            log::fields! {"id": event.event_id, "source": event.source, "destination": destination_label(destination), "cause": cause},
         );
     }
 }
@@ -143,7 +142,7 @@ pub async fn ensure_drain(
             log::error(
                 component,
                 "drain_ensure_failed",
-                json!({"destination": label, "err": error_message(&e)}),
+                log::fields! {"destination": label, "err": error_message(&e)},
             );
             return;
         }
@@ -166,12 +165,12 @@ pub async fn ensure_drain(
         Ok(()) => log::info(
             component,
             "drain_scheduled",
-            json!({"destination": label, "generation": generation, "delay_s": delay_s}),
+            log::fields! {"destination": label, "generation": generation, "delay_s": delay_s},
         ),
         Err(e) => log::error(
             component,
             "drain_send_failed",
-            json!({"destination": label, "generation": generation, "err": error_message(&e)}),
+            log::fields! {"destination": label, "generation": generation, "err": error_message(&e)},
         ),
     }
 }

@@ -10,7 +10,6 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::Failure;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::state::{delivery_step, DownstreamResult};
-use serde_json::json;
 use worker::{D1Database, D1PreparedStatement, Queue};
 
 /// One call that went out (or was refused), and how it went.
@@ -41,7 +40,7 @@ pub async fn record(
         log::error(
             component,
             "delivery_record_failed",
-            json!({"count": called.len(), "err": error_message(&e)}),
+            log::fields! {"count": called.len(), "err": error_message(&e)},
         );
     }
     for (i, result) in called {

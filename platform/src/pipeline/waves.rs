@@ -13,7 +13,6 @@ use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::parking::{decide, parks_behind_drain, CallDecision};
 use hookrelay_core::redact::destination_label;
-use serde_json::json;
 
 /// Lost probe claims before the rest of the batch is refused: someone
 /// else is probing right now.
@@ -219,6 +218,6 @@ fn unwritable(ctx: &Ctx<'_>, url: &str, e: &worker::Error) {
     log::error(
         ctx.component,
         "breaker_unwritable",
-        json!({"destination": destination_label(url), "err": error_message(e)}),
+        log::fields! {"destination": destination_label(url), "err": error_message(e)},
     );
 }
