@@ -10,6 +10,7 @@ pub mod breaker_store;
 pub mod db;
 pub mod downstream;
 pub mod drain;
+pub mod entry;
 pub mod env_config;
 pub mod join;
 pub mod log;
