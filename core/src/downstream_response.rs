@@ -95,10 +95,40 @@ pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
     Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
 }
 
+/// The longest answer body read to its end (and dropped) after a call:
+/// a body left unread holds its connection, so the next call of the batch
+/// has to open another. A longer body, or one of unknown length, is
+/// cancelled instead; the relay never needs its bytes.
+pub const MAX_DRAINED_BODY_BYTES: u64 = 64 * 1024;
+
+/// Whether to read an answer's body to its end rather than cancel it,
+/// from its `Content-Length` header.
+pub fn drain_body(content_length: Option<&str>) -> bool {
+    content_length
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n <= MAX_DRAINED_BODY_BYTES)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error_code::FailureClass;
+
+    #[test]
+    fn a_short_answer_body_of_known_length_is_read_to_its_end() {
+        let table = [
+            (Some("11"), true),
+            (Some(" 0 "), true),
+            (Some("65536"), true),
+            (Some("65537"), false),
+            (Some("-1"), false),
+            (Some("many"), false),
+            (None, false),
+        ];
+        for (length, want) in table {
+            assert_eq!(drain_body(length), want, "{length:?}");
+        }
+    }
 
     #[test]
     fn each_status_maps_to_its_code_and_class() {
