@@ -7,11 +7,14 @@
 //! with the call. A batch makes up to 100 calls at once, so here the
 //! platform's `AbortSignal.timeout` bounds the call, as a hand-written JS
 //! consumer does, and the answer never crosses into wasm beyond its status
-//! and `Retry-After`. Its body is then read to its end on the JS side, or
-//! cancelled when long (`drain_body`), so its connection is free again.
+//! (and a refusal's `Retry-After`). Its body is then read to its end on the
+//! JS side, or cancelled when long (`drain_body`): the runtime counts an
+//! unread answer as an open connection, and past its limit stalls the
+//! next call until it cancels the oldest one.
 
 use hookrelay_core::downstream_response::{classify_status, drain_body, network_error, timed_out};
 use hookrelay_core::error_code::Failure;
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, AbortSignal, RequestRedirect};
@@ -53,22 +56,35 @@ async fn send(
     let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
     let answer = JsFuture::from(global.fetch_with_str_and_init(url, &init)).await?;
     let response: web_sys::Response = answer.dyn_into()?;
+    let status = response.status();
     let answered = response.headers();
-    let retry_after = answered.get("retry-after")?;
-    let length = answered.get("content-length")?;
-    // The answer is decided by its status; what happens to its body does
-    // not change it, so an error here is dropped.
-    if let Some(stream) = response.body() {
-        let done = if drain_body(length.as_deref()) {
-            response.array_buffer()
-        } else {
-            Ok(stream.cancel())
-        };
-        if let Ok(p) = done {
-            let _ = JsFuture::from(p).await;
-        }
+    // Only a refusal's `Retry-After` is ever read (`classify_status`).
+    let retry_after = if (200..300).contains(&status) {
+        None
+    } else {
+        answered.get("retry-after")?
+    };
+    let drained = if drain_body(answered.get("content-length")?.as_deref()) {
+        response.array_buffer()
+    } else {
+        response
+            .body()
+            .map_or(Err(JsValue::NULL), |b| Ok(b.cancel()))
+    };
+    // The answer is decided by its status, so the drain is not awaited (an
+    // awaited promise costs two closures per call) and its failure (an
+    // abort by the timeout, a reset) is dropped, not left unhandled.
+    if let Ok(p) = drained {
+        IGNORE.with(|ignore| {
+            let _ = p.catch(ignore);
+        });
     }
-    Ok((response.status(), retry_after))
+    Ok((status, retry_after))
+}
+
+thread_local! {
+    /// One handler for every drain's rejection, made once per isolate.
+    static IGNORE: Closure<dyn FnMut(JsValue)> = Closure::new(|_: JsValue| {});
 }
 
 fn error_name(e: &JsValue) -> Option<String> {
