@@ -95,6 +95,12 @@ pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
     Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
 }
 
+/// Whether an answer's `Retry-After` can matter: only a refusal's is read
+/// ([`classify_status`] ignores it on a 2xx), so a success skips the lookup.
+pub fn reads_retry_after(status: u16) -> bool {
+    !(200..=299).contains(&status)
+}
+
 /// The longest answer body read to its end (and dropped) after a call:
 /// a body left unread holds its connection, so the next call of the batch
 /// has to open another. A longer body, or one of unknown length, is
@@ -113,6 +119,25 @@ pub fn drain_body(content_length: Option<&str>) -> bool {
 mod tests {
     use super::*;
     use crate::error_code::FailureClass;
+
+    #[test]
+    fn only_a_refusal_has_its_retry_after_read() {
+        for (status, want) in [
+            (200, false),
+            (204, false),
+            (299, false),
+            (300, true),
+            (429, true),
+            (503, true),
+            (199, true),
+        ] {
+            assert_eq!(reads_retry_after(status), want, "{status}");
+            // A success is a success whatever its Retry-After says.
+            if !want {
+                assert!(classify_status(status, Some("60"), 0).is_ok());
+            }
+        }
+    }
 
     #[test]
     fn a_short_answer_body_of_known_length_is_read_to_its_end() {
