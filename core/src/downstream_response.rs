@@ -95,10 +95,65 @@ pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
     Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
 }
 
+/// Whether an answer's `Retry-After` can matter: only a refusal's is read
+/// ([`classify_status`] ignores it on a 2xx), so a success skips the lookup.
+pub fn reads_retry_after(status: u16) -> bool {
+    !(200..=299).contains(&status)
+}
+
+/// The longest answer body read to its end (and dropped) after a call:
+/// a body left unread holds its connection, so the next call of the batch
+/// has to open another. A longer body, or one of unknown length, is
+/// cancelled instead; the relay never needs its bytes.
+pub const MAX_DRAINED_BODY_BYTES: u64 = 64 * 1024;
+
+/// Whether to read an answer's body to its end rather than cancel it,
+/// from its `Content-Length` header.
+pub fn drain_body(content_length: Option<&str>) -> bool {
+    content_length
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n <= MAX_DRAINED_BODY_BYTES)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error_code::FailureClass;
+
+    #[test]
+    fn only_a_refusal_has_its_retry_after_read() {
+        for (status, want) in [
+            (200, false),
+            (204, false),
+            (299, false),
+            (300, true),
+            (429, true),
+            (503, true),
+            (199, true),
+        ] {
+            assert_eq!(reads_retry_after(status), want, "{status}");
+            // A success is a success whatever its Retry-After says.
+            if !want {
+                assert!(classify_status(status, Some("60"), 0).is_ok());
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_answer_body_of_known_length_is_read_to_its_end() {
+        let table = [
+            (Some("11"), true),
+            (Some(" 0 "), true),
+            (Some("65536"), true),
+            (Some("65537"), false),
+            (Some("-1"), false),
+            (Some("many"), false),
+            (None, false),
+        ];
+        for (length, want) in table {
+            assert_eq!(drain_body(length), want, "{length:?}");
+        }
+    }
 
     #[test]
     fn each_status_maps_to_its_code_and_class() {

@@ -2,19 +2,20 @@
 //! or park it. The destinations of a batch run concurrently, each in waves
 //! (`super::waves`), after one read of their breakers and drains.
 
+use super::ahead::{destination_statements, read_destinations, with_drains, Destinations};
 use super::waves::{self, Destination};
 use super::Item;
 use crate::breaker_store::{admit_call, record_call};
-use crate::db::{breakers, drains, error_message, payloads};
+use crate::db::{error_message, payloads};
 use crate::join::join_all;
 use crate::{downstream, log, now_ms};
-use hookrelay_core::breaker::{Admission, BreakerState, ADMISSION_WHEN_UNREADABLE};
+use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::parking::{parks_behind_drain, Caller};
+use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
@@ -52,14 +53,15 @@ pub(super) struct Ctx<'a> {
 }
 
 /// Calls the downstream of every leased item, or parks it; the answer is
-/// in item order.
-pub async fn deliver(
+/// in item order. `destinations` is what the ingest batch read of them
+/// (`super::ahead`); without it they are read here, in one round trip.
+pub(super) async fn deliver(
     db: &D1Database,
     items: &[Item<'_>],
     leased: &[usize],
     cfg: &DeliveryConfig,
-    component: Component,
-    caller: Caller,
+    (component, caller): (Component, Caller),
+    destinations: Option<Destinations>,
 ) -> Vec<Call> {
     let Some(key) = cfg.signing_key.as_ref() else {
         let failed = || Attempt::Called(Err(no_signing_key()));
@@ -84,13 +86,17 @@ pub async fn deliver(
     };
     let (mut calls, groups) = by_destination(&ctx, leased);
     let urls: Vec<&str> = groups.iter().map(|(url, _)| *url).collect();
-    let (draining, stored_breakers) = read_destinations(&ctx, &urls).await;
+    let destinations = match destinations {
+        Some(d) => d,
+        None => read(&ctx, &urls).await,
+    };
     let runs = groups.into_iter().map(|(url, indexes)| {
         let destination = Destination {
             url,
             indexes,
-            drain: draining.get(url).copied(),
-            stored: stored_breakers
+            drain: destinations.draining.get(url).copied(),
+            stored: destinations
+                .breakers
                 .as_ref()
                 .map(|b| b.get(url).copied().unwrap_or_default()),
         };
@@ -121,41 +127,17 @@ fn by_destination<'a>(ctx: &Ctx<'a>, leased: &[usize]) -> (Vec<Call>, Vec<(&'a s
     (failed, groups)
 }
 
-/// The drains (with their recorded cause) and the stored breakers of
-/// `urls`, in one round trip. If D1 cannot say, none is taken as draining
-/// and every breaker as unreadable (`None`: the run starts from
-/// `STATE_WHEN_UNREADABLE`); its write then finds the real row.
-async fn read_destinations(
-    ctx: &Ctx<'_>,
-    urls: &[&str],
-) -> (
-    HashMap<String, Option<ErrorCode>>,
-    Option<HashMap<String, (BreakerState, i64)>>,
-) {
-    let with_drains = parks_behind_drain(true, ctx.cfg.breaker_open_action, ctx.caller);
-    let read = async {
-        let mut stmts = vec![breakers::load_many(ctx.db, urls)?];
-        if with_drains {
-            stmts.push(drains::active(ctx.db, urls)?);
-        }
-        let results = crate::db::batch(ctx.db, stmts).await?;
-        let stored = breakers::parse_many(&results[0])?;
-        let draining = match results.get(1) {
-            Some(r) => drains::parse_active(r)?.into_iter().collect(),
-            None => HashMap::new(),
-        };
-        Ok::<_, worker::Error>((draining, stored))
+/// The drains and the stored breakers of `urls`, in one round trip
+/// (`super::ahead::read_destinations` says what an unreadable one means).
+async fn read(ctx: &Ctx<'_>, urls: &[&str]) -> Destinations {
+    let with_drains = with_drains(ctx.cfg, ctx.caller);
+    let results = match destination_statements(ctx.db, urls, with_drains) {
+        Ok(stmts) => crate::db::batch(ctx.db, stmts).await,
+        Err(e) => Err(e),
     };
-    match read.await {
-        Ok((draining, stored)) => (draining, Some(stored)),
-        Err(e) => {
-            log::error(
-                ctx.component,
-                "breaker_unreadable",
-                log::fields! {"destinations": urls.len(), "err": error_message(&e)},
-            );
-            (HashMap::new(), None)
-        }
+    match results {
+        Ok(r) => read_destinations(Ok(&r), urls.len(), ctx.component),
+        Err(e) => read_destinations(Err(e), urls.len(), ctx.component),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Phase 1: write every event to D1 in one round trip.
+//! Phase 1: write every event to D1 in one round trip, with the claim and
+//! reads that ride on it (`super::ahead`).
 
 use super::{Item, Processed};
 use crate::db::events::ingest_set;
@@ -10,7 +11,7 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::ingest_batch::{shape, IngestShape};
 use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
-use worker::{D1Database, D1PreparedStatement, Result};
+use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed {
     match result {
@@ -56,38 +57,50 @@ fn statement(
     )
 }
 
-/// Ingests every item in one D1 batch.
+/// Per item, the ingest's result; and the results of `riders`, when
+/// they ran in the ingest's batch.
+type Together = (
+    Vec<std::result::Result<events::Ingest, Failure>>,
+    Vec<D1Result>,
+);
+
+/// Ingests every item in one D1 batch, with `riders` (statements that
+/// read the rows as ingest leaves them, see `super::ahead`) appended to
+/// the same batch; their results come back when they ran.
 ///
 /// One set-based statement for the whole batch in the common case. D1 runs
 /// a batch as one transaction, so one failing row rolls back all of them. Then each event is tried on its own, so that one bad event
 /// never fails the others; that costs a round trip per event, only on the
-/// failure path.
+/// failure path, and the riders do not run.
 pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
     now_ms: i64,
-) -> Vec<Processed> {
+    riders: Vec<D1PreparedStatement>,
+) -> (Vec<Processed>, Option<Vec<D1Result>>) {
     if items.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let nonce = batch_nonce(now_ms);
-    let batch_error = match together(db, items, cfg, &nonce, now_ms).await {
-        Ok(results) => return results.into_iter().map(processed).collect(),
+    let batch_error = match together(db, items, cfg, &nonce, now_ms, riders).await {
+        Ok((results, ridden)) => {
+            return (results.into_iter().map(processed).collect(), Some(ridden))
+        }
         Err(e) => e,
     };
     if items.len() == 1 {
-        return vec![processed(Err(classify_d1_error(&batch_error)))];
+        return (vec![processed(Err(classify_d1_error(&batch_error)))], None);
     }
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         out.push(processed(alone(db, item, cfg, &nonce, now_ms).await));
     }
-    out
+    (out, None)
 }
 
-/// Every item in one D1 batch (one round trip): set-based statements when
-/// the keys are distinct, else one statement per event
+/// Every item in one D1 batch (one round trip), then `riders`: set-based
+/// statements when the keys are distinct, else one statement per event
 /// (`hookrelay_core::ingest_batch`); the batch's error text otherwise.
 async fn together(
     db: &D1Database,
@@ -95,7 +108,8 @@ async fn together(
     cfg: &DeliveryConfig,
     nonce: &str,
     now_ms: i64,
-) -> std::result::Result<Vec<std::result::Result<events::Ingest, Failure>>, String> {
+    riders: Vec<D1PreparedStatement>,
+) -> std::result::Result<Together, String> {
     let rows = items
         .iter()
         .map(|i| ingest_set::row_json(i.event, i.queue_message_id, initial(i, cfg)))
@@ -107,9 +121,9 @@ async fn together(
         .collect();
     let sizes: Vec<usize> = rows.iter().map(String::len).collect();
     let IngestShape::Sets(chunks) = shape(&keys, &sizes) else {
-        return one_by_one(db, items, cfg, nonce, now_ms).await;
+        return one_by_one(db, items, cfg, nonce, now_ms, riders).await;
     };
-    let statements = chunks
+    let mut statements = chunks
         .iter()
         .map(|c| {
             let chunk: Vec<&str> = rows[c.clone()].iter().map(String::as_str).collect();
@@ -117,14 +131,13 @@ async fn together(
         })
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
+    statements.extend(riders);
+    let (ingested, ridden) = run_batch(db, statements, chunks.len()).await?;
     let mut written = std::collections::HashMap::new();
-    for result in crate::db::batch(db, statements)
-        .await
-        .map_err(|e| error_message(&e))?
-    {
-        written.extend(ingest_set::read(&result, nonce).map_err(|e| error_message(&e))?);
+    for result in &ingested {
+        written.extend(ingest_set::read(result, nonce).map_err(|e| error_message(&e))?);
     }
-    Ok(keys
+    let results = keys
         .iter()
         .map(|k| {
             written.remove(*k).ok_or_else(|| {
@@ -134,32 +147,49 @@ async fn together(
                 )
             })
         })
-        .collect())
+        .collect();
+    Ok((results, ridden))
 }
 
-/// One statement per event, in message order, in one batch.
+/// Runs `statements` as one batch and splits the results after the
+/// first `ingests` (the ingest's own) from the riders'.
+async fn run_batch(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+    ingests: usize,
+) -> std::result::Result<(Vec<D1Result>, Vec<D1Result>), String> {
+    let expected = statements.len();
+    let mut results = crate::db::batch(db, statements)
+        .await
+        .map_err(|e| error_message(&e))?;
+    if results.len() != expected {
+        return Err("D1 returned a different number of results than statements".into());
+    }
+    let ridden = results.split_off(ingests);
+    Ok((results, ridden))
+}
+
+/// One statement per event, in message order, then `riders`, in one batch.
 async fn one_by_one(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
     nonce: &str,
     now_ms: i64,
-) -> std::result::Result<Vec<std::result::Result<events::Ingest, Failure>>, String> {
-    let statements = items
+    riders: Vec<D1PreparedStatement>,
+) -> std::result::Result<Together, String> {
+    let mut statements = items
         .iter()
         .map(|i| statement(db, i, cfg, nonce, now_ms))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
-    let results = crate::db::batch(db, statements)
-        .await
-        .map_err(|e| error_message(&e))?;
-    if results.len() != items.len() {
-        return Err("D1 returned a different number of results than statements".into());
-    }
-    Ok(results
+    statements.extend(riders);
+    let (ingested, ridden) = run_batch(db, statements, items.len()).await?;
+    let results = ingested
         .iter()
         .map(|r| events::read_ingest(r, nonce))
-        .collect())
+        .collect();
+    Ok((results, ridden))
 }
 
 fn initial(item: &Item<'_>, cfg: &DeliveryConfig) -> DeliveryStatus {

@@ -1,6 +1,9 @@
 //! Ingest, then deliver: the path every event takes, from the queue
 //! consumer and from a replay alike, in four named phases:
-//! [`ingest`] → [`claim`] → [`deliver`] → [`record`].
+//! [`ingest`] → [`claim`] → [`deliver`] → [`record`]. In the common path
+//! the claim and the read of the destinations ride in the ingest's own
+//! batch ([`ahead`]), so a forwarding batch costs two round trips: that
+//! one, then the record after the calls.
 //!
 //! Why each phase is safe to repeat:
 //! - ingest is keyed by idempotency key, so a second run finds its row;
@@ -9,6 +12,7 @@
 //!   never calls the downstream twice;
 //! - a lease left by a crashed isolate expires, so the event is not stuck.
 
+mod ahead;
 mod claim;
 pub(crate) mod deliver;
 mod ingest;
@@ -16,7 +20,8 @@ pub(crate) mod park;
 mod record;
 mod waves;
 
-use crate::metrics;
+use crate::db::error_message;
+use crate::{log, metrics};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::delivery_plan::needs_call;
 use hookrelay_core::disposition::Outcome;
@@ -84,7 +89,19 @@ async fn run_as(
     caller: Caller,
     control: Option<&Queue>,
 ) -> Vec<Processed> {
-    let mut out = ingest::ingest(db, items, cfg, now_ms).await;
+    let ahead = ahead::Ahead::plan(items, cfg, caller);
+    let riders = ahead
+        .statements(db, cfg, caller, now_ms)
+        .unwrap_or_else(|e| {
+            // Without riders the claim and reads take their own round trips.
+            log::error(
+                component,
+                "claim_unbindable",
+                log::fields! {"err": error_message(&e)},
+            );
+            Vec::new()
+        });
+    let (mut out, ridden) = ingest::ingest(db, items, cfg, now_ms, riders).await;
     let wanted: Vec<usize> = (0..items.len())
         .filter(|&i| {
             out[i].ingest.is_some()
@@ -93,9 +110,21 @@ async fn run_as(
                 })
         })
         .collect();
-    let leased = claim::claim(db, items, &wanted, &mut out, cfg, now_ms).await;
+    let (leased, destinations) = match ridden.filter(|r| !r.is_empty()) {
+        Some(results) => {
+            let read = ahead.read(&results, component);
+            let leased = claim::held(items, &wanted, &mut out, read.leased, component);
+            (leased, Some(read.destinations))
+        }
+        None => {
+            let how = (cfg, caller, component);
+            let leased = claim::claim(db, items, &wanted, &mut out, how, now_ms).await;
+            (leased, None)
+        }
+    };
     if !leased.is_empty() {
-        let calls = deliver::deliver(db, items, &leased, cfg, component, caller).await;
+        let calls =
+            deliver::deliver(db, items, &leased, cfg, (component, caller), destinations).await;
         record::record(db, items, calls, &mut out, component, control).await;
     }
     count(items, &out, component);

@@ -5,7 +5,6 @@ use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
 use serde::Deserialize;
-use std::collections::HashSet;
 use worker::{D1Database, D1PreparedStatement, D1Result, Result};
 
 pub mod ingest_set;
@@ -120,49 +119,61 @@ fn kind_of(ingest_nonce: Option<&str>, duplicate_nonce: Option<&str>, nonce: &st
     }
 }
 
-/// Takes the delivery lease of every event of `event_ids` that is
-/// leasable, or whose lease went stale before `stale_before_ms`, in one
-/// statement; per listed id (in order), whether this call holds the lease.
-pub async fn claim(
+/// The statement that takes the delivery lease of every event of
+/// `event_ids` whose status is one of `claimable`
+/// (`hookrelay_core::delivery_plan::claimable`), or whose lease went stale
+/// before `stale_before_ms`. It can run in the ingest's own batch, after
+/// the upserts: it reads each row as the ingest left it. [`read_claim`]
+/// answers the leased ids.
+pub fn claim_statement(
     db: &D1Database,
     event_ids: &[&str],
+    claimable: &[DeliveryStatus],
     now_ms: i64,
     stale_before_ms: i64,
-) -> Result<Vec<bool>> {
+) -> Result<D1PreparedStatement> {
+    let statuses: Vec<&str> = claimable.iter().map(|s| s.as_str()).collect();
+    db.prepare(
+        "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 \
+         WHERE event_id IN (SELECT value FROM json_each(?2)) \
+         AND (delivery_status IN (SELECT value FROM json_each(?5)) OR (delivery_status = ?4 AND delivery_claimed_at < ?3)) \
+         RETURNING event_id",
+    )
+    .bind(&[
+        int(now_ms),
+        text(&serde_json::to_string(event_ids)?),
+        int(stale_before_ms),
+        text(DeliveryStatus::Delivering.as_str()),
+        text(&serde_json::to_string(&statuses)?),
+    ])
+}
+
+/// The ids a [`claim_statement`] leased.
+pub fn read_claim(result: &D1Result) -> Result<Vec<String>> {
     #[derive(Deserialize)]
     struct Leased {
         event_id: String,
     }
-    if event_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let [a, b, c, d] = DeliveryStatus::LEASABLE.map(|s| text(s.as_str()));
-    let mut held: HashSet<String> = db
-        .prepare(
-            "UPDATE events SET delivery_status = ?4, delivery_claimed_at = ?1 \
-             WHERE event_id IN (SELECT value FROM json_each(?2)) \
-             AND (delivery_status IN (?5, ?6, ?7, ?8) OR (delivery_status = ?4 AND delivery_claimed_at < ?3)) \
-             RETURNING event_id",
-        )
-        .bind(&[
-            int(now_ms),
-            text(&serde_json::to_string(event_ids)?),
-            int(stale_before_ms),
-            text(DeliveryStatus::Delivering.as_str()),
-            a,
-            b,
-            c,
-            d,
-        ])?
-        .all()
-        .await?
+    Ok(result
         .results::<Leased>()?
         .into_iter()
         .map(|r| r.event_id)
-        .collect();
-    // One lease per event: when an id is listed twice (a duplicate in the
-    // same batch), only its first listing holds it.
-    Ok(event_ids.iter().map(|id| held.remove(*id)).collect())
+        .collect())
+}
+
+/// Runs a [`claim_statement`] on its own (one round trip): the ids leased.
+pub async fn claim(
+    db: &D1Database,
+    event_ids: &[&str],
+    claimable: &[DeliveryStatus],
+    now_ms: i64,
+    stale_before_ms: i64,
+) -> Result<Vec<String>> {
+    if event_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stmt = claim_statement(db, event_ids, claimable, now_ms, stale_before_ms)?;
+    read_claim(&stmt.all().await?)
 }
 
 /// The result of one delivery attempt, to be written back.

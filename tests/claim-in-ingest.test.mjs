@@ -1,0 +1,92 @@
+// The consumer takes its delivery leases in the ingest's own D1 batch
+// (platform/src/pipeline/ahead.rs): the claim lists every event whose
+// source forwards, before anyone has read its row, and runs after the
+// upserts in the same transaction. Its status filter must then lease
+// exactly what the consumer calls (core/src/delivery_plan.rs claimable):
+// a duplicate of a delivered, failed or parked event, or of one whose
+// lease another isolate holds, is never called; a stale lease is taken
+// over. Both ingest shapes are covered: set-based (distinct keys) and one
+// statement per event (a key twice in the batch).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+
+let downstream;
+let relay;
+
+before(async () => {
+  downstream = await startDownstream({ "/ok": () => ({ status: 200 }) });
+  relay = await startRelay({
+    relayVars: {
+      SOURCES: JSON.stringify({ fwd: { scheme: "hmac-sha256", downstream: downstream.url("/ok") } }),
+      WEBHOOK_SECRET_FWD: "fwd-secret",
+      // An event not delivered waits an hour, so each test sees one batch.
+      RETRY_DELAYS_S: "3600",
+    },
+    consumers: { webhooks: { maxBatchSize: 20 } },
+  });
+});
+after(async () => {
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+const message = (tag, name) => ({
+  body: { v: 1, event_id: `evt_${tag}_${name}`, idempotency_key: `fwd:${tag}-${name}`, source: "fwd", received_at_ms: Date.now(), headers: {}, body: JSON.stringify({ tag, name }) },
+});
+
+const row = async (tag, name) =>
+  (await rows(relay.db, "SELECT delivery_status, delivery_claimed_at, duplicate_count FROM events WHERE event_id = ?", `evt_${tag}_${name}`))[0];
+
+const calls = (tag, name) => downstream.hits("/ok").filter((h) => h.headers["x-operation-id"] === `evt_${tag}_${name}`).length;
+
+/** Rows in every state the claim must judge, then one batch that carries a copy of each plus new events. */
+async function scenario(tag, { keyTwice }) {
+  const old = ["delivered", "failed", "parked", "held", "stale"];
+  await (await relay.producer()).sendBatch(old.map((n) => message(tag, n)));
+  await waitFor(async () => (await Promise.all(old.map((n) => row(tag, n)))).every((r) => r?.delivery_status === "delivered"), { what: "the first deliveries" });
+  const set = (name, sql, ...params) => rows(relay.db, `UPDATE events SET ${sql} WHERE event_id = ?`, ...params, `evt_${tag}_${name}`);
+  await set("failed", "delivery_status = 'failed'");
+  await set("parked", "delivery_status = 'parked', parked_destination = ?, parked_at = ?", downstream.url("/ok"), Date.now());
+  const heldAt = Date.now();
+  await set("held", "delivery_status = 'delivering', delivery_claimed_at = ?", heldAt);
+  await set("stale", "delivery_status = 'delivering', delivery_claimed_at = 1");
+  const fresh = ["new1", "new2", "new3"];
+  const batch = [...old, ...fresh].map((n) => message(tag, n));
+  if (keyTwice) batch.push(message(tag, "new3"));
+  await (await relay.producer()).sendBatch(batch);
+  await waitFor(async () => {
+    const done = await Promise.all(["stale", ...fresh].map((n) => row(tag, n)));
+    const seen = await Promise.all(["delivered", "failed", "parked", "held"].map((n) => row(tag, n)));
+    return done.every((r) => r?.delivery_status === "delivered") && seen.every((r) => r.duplicate_count === 1);
+  }, { what: "the second batch" });
+  return { heldAt };
+}
+
+async function check(tag, heldAt) {
+  for (const name of ["delivered", "failed", "parked", "held"]) {
+    assert.equal(calls(tag, name), 1, `${name}: only the first batch called it`);
+  }
+  for (const name of ["stale", "new1", "new2", "new3"]) {
+    assert.equal(calls(tag, name) - (name === "stale" ? 1 : 0), 1, `${name}: called once by the second batch`);
+  }
+  assert.equal((await row(tag, "failed")).delivery_status, "failed");
+  assert.equal((await row(tag, "parked")).delivery_status, "parked");
+  const held = await row(tag, "held");
+  assert.equal(held.delivery_status, "delivering", "another isolate's lease is left alone");
+  assert.equal(held.delivery_claimed_at, heldAt);
+  const leased = await rows(relay.db, "SELECT event_id FROM events WHERE event_id LIKE ? AND delivery_claimed_at IS NOT NULL AND event_id != ?", `evt_${tag}_%`, `evt_${tag}_held`);
+  assert.deepEqual(leased, [], "no lease is left behind");
+}
+
+test("set-based ingest: the claim in the ingest batch leases only what the consumer calls", async () => {
+  const { heldAt } = await scenario("sets", { keyTwice: false });
+  await check("sets", heldAt);
+});
+
+test("one statement per event (a key twice in the batch): the same, and the repeated key is called once", async () => {
+  const { heldAt } = await scenario("twice", { keyTwice: true });
+  await check("twice", heldAt);
+  assert.equal((await row("twice", "new3")).duplicate_count, 1, "the second copy is a duplicate");
+});
