@@ -25,7 +25,7 @@ process.env.WRANGLER_LOG ??= "error"; // no "Using secrets defined in .dev.vars"
 const num = (name, dflt) => Math.max(1, Number(process.env[name] ?? dflt));
 const RUNS = num("BENCH_RUNS", 5);
 const N = num("BENCH_N", 10000);
-const FORWARD_N = num("BENCH_FORWARD_N", 1000);
+const FORWARD_N = num("BENCH_FORWARD_N", 10000);
 const ROUNDS = num("BENCH_ROUNDS", 5);
 const REQUESTS = num("BENCH_REQUESTS", 2000);
 const SWEEP_N = num("BENCH_SWEEP_N", 2000);
