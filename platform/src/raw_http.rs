@@ -21,10 +21,14 @@ pub fn path(req: &Request) -> String {
 
 fn path_of(url: &str) -> &str {
     let after_scheme = url.find("://").map_or(url, |i| &url[i + 3..]);
-    let Some(start) = after_scheme.find('/') else {
+    // The authority ends at the first '/', '?' or '#'; only a '/' starts a path.
+    let Some(start) = after_scheme.find(['/', '?', '#']) else {
         return "/";
     };
     let path = &after_scheme[start..];
+    if !path.starts_with('/') {
+        return "/";
+    }
     &path[..path.find(['?', '#']).unwrap_or(path.len())]
 }
 
@@ -50,11 +54,9 @@ pub async fn bytes(req: &Request) -> worker::Result<Vec<u8>> {
 }
 
 thread_local! {
-    static JSON_HEADERS: Headers = {
-        let h = Headers::new().expect("Headers constructor");
+    static JSON_HEADERS: Option<Headers> = Headers::new().ok().inspect(|h| {
         let _ = h.set("content-type", "application/json");
-        h
-    };
+    });
 }
 
 /// A JSON response from text that already is JSON. The runtime copies the
@@ -62,7 +64,11 @@ thread_local! {
 pub fn json_text(status: u16, json: &str) -> worker::Result<Response> {
     let init = ResponseInit::new();
     init.set_status(status);
-    JSON_HEADERS.with(|h| init.set_headers(h.as_ref()));
+    JSON_HEADERS.with(|h| {
+        if let Some(h) = h {
+            init.set_headers(h.as_ref());
+        }
+    });
     Response::new_with_opt_str_and_init(Some(json), &init).map_err(worker::Error::from)
 }
 
@@ -78,6 +84,8 @@ mod tests {
             ("https://relay.example", "/"),
             ("https://relay.example/a%20b/", "/a%20b/"),
             ("https://relay.example/?q=/x", "/"),
+            ("https://relay.example?q=/x", "/"),
+            ("https://relay.example#/webhooks/x", "/"),
         ];
         for (url, path) in table {
             assert_eq!(path_of(url), path, "{url}");
