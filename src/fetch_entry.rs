@@ -6,7 +6,7 @@ use crate::{responses, route};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::entry::respond;
 use wasm_bindgen::prelude::*;
-use worker::{worker_sys, Context, Env, Request, ScheduleContext, ScheduledEvent};
+use worker::{worker_sys, Context, Env, ScheduleContext, ScheduledEvent};
 
 /// Entry point for HTTP requests.
 #[wasm_bindgen(js_name = fetch, wasm_bindgen_futures = ::worker::wasm_bindgen_futures)]
@@ -16,7 +16,7 @@ pub async fn fetch(
     ctx: worker_sys::Context,
 ) -> Result<JsValue, JsValue> {
     console_error_panic_hook::set_once();
-    let routed = route(Request::from(req), env, Context::new(ctx)).await;
+    let routed = route(req, env, Context::new(ctx)).await;
     respond(routed, Component::Relay, responses::internal)
 }
 

@@ -16,7 +16,9 @@ pub async fn fetch(
     ctx: worker_sys::Context,
 ) -> Result<JsValue, JsValue> {
     console_error_panic_hook::set_once();
-    let routed = route(Request::from(req), env, Context::new(ctx)).await;
+    let routed = route(Request::from(req), env, Context::new(ctx))
+        .await
+        .map(Into::into);
     respond(routed, Component::Admin, |message| {
         ApiError::Unavailable(format!("the DLQ worker failed: {message}")).into_response()
     })

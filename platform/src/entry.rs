@@ -15,15 +15,16 @@ use worker::{worker_sys::web_sys, Response};
 /// The response to hand back: the router's, or for an error the one
 /// `on_error` builds from its message (logged at ERROR as `request_failed`).
 pub fn respond(
-    routed: worker::Result<Response>,
+    routed: worker::Result<web_sys::Response>,
     component: Component,
     on_error: impl FnOnce(&str) -> worker::Result<Response>,
 ) -> Result<JsValue, JsValue> {
     let response = routed.or_else(|e| {
         let message = error_message(&e);
         log::error(component, "request_failed", log::fields! {"err": message});
-        on_error(&message)
+        on_error(&message).map(web_sys::Response::from)
     });
-    let response = response.map_err(|e| JsValue::from_str(&error_message(&e)))?;
-    Ok(web_sys::Response::from(response).into())
+    response
+        .map(Into::into)
+        .map_err(|e| JsValue::from_str(&error_message(&e)))
 }

@@ -5,12 +5,16 @@
 //! per metric (the `METRICS` binding; skipped when it is not bound) and adds
 //! the totals to D1 `counters` in one round trip. The buffer is per isolate;
 //! whichever flush runs first writes what is buffered, so every increment is
-//! written exactly once even when invocations interleave.
+//! written exactly once even when invocations interleave. The relay's fetch
+//! handler uses the two halves instead, [`flush_analytics`] inline and
+//! [`write_d1`] only when a D1 total is left, so an accepted webhook's
+//! counter costs no future and no D1 round trip.
 
 use crate::db::{counters, error_message};
 use crate::log;
 use hookrelay_core::metrics::{Component, Metric, Tally};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use worker::{AnalyticsEngineDataPointBuilder, Env};
 
 thread_local! {
@@ -24,9 +28,20 @@ pub fn count(metric: Metric, by: u64) {
 
 /// Writes everything counted so far.
 pub async fn flush(env: &Env) {
+    if let Some(totals) = flush_analytics(env) {
+        write_d1(env, &totals).await;
+    }
+}
+
+/// Takes everything counted so far and writes its Analytics Engine data
+/// points now (the binding's write is synchronous). Returns the D1 totals
+/// still to write, if there are any, for the caller to hand to
+/// [`write_d1`]: the request path thus spawns a future only when it has a
+/// D1 write to make, which the counters of an accepted webhook never need.
+pub fn flush_analytics(env: &Env) -> Option<BTreeMap<String, u64>> {
     let tally = PENDING.with(|t| t.borrow_mut().take());
     if tally.is_empty() {
-        return;
+        return None;
     }
     if let Ok(dataset) = env.analytics_engine("METRICS") {
         for (metric, n) in tally.points() {
@@ -47,9 +62,11 @@ pub async fn flush(env: &Env) {
     let totals = tally.d1_totals();
     // The common path (ingest, duplicates) is counted by D1 itself; then
     // there is nothing to write, and no round trip to make.
-    if totals.is_empty() {
-        return;
-    }
+    (!totals.is_empty()).then_some(totals)
+}
+
+/// Adds `totals` (from [`flush_analytics`]) to D1 `counters` in one round trip.
+pub async fn write_d1(env: &Env, totals: &BTreeMap<String, u64>) {
     let Ok(db) = env.d1("DB") else { return };
     let statements: Result<Vec<_>, _> = totals
         .iter()

@@ -92,6 +92,16 @@ impl HeaderLookup for std::collections::BTreeMap<String, String> {
     }
 }
 
+/// The glue's header list (lower-case names, as the runtime gives them):
+/// looked up in place, so the glue builds no map per request.
+impl HeaderLookup for [(String, String)] {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 impl HeaderLookup for [(&str, &str)] {
     fn header(&self, name: &str) -> Option<&str> {
         self.iter()

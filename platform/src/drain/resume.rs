@@ -20,18 +20,24 @@ thread_local! {
     static LAST_CHECK_MS: Cell<i64> = const { Cell::new(i64::MIN) };
 }
 
-/// Runs [`resume`] if this isolate has not in the last 30 s. Cheap to call
-/// from every queue batch and request.
-pub async fn resume_if_due(env: &Env) {
+/// Whether this isolate is due for a [`resume`] check, claiming the check
+/// when it is. Synchronous, so a request that finds nothing due spawns no
+/// future for it (a `wait_until` per request costs a promise and a task).
+pub fn claim_due() -> bool {
     let now = now_ms();
-    let due = LAST_CHECK_MS.with(|last| {
+    LAST_CHECK_MS.with(|last| {
         if now.saturating_sub(last.get()) < RESUME_EVERY_MS {
             return false;
         }
         last.set(now);
         true
-    });
-    if due {
+    })
+}
+
+/// Runs [`resume`] if this isolate has not in the last 30 s. Cheap to call
+/// from every queue batch.
+pub async fn resume_if_due(env: &Env) {
+    if claim_due() {
         resume(env).await;
     }
 }
