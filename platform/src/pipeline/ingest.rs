@@ -123,7 +123,7 @@ async fn together(
     let IngestShape::Sets(chunks) = shape(&keys, &sizes) else {
         return one_by_one(db, items, cfg, nonce, now_ms, riders).await;
     };
-    let mut statements = chunks
+    let statements = chunks
         .iter()
         .map(|c| {
             let chunk: Vec<&str> = rows[c.clone()].iter().map(String::as_str).collect();
@@ -131,8 +131,7 @@ async fn together(
         })
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
-    statements.extend(riders);
-    let (ingested, ridden) = run_batch(db, statements, chunks.len()).await?;
+    let (ingested, ridden) = run_batch(db, statements, riders).await?;
     let mut written = std::collections::HashMap::new();
     for result in &ingested {
         written.extend(ingest_set::read(result, nonce).map_err(|e| error_message(&e))?);
@@ -151,13 +150,15 @@ async fn together(
     Ok((results, ridden))
 }
 
-/// Runs `statements` as one batch and splits the results after the
-/// first `ingests` (the ingest's own) from the riders'.
+/// Runs the ingest's `statements`, then `riders`, as one batch, and
+/// answers the ingest's results apart from the riders'.
 async fn run_batch(
     db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
-    ingests: usize,
+    mut statements: Vec<D1PreparedStatement>,
+    riders: Vec<D1PreparedStatement>,
 ) -> std::result::Result<(Vec<D1Result>, Vec<D1Result>), String> {
+    let ingests = statements.len();
+    statements.extend(riders);
     let expected = statements.len();
     let mut results = crate::db::batch(db, statements)
         .await
@@ -178,13 +179,12 @@ async fn one_by_one(
     now_ms: i64,
     riders: Vec<D1PreparedStatement>,
 ) -> std::result::Result<Together, String> {
-    let mut statements = items
+    let statements = items
         .iter()
         .map(|i| statement(db, i, cfg, nonce, now_ms))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
-    statements.extend(riders);
-    let (ingested, ridden) = run_batch(db, statements, items.len()).await?;
+    let (ingested, ridden) = run_batch(db, statements, riders).await?;
     let results = ingested
         .iter()
         .map(|r| events::read_ingest(r, nonce))

@@ -136,13 +136,44 @@ pub async fn list(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<EntrySummary>> {
+    page(
+        db,
+        SUMMARY_COLUMNS,
+        filter,
+        cursor,
+        limit,
+        Order::NewestFirst,
+    )
+    .await
+}
+
+/// Which way a keyset page runs over `(created_at, id)`.
+enum Order {
+    NewestFirst,
+    OldestFirst,
+}
+
+/// One keyset page of `columns`: the rows matching `filter` after
+/// `cursor` in `order`, at most `limit + 1` of them.
+async fn page<T: serde::de::DeserializeOwned>(
+    db: &D1Database,
+    columns: &str,
+    filter: &DeadLetterFilter,
+    cursor: Option<&Cursor>,
+    limit: u32,
+    order: Order,
+) -> Result<Vec<T>> {
+    let (after, direction) = match order {
+        Order::NewestFirst => ("<", "DESC"),
+        Order::OldestFirst => (">", "ASC"),
+    };
     let mut w = Where::default();
     filtered(&mut w, filter);
     if let Some(c) = cursor {
-        w.after("created_at, id", "<", c.at_ms, text(&c.id));
+        w.after("created_at, id", after, c.at_ms, text(&c.id));
     }
     let (clause, limit) = w.finish(limit);
-    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM dead_letters {clause} ORDER BY created_at DESC, id DESC LIMIT {limit}");
+    let sql = format!("SELECT {columns} FROM dead_letters {clause} ORDER BY created_at {direction}, id {direction} LIMIT {limit}");
     db.prepare(sql).bind(&w.params)?.all().await?.results()
 }
 
@@ -171,14 +202,9 @@ pub async fn replay_candidates(
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<CandidateRow>> {
-    let mut w = Where::default();
-    filtered(&mut w, &pending_filter(filter));
-    if let Some(c) = cursor {
-        w.after("created_at, id", ">", c.at_ms, text(&c.id));
-    }
-    let (clause, limit) = w.finish(limit);
-    let sql = format!("SELECT id, content_hash, created_at FROM dead_letters {clause} ORDER BY created_at ASC, id ASC LIMIT {limit}");
-    db.prepare(sql).bind(&w.params)?.all().await?.results()
+    let pending = pending_filter(filter);
+    let columns = "id, content_hash, created_at";
+    page(db, columns, &pending, cursor, limit, Order::OldestFirst).await
 }
 
 /// How many pending entries match `filter`.
