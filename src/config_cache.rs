@@ -22,7 +22,7 @@ pub fn relay_config(env: &Env) -> Rc<Result<RelayConfig, ConfigError>> {
                 Ok(c) => log::info(
                     Component::Relay,
                     "config_loaded",
-                    log::fields!{"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s()},
+                    log::fields!{"sources": c.sources.keys().collect::<Vec<_>>(), "retry_delays_s": c.retry.delays_s().to_vec()},
                 ),
                 Err(e) => log::error(
                     Component::Relay,

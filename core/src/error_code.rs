@@ -4,12 +4,11 @@
 //! that observed it; everything downstream (retry, dead-lettering, logs,
 //! envelopes, metrics) reads the code rather than re-parsing messages.
 
-use serde::{Deserialize, Serialize};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// How a failure should be handled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FailureClass {
     /// Likely to succeed later: retried on the schedule.
     Transient,
@@ -49,40 +48,29 @@ impl fmt::Display for FailureClass {
 
 /// The stable error codes of DESIGN §3. Their spelling is part of the
 /// contract: dashboards and alerts match on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ErrorCode {
     /// The message or event body cannot be decoded.
-    #[serde(rename = "BAD_PAYLOAD")]
     BadPayload,
     /// The message decodes but does not have the expected shape.
-    #[serde(rename = "SCHEMA_MISMATCH")]
     SchemaMismatch,
     /// A signature did not verify.
-    #[serde(rename = "SIGNATURE_INVALID")]
     SignatureInvalid,
     /// The downstream refused our credentials (401/403).
-    #[serde(rename = "AUTH_EXPIRED")]
     AuthExpired,
     /// The downstream did not answer in time (or answered 408).
-    #[serde(rename = "TIMEOUT")]
     Timeout,
     /// The downstream answered 5xx, or could not be reached.
-    #[serde(rename = "UPSTREAM_5XX")]
     Upstream5xx,
     /// The downstream answered a 4xx other than 401/403/408/429.
-    #[serde(rename = "UPSTREAM_4XX")]
     Upstream4xx,
     /// The downstream answered 429.
-    #[serde(rename = "RATE_LIMITED")]
     RateLimited,
     /// The destination's circuit breaker is open; no call was made.
-    #[serde(rename = "CIRCUIT_OPEN")]
     CircuitOpen,
     /// D1 was busy or unavailable.
-    #[serde(rename = "D1_UNAVAILABLE")]
     D1Unavailable,
     /// Anything not classified.
-    #[serde(rename = "UNKNOWN")]
     Unknown,
 }
 
@@ -102,21 +90,24 @@ impl ErrorCode {
         ErrorCode::Unknown,
     ];
 
+    /// The contract spellings, in the order of [`ErrorCode::ALL`].
+    pub const NAMES: [&'static str; 11] = [
+        "BAD_PAYLOAD",
+        "SCHEMA_MISMATCH",
+        "SIGNATURE_INVALID",
+        "AUTH_EXPIRED",
+        "TIMEOUT",
+        "UPSTREAM_5XX",
+        "UPSTREAM_4XX",
+        "RATE_LIMITED",
+        "CIRCUIT_OPEN",
+        "D1_UNAVAILABLE",
+        "UNKNOWN",
+    ];
+
     /// The contract spelling, e.g. `UPSTREAM_5XX`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::BadPayload => "BAD_PAYLOAD",
-            ErrorCode::SchemaMismatch => "SCHEMA_MISMATCH",
-            ErrorCode::SignatureInvalid => "SIGNATURE_INVALID",
-            ErrorCode::AuthExpired => "AUTH_EXPIRED",
-            ErrorCode::Timeout => "TIMEOUT",
-            ErrorCode::Upstream5xx => "UPSTREAM_5XX",
-            ErrorCode::Upstream4xx => "UPSTREAM_4XX",
-            ErrorCode::RateLimited => "RATE_LIMITED",
-            ErrorCode::CircuitOpen => "CIRCUIT_OPEN",
-            ErrorCode::D1Unavailable => "D1_UNAVAILABLE",
-            ErrorCode::Unknown => "UNKNOWN",
-        }
+        Self::NAMES[self as usize]
     }
 
     /// Parses the contract spelling.
@@ -145,6 +136,36 @@ impl ErrorCode {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+// Both enums cross serde as their spelling, written by hand over
+// `as_str`/`parse`: a derived impl matches every name twice (as `str` and as
+// bytes) in each worker, and these two are read wherever a failure is.
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        ErrorCode::parse(&name).ok_or_else(|| de::Error::unknown_variant(&name, &Self::NAMES))
+    }
+}
+
+impl Serialize for FailureClass {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FailureClass {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        FailureClass::parse(&name)
+            .ok_or_else(|| de::Error::unknown_variant(&name, &["transient", "poison", "unknown"]))
     }
 }
 
@@ -223,5 +244,20 @@ mod tests {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
         }
         assert_eq!(ErrorCode::parse("upstream_5xx"), None);
+        assert_eq!(ErrorCode::Upstream5xx.as_str(), "UPSTREAM_5XX");
+        assert_eq!(ErrorCode::D1Unavailable.as_str(), "D1_UNAVAILABLE");
+        let back: ErrorCode = serde_json::from_str("\"CIRCUIT_OPEN\"").unwrap();
+        assert_eq!(back, ErrorCode::CircuitOpen);
+        let err = serde_json::from_str::<ErrorCode>("\"NOPE\"").unwrap_err();
+        assert!(err.to_string().contains("unknown variant `NOPE`"), "{err}");
+        for class in [
+            FailureClass::Transient,
+            FailureClass::Poison,
+            FailureClass::Unknown,
+        ] {
+            let json = serde_json::to_string(&class).unwrap();
+            assert_eq!(serde_json::from_str::<FailureClass>(&json).unwrap(), class);
+        }
+        assert!(serde_json::from_str::<FailureClass>("\"Poison\"").is_err());
     }
 }

@@ -80,12 +80,14 @@ pub async fn apply(
         job_id: ctx.job_id,
         at_ms: ctx.now_ms,
     };
-    let results = db
-        .batch(vec![
+    let results = hookrelay_platform::db::batch(
+        db,
+        vec![
             replay_audit::insert_if_status(db, &audit, from)?,
             dead_letters::set_status_if(db, &entry.id, from, to, decision.erases_payload())?,
-        ])
-        .await?;
+        ],
+    )
+    .await?;
     if results.get(1).map_or(0, changes) == 0 {
         return Err(DecisionError::Refused(format!(
             "this entry stopped being {from} while the {} was applied (another decision won); read it again and decide once more",

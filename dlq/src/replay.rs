@@ -136,10 +136,13 @@ pub async fn replay_entry(
     let outcome = outcome_of(ok, status);
     let error = answer.failure;
     let audit = ctx.audit(&s.id, s.event_id.as_deref(), outcome, error.as_ref());
-    db.batch(vec![
-        dead_letters::set_replay_result(db, &s.id, status, replay_attempts, ctx.now_ms)?,
-        replay_audit::insert(db, &audit)?,
-    ])
+    hookrelay_platform::db::batch(
+        db,
+        vec![
+            dead_letters::set_replay_result(db, &s.id, status, replay_attempts, ctx.now_ms)?,
+            replay_audit::insert(db, &audit)?,
+        ],
+    )
     .await?;
     let result = ReplayResult {
         id: s.id.clone(),

@@ -11,22 +11,25 @@ use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::event_steps::{self, StepRow};
 use hookrelay_platform::db::events::{self, EventRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRow};
+use hookrelay_platform::db::Rows;
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use worker::{D1Database, D1Result};
+use worker::D1Database;
 
 /// The story of `event_id`, or 404 naming it.
 pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)]) -> ApiResult {
     refuse_any(params)?;
-    let results = db
-        .batch(vec![
+    let results = hookrelay_platform::db::batch(
+        db,
+        vec![
             events::story_row(db, event_id)?,
             attempts::for_event(db, event_id)?,
             event_steps::for_event(db, event_id)?,
             dead_letters::for_event(db, event_id)?,
             replay_audit::for_event_statement(db, event_id)?,
-        ])
-        .await?;
+        ],
+    )
+    .await?;
     let Some(mut event) = rows::<EventRow>(&results, 0)?.into_iter().next() else {
         let shown: String = event_id.chars().take(80).collect();
         return Err(ApiError::NotFound(format!(
@@ -45,9 +48,9 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
 }
 
 /// The rows of the batch's `i`th statement.
-fn rows<T: DeserializeOwned>(results: &[D1Result], i: usize) -> Result<Vec<T>, ApiError> {
+fn rows<T: DeserializeOwned>(results: &[Rows], i: usize) -> Result<Vec<T>, ApiError> {
     match results.get(i) {
-        Some(r) => Ok(r.results::<T>()?),
+        Some(r) => Ok(r.decode::<T>()?),
         None => Err(ApiError::Unavailable(
             "D1 answered fewer results than the story asked for; try again".into(),
         )),

@@ -259,7 +259,7 @@ async fn close_deduped(
         let audit = ctx.audit(id, None, ReplayOutcome::Deduped, None);
         stmts.push(replay_audit::insert(db, &audit)?);
     }
-    db.batch(stmts).await?;
+    hookrelay_platform::db::batch(db, stmts).await?;
     metrics::count(
         Metric::new(MetricName::ReplayDeduped, COMPONENT),
         ids.len() as u64,

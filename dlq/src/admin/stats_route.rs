@@ -5,10 +5,11 @@ use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
+use hookrelay_platform::db::Rows;
 use hookrelay_platform::db::{dead_letters, events, replay_audit};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use worker::{D1Database, D1Result};
+use worker::D1Database;
 
 #[derive(Deserialize)]
 struct ParkedByDestination {
@@ -64,7 +65,7 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         events::parked_total(db)?,
         events::parked_by_destination(db)?,
     ]);
-    let results = db.batch(statements).await?;
+    let results = hookrelay_platform::db::batch(db, statements).await?;
     let rows = |i: usize| read::<CounterRow>(&results, i);
     let pending = read::<Pending>(&results, 0)
         .pop()
@@ -88,9 +89,9 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
     }))
 }
 
-fn read<T: for<'de> Deserialize<'de>>(results: &[D1Result], i: usize) -> Vec<T> {
+fn read<T: for<'de> Deserialize<'de>>(results: &[Rows], i: usize) -> Vec<T> {
     results
         .get(i)
-        .and_then(|r| r.results::<T>().ok())
+        .and_then(|r| r.decode::<T>().ok())
         .unwrap_or_default()
 }

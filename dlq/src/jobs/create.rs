@@ -50,14 +50,14 @@ pub async fn create(
     // `matched` is the set as written in this transaction, not the summary
     // read before it (a dead letter stored in between is in one, not both).
     stmts.push(jobs::set_matched_from_set(db, &id)?);
-    let results = db.batch(stmts).await?;
+    let results = hookrelay_platform::db::batch(db, stmts).await?;
     #[derive(serde::Deserialize)]
     struct Matched {
         matched: i64,
     }
     let matched = results
         .last()
-        .and_then(|r| r.results::<Matched>().ok())
+        .and_then(|r| r.decode::<Matched>().ok())
         .and_then(|rows| rows.first().map(|m| m.matched))
         .unwrap_or(set.matched as i64);
     super::enqueue(env, &id, 1, now, now)

@@ -27,12 +27,14 @@ pub async fn apply(
     };
     let mut audit = ctx.audit(&s.id, s.event_id.as_deref(), ReplayOutcome::Succeeded, None);
     audit.action = decision.action();
-    let results = db
-        .batch(vec![
+    let results = hookrelay_platform::db::batch(
+        db,
+        vec![
             dead_letters::set_status_if(db, &s.id, s.status, to, decision.erases_payload())?,
             replay_audit::insert(db, &audit)?,
-        ])
-        .await?;
+        ],
+    )
+    .await?;
     Ok(if results.first().map_or(0, changes) > 0 {
         JobEntryOutcome::Succeeded
     } else {

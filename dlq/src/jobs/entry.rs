@@ -7,6 +7,7 @@ use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::job_entries::NextEntry;
+use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{changes, replay_audit};
 use worker::D1Database;
 
@@ -78,12 +79,14 @@ async fn close_duplicate(
 ) -> worker::Result<JobEntryOutcome> {
     let s = &entry.summary;
     let audit = ctx.audit(&s.id, s.event_id.as_deref(), ReplayOutcome::Deduped, None);
-    let results = db
-        .batch(vec![
+    let results = hookrelay_platform::db::batch(
+        db,
+        vec![
             dead_letters::close_as_deduped_from(db, &s.id, s.status, c.now_ms)?,
             replay_audit::insert(db, &audit)?,
-        ])
-        .await?;
+        ],
+    )
+    .await?;
     Ok(if results.first().map_or(0, changes) > 0 {
         JobEntryOutcome::Deduped
     } else {
@@ -112,7 +115,7 @@ async fn replay(
                 ReplayOutcome::Failed,
                 Some(&failure),
             );
-            replay_audit::insert(db, &audit)?.run().await?;
+            replay_audit::insert(db, &audit)?.query().await?;
             Ok(JobEntryOutcome::Failed)
         }
         Err(ReplayError::Storage(e)) => Err(e),

@@ -176,7 +176,7 @@ async fn work(
             for (entry_id, outcome) in &outcomes {
                 stmts.push(job_entries::done(s.db, &job.id, entry_id, *outcome)?);
             }
-            s.db.batch(stmts).await?;
+            hookrelay_platform::db::batch(s.db, stmts).await?;
         }
         if let Some(err) = first_error {
             return Err(err);

@@ -240,7 +240,7 @@ async fn mark_events_failed(db: &D1Database, event_ids: &[&str]) {
         log::warn(
             COMPONENT,
             "event_status_not_updated",
-            log::fields! {"event_ids": event_ids, "err": error_message(&e)},
+            log::fields! {"event_ids": event_ids.to_vec(), "err": error_message(&e)},
         );
     }
 }

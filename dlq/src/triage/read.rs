@@ -6,6 +6,7 @@
 
 use hookrelay_core::envelope::{AttemptRecord, Envelope, Prepared};
 use hookrelay_core::triage_plan::StoreSnapshot;
+use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};
 use std::collections::HashMap;
 use worker::D1Database;
@@ -46,7 +47,7 @@ pub async fn read(
         prepared.len(),
         capacity,
     )?);
-    let results = db.batch(statements).await?;
+    let results = hookrelay_platform::db::batch(db, statements).await?;
     let (histories, rest) = results.split_first().ok_or_else(short_answer)?;
     let (bodies, rest) = match body_refs.is_empty() {
         true => (HashMap::new(), rest),
@@ -96,7 +97,7 @@ pub async fn add_claim_checked(
         return Ok(());
     }
     let result = dead_letters::same_hash_statement(db, &missing)?
-        .all()
+        .query()
         .await?;
     evidence
         .snapshot

@@ -2,10 +2,11 @@
 //! reason, so the DLQ worker builds its envelope from these rows.
 
 use super::{int, opt_text, text};
+use crate::db::Rows;
 use hookrelay_core::envelope::AttemptRecord;
 use hookrelay_core::error_code::{ErrorCode, Failure, FailureClass};
 use serde::{Deserialize, Serialize};
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One failed attempt, as recorded.
 pub struct FailedAttempt<'a> {
@@ -75,9 +76,9 @@ struct HistoryRow {
 /// Each queue message's failed attempts, as (queue message id, attempts).
 /// A class or code this version does not know reads as `UNKNOWN`: the
 /// history is evidence, and an unreadable label must not lose the rest.
-pub fn histories_of(result: &D1Result) -> Result<Vec<(String, Vec<AttemptRecord>)>> {
+pub fn histories_of(result: &Rows) -> Result<Vec<(String, Vec<AttemptRecord>)>> {
     let mut out = Vec::new();
-    for row in result.results::<HistoryRow>()? {
+    for row in result.decode::<HistoryRow>()? {
         let attempts: Vec<AttemptRow> = serde_json::from_str(&row.history)?;
         let records = attempts
             .into_iter()

@@ -2,19 +2,13 @@
 //! Transitions are written with compare-and-set on `version`.
 
 use super::{changes, int, text};
-use crate::outlined::outlined;
+use crate::db::{Query, Rows};
 use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::error_code::ErrorCode;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
-
-#[derive(Deserialize)]
-struct Row {
-    state: String,
-    version: f64,
-}
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// A destination's state and version (0 when it has no row yet). A state
 /// this version cannot read is an error, never a silently closed breaker.
@@ -22,11 +16,12 @@ pub async fn load(db: &D1Database, destination: &str) -> Result<(BreakerState, i
     let stmt = db
         .prepare("SELECT state, version FROM breakers WHERE destination = ?1")
         .bind(&[text(destination)])?;
-    // Every breaker check reads this row: one copy of the read, not one
-    // inside each caller (see `outlined`).
-    let row = outlined(stmt.first::<Row>(None)).await?;
-    match row {
-        Some(r) => Ok((decode_state(&r.state)?, r.version as i64)),
+    let rows = stmt
+        .query()
+        .await?
+        .map(|r| Ok((r.text("state")?, r.int("version")?)))?;
+    match rows.into_iter().next() {
+        Some((state, version)) => Ok((decode_state(&state)?, version)),
         None => Ok((BreakerState::default(), 0)),
     }
 }
@@ -44,19 +39,12 @@ pub fn load_many(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedSta
 /// Each destination [`load_many`] found, with its state and version; a
 /// destination without a row is closed at version 0. A state this version
 /// cannot read is an error, never a silently closed breaker.
-pub fn parse_many(result: &D1Result) -> Result<HashMap<String, (BreakerState, i64)>> {
-    #[derive(Deserialize)]
-    struct Named {
-        destination: String,
-        state: String,
-        version: f64,
-    }
-    let mut out = HashMap::new();
-    for r in result.results::<Named>()? {
-        let state = decode_state(&r.state)?;
-        out.insert(r.destination, (state, r.version as i64));
-    }
-    Ok(out)
+pub fn parse_many(result: &Rows) -> Result<HashMap<String, (BreakerState, i64)>> {
+    let rows = result.map(|r| {
+        let state = decode_state(&r.text("state")?)?;
+        Ok((r.text("destination")?, (state, r.int("version")?)))
+    })?;
+    Ok(rows.into_iter().collect())
 }
 
 /// Reads a stored breaker state (the JSON `BreakerState`'s serde writes),
@@ -127,7 +115,7 @@ pub async fn compare_and_set(
         db.prepare("UPDATE breakers SET state_name = ?2, state = ?3, version = version + 1, updated_at = ?4 WHERE destination = ?1 AND version = ?5")
             .bind(&[text(destination), text(next.name()), text(&state), int(now_ms), int(version)])?
     };
-    Ok(changes(&stmt.run().await?) > 0)
+    Ok(changes(&stmt.query().await?) > 0)
 }
 
 /// One breaker as the stats endpoint shows it.

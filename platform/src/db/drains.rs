@@ -4,15 +4,10 @@
 //! or resent message finds a different generation and does nothing.
 
 use super::{changes, int, opt_text, text};
+use crate::db::{Query, Rows};
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::state::DeliveryStatus;
-use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
-
-#[derive(Deserialize)]
-struct Generation {
-    generation: f64,
-}
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Makes sure `destination` has a drain. Answers the generation of the
 /// message to send: a new row starts at 1; a row whose step was due before
@@ -41,9 +36,10 @@ pub async fn ensure(
             int(stale_before_ms),
             opt_text(cause.map(ErrorCode::as_str)),
         ])?
-        .first::<Generation>(None)
-        .await?;
-    Ok(row.map(|r| r.generation as i64))
+        .query()
+        .await?
+        .map(|r| r.int("generation"))?;
+    Ok(row.into_iter().next())
 }
 
 /// Which of `destinations` have a drain: a statement for a read batch,
@@ -57,17 +53,14 @@ pub fn active(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedStatem
 }
 
 /// The destinations [`active`] found, each with the cause its drain recorded.
-pub fn parse_active(result: &D1Result) -> Result<Vec<(String, Option<ErrorCode>)>> {
-    #[derive(Deserialize)]
-    struct Row {
-        destination: String,
-        cause: Option<String>,
-    }
-    Ok(result
-        .results::<Row>()?
-        .into_iter()
-        .map(|r| (r.destination, r.cause.as_deref().and_then(ErrorCode::parse)))
-        .collect())
+pub fn parse_active(result: &Rows) -> Result<Vec<(String, Option<ErrorCode>)>> {
+    result.map(|r| {
+        let cause = r.opt_text("cause")?;
+        Ok((
+            r.text("destination")?,
+            cause.as_deref().and_then(ErrorCode::parse),
+        ))
+    })
 }
 
 /// Records the failure that re-opened the breaker mid-drain, the root
@@ -75,7 +68,7 @@ pub fn parse_active(result: &D1Result) -> Result<Vec<(String, Option<ErrorCode>)
 pub async fn set_cause(db: &D1Database, destination: &str, cause: ErrorCode) -> Result<()> {
     db.prepare("UPDATE drains SET cause = ?2 WHERE destination = ?1")
         .bind(&[text(destination), text(cause.as_str())])?
-        .run()
+        .query()
         .await?;
     Ok(())
 }
@@ -93,7 +86,7 @@ pub async fn claim_step(
     let result = db
         .prepare("UPDATE drains SET generation = generation + 1, next_step_at = ?3, updated_at = ?4 WHERE destination = ?1 AND generation = ?2")
         .bind(&[text(destination), int(generation), int(busy_until_ms), int(now_ms)])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -110,7 +103,7 @@ pub async fn schedule(
     let result = db
         .prepare("UPDATE drains SET next_step_at = ?3, updated_at = ?4 WHERE destination = ?1 AND generation = ?2")
         .bind(&[text(destination), int(generation), int(due_at_ms), int(now_ms)])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -126,7 +119,7 @@ pub async fn finish(db: &D1Database, destination: &str, generation: i64) -> Resu
              AND NOT EXISTS (SELECT 1 FROM events WHERE delivery_status = ?3 AND parked_destination = ?1)",
         )
         .bind(&[text(destination), int(generation), text(DeliveryStatus::Parked.as_str())])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -140,23 +133,13 @@ pub async fn revive_stale(
     now_ms: i64,
     limit: u32,
 ) -> Result<Vec<(String, i64)>> {
-    #[derive(Deserialize)]
-    struct Row {
-        destination: String,
-        generation: f64,
-    }
-    let rows = db
-        .prepare(
-            "UPDATE drains SET generation = generation + 1, next_step_at = ?2, updated_at = ?2 \
-             WHERE destination IN (SELECT destination FROM drains WHERE next_step_at < ?1 ORDER BY next_step_at LIMIT ?3) \
-             RETURNING destination, generation",
-        )
-        .bind(&[int(stale_before_ms), int(now_ms), int(i64::from(limit))])?
-        .all()
-        .await?
-        .results::<Row>()?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r.destination, r.generation as i64))
-        .collect())
+    db.prepare(
+        "UPDATE drains SET generation = generation + 1, next_step_at = ?2, updated_at = ?2 \
+         WHERE destination IN (SELECT destination FROM drains WHERE next_step_at < ?1 ORDER BY next_step_at LIMIT ?3) \
+         RETURNING destination, generation",
+    )
+    .bind(&[int(stale_before_ms), int(now_ms), int(i64::from(limit))])?
+    .query()
+    .await?
+    .map(|r| Ok((r.text("destination")?, r.int("generation")?)))
 }

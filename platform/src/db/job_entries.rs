@@ -4,6 +4,7 @@
 
 use super::dead_letters::filtered;
 use super::{int, text, Where};
+use crate::db::Query;
 use hookrelay_core::jobs::canary::SignatureGroup;
 use hookrelay_core::jobs::JobFilter;
 use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
@@ -100,13 +101,13 @@ pub async fn summarize(
     struct Id {
         id: String,
     }
-    let groups: Vec<SignatureGroupRow> = results[0].results()?;
+    let groups: Vec<SignatureGroupRow> = results[0].decode()?;
     Ok(SetSummary {
         matched: groups.iter().map(|g| g.count).sum(),
         groups,
-        by_source: results[1].results()?,
+        by_source: results[1].decode()?,
         oldest: results[2]
-            .results::<Id>()?
+            .decode::<Id>()?
             .into_iter()
             .map(|r| r.id)
             .collect(),
@@ -185,9 +186,9 @@ pub async fn next(
             int(i64::from(limit)),
             text(EntryStatus::Replayed.as_str()),
         ])?
-        .all()
+        .query()
         .await?
-        .results()
+        .decode()
 }
 
 /// Records what came of one entry, once: an entry already done keeps its
@@ -225,7 +226,7 @@ pub struct CanaryEntry {
 pub async fn canary(db: &D1Database, job_id: &str) -> Result<Vec<CanaryEntry>> {
     db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND state IN (?2, ?3) AND seq < 0 AND in_canary = 1 ORDER BY seq")
         .bind(&[text(job_id), text(PENDING), text(DONE)])?
-        .all()
+        .query()
         .await?
-        .results()
+        .decode()
 }

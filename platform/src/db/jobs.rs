@@ -2,6 +2,7 @@
 //! that fences its chain of step messages.
 
 use super::{changes, int, opt_text, text};
+use crate::db::Query;
 use hookrelay_core::admin_query::Cursor;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
@@ -77,8 +78,9 @@ pub fn insert(
 pub async fn get(db: &D1Database, id: &str) -> Result<Option<JobRow>> {
     db.prepare(format!("SELECT {COLUMNS} FROM jobs WHERE id = ?1"))
         .bind(&[text(id)])?
-        .first::<JobRow>(None)
-        .await
+        .query()
+        .await?
+        .first::<JobRow>()
 }
 
 /// Jobs newest first, after `cursor`, at most `limit + 1`.
@@ -92,9 +94,9 @@ pub async fn list(db: &D1Database, cursor: Option<&Cursor>, limit: u32) -> Resul
         "SELECT {COLUMNS} FROM jobs {clause} ORDER BY created_at DESC, id DESC LIMIT {limit}"
     ))
     .bind(&w.params)?
-    .all()
+    .query()
     .await?
-    .results()
+    .decode()
 }
 
 /// Adds what came of a batch of entries to the job's counts, in the same D1
@@ -184,7 +186,7 @@ pub async fn transition(db: &D1Database, t: &Transition<'_>, now: i64) -> Result
             int(now),
             int(i64::from(t.bump)),
         ])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -204,7 +206,7 @@ pub async fn set_generation(
             "UPDATE jobs SET generation = ?3, updated_at = ?4 WHERE id = ?1 AND generation = ?2",
         )
         .bind(&[text(id), int(from), int(to), int(now)])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -221,7 +223,7 @@ pub async fn stalled(db: &D1Database, stale_before: i64) -> Result<Vec<JobRow>> 
         text(JobStatus::Running.as_str()),
         int(stale_before),
     ])?
-    .all()
+    .query()
     .await?
-    .results()
+    .decode()
 }

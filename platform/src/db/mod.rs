@@ -13,13 +13,13 @@ pub mod job_entries;
 pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
+mod rows;
 pub mod tombstones;
 mod where_clause;
 
+pub use rows::{batch, Query, Row, Rows};
 pub use where_clause::Where;
 
-use crate::outlined::{outlined, Outlined};
-use std::future::Future;
 use wasm_bindgen::JsValue;
 
 /// A text parameter.
@@ -97,22 +97,7 @@ pub fn error_message(err: &worker::Error) -> String {
     }
 }
 
-/// Rows a write statement changed, from its result's metadata.
-pub fn changes(result: &worker::D1Result) -> usize {
-    result
-        .meta()
-        .ok()
-        .flatten()
-        .and_then(|m| m.changes)
-        .unwrap_or(0)
-}
-
-/// `db.batch(statements)`, awaited through [`outlined`]: worker's `batch`
-/// is an async fn, so without this its body (the JS promise, the error
-/// cast, the array walk) is copied into every caller's state machine.
-pub fn batch(
-    db: &worker::D1Database,
-    statements: Vec<worker::D1PreparedStatement>,
-) -> Outlined<impl Future<Output = worker::Result<Vec<worker::D1Result>>> + '_> {
-    outlined(db.batch(statements))
+/// Rows a write statement changed (for `map_or(0, changes)` chains).
+pub fn changes(result: &Rows) -> usize {
+    result.changes()
 }

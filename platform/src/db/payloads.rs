@@ -2,9 +2,9 @@
 //! before the event is enqueued.
 
 use super::{int, text};
-use serde::Deserialize;
+use crate::db::{Query, Row, Rows};
 use std::collections::HashMap;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Stores a body keyed by event id. A repeated delivery of the same event
 /// finds the row already there.
@@ -17,7 +17,7 @@ pub async fn store(
 ) -> Result<()> {
     db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(event_id) DO NOTHING")
         .bind(&[text(event_id), text(source), text(body), int(body.len() as i64), int(now_ms)])?
-        .run()
+        .query()
         .await?;
     Ok(())
 }
@@ -26,11 +26,6 @@ pub async fn store(
 pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<String, String>> {
     if event_ids.is_empty() {
         return Ok(HashMap::new());
-    }
-    #[derive(Deserialize)]
-    struct Row {
-        event_id: String,
-        body: String,
     }
     let stmts = event_ids
         .iter()
@@ -41,9 +36,7 @@ pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<St
         .collect::<Result<Vec<_>>>()?;
     let mut out = HashMap::new();
     for result in crate::db::batch(db, stmts).await? {
-        for row in result.results::<Row>()? {
-            out.insert(row.event_id, row.body);
-        }
+        out.extend(result.map(id_and_body)?);
     }
     Ok(out)
 }
@@ -59,23 +52,20 @@ pub fn bodies_statement(db: &D1Database, event_ids: &[&str]) -> Result<D1Prepare
 }
 
 /// Bodies by event id, from [`bodies_statement`]'s result.
-pub fn bodies_of(result: &D1Result) -> Result<HashMap<String, String>> {
-    #[derive(Deserialize)]
-    struct Row {
-        event_id: String,
-        body: String,
-    }
-    Ok(result
-        .results::<Row>()?
-        .into_iter()
-        .map(|r| (r.event_id, r.body))
-        .collect())
+pub fn bodies_of(result: &Rows) -> Result<HashMap<String, String>> {
+    Ok(result.map(id_and_body)?.into_iter().collect())
+}
+
+fn id_and_body(row: &Row<'_>) -> Result<(String, String)> {
+    Ok((row.text("event_id")?, row.text("body")?))
 }
 
 /// One body, if it is still stored.
 pub async fn load(db: &D1Database, event_id: &str) -> Result<Option<String>> {
     db.prepare("SELECT body FROM payloads WHERE event_id = ?1")
         .bind(&[text(event_id)])?
-        .first::<String>(Some("body"))
-        .await
+        .query()
+        .await?
+        .map(|r| r.text("body"))
+        .map(|bodies| bodies.into_iter().next())
 }

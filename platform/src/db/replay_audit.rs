@@ -2,6 +2,7 @@
 //! happened.
 
 use super::{int, opt_text, text, Where};
+use crate::db::Query;
 use hookrelay_core::admin_query::{AuditFilter, Cursor};
 use hookrelay_core::error_code::Failure;
 use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};
@@ -112,12 +113,12 @@ pub async fn list(
     let sql = format!(
         "SELECT id, entry_id, event_id, actor, action, job_id, reason, outcome, error_code, error_message, run_id, at FROM replay_audit {clause} ORDER BY at DESC, id DESC LIMIT {limit}"
     );
-    db.prepare(sql).bind(&w.params)?.all().await?.results()
+    db.prepare(sql).bind(&w.params)?.query().await?.decode()
 }
 
 /// Every decision about one event's entries, oldest first (for its story).
 pub async fn for_event(db: &D1Database, event_id: &str) -> Result<Vec<AuditRow>> {
-    for_event_statement(db, event_id)?.all().await?.results()
+    for_event_statement(db, event_id)?.query().await?.decode()
 }
 
 /// The statement of [`for_event`], for the story batch. A record is about

@@ -10,6 +10,7 @@
 //! leases exactly the events the caller would call that no one holds: a
 //! duplicate of a delivered, failed or parked event is not leased.
 
+use crate::db::Rows;
 use crate::db::{breakers, drains, error_message, events};
 use crate::log;
 use hookrelay_core::breaker::BreakerState;
@@ -20,7 +21,7 @@ use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};
 use hookrelay_core::state::lease_stale_before;
 use std::collections::HashMap;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 use super::Item;
 
@@ -51,7 +52,7 @@ pub(super) fn destination_statements(
 /// none is taken as draining and every breaker as unreadable (the run
 /// starts from `STATE_WHEN_UNREADABLE`; its write then finds the real row).
 pub(super) fn read_destinations(
-    results: Result<&[D1Result]>,
+    results: Result<&[Rows]>,
     urls: usize,
     component: Component,
 ) -> Destinations {
@@ -150,7 +151,7 @@ impl<'a> Ahead<'a> {
     }
 
     /// Reads the riders' results (in the order of [`Self::statements`]).
-    pub fn read(&self, results: &[D1Result], component: Component) -> ReadAhead {
+    pub fn read(&self, results: &[Rows], component: Component) -> ReadAhead {
         let leased = match results.first() {
             Some(r) => events::read_claim(r),
             None => Err(missing()),

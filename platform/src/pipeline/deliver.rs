@@ -103,8 +103,22 @@ pub(super) async fn deliver(
         waves::run(&ctx, destination)
     });
     calls.extend(join_all(runs).await.into_iter().flatten());
-    calls.sort_by_key(|(i, _)| *i);
-    calls
+    in_item_order(calls, ctx.items.len())
+}
+
+/// The calls in item order. Each leased item has one call, so they are
+/// placed by index rather than sorted: a sort would link a stable-sort
+/// implementation for this one type (about 4 KB of wasm).
+fn in_item_order(calls: Vec<Call>, items: usize) -> Vec<Call> {
+    let mut slots: Vec<Option<Attempt>> = std::iter::repeat_with(|| None).take(items).collect();
+    for (i, attempt) in calls {
+        slots[i] = Some(attempt);
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, a)| a.map(|a| (i, a)))
+        .collect()
 }
 
 /// The leased items grouped by destination, in arrival order; an item

@@ -3,6 +3,7 @@
 
 use super::{Item, Processed};
 use crate::db::events::ingest_set;
+use crate::db::Rows;
 use crate::db::{error_message, events};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::d1_error::classify_d1_error;
@@ -11,7 +12,7 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::ingest_batch::{shape, IngestShape};
 use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed {
     match result {
@@ -59,10 +60,7 @@ fn statement(
 
 /// Per item, the ingest's result; and the results of `riders`, when
 /// they ran in the ingest's batch.
-type Together = (
-    Vec<std::result::Result<events::Ingest, Failure>>,
-    Vec<D1Result>,
-);
+type Together = (Vec<std::result::Result<events::Ingest, Failure>>, Vec<Rows>);
 
 /// Ingests every item in one D1 batch, with `riders` (statements that
 /// read the rows as ingest leaves them, see `super::ahead`) appended to
@@ -78,7 +76,7 @@ pub async fn ingest(
     cfg: &DeliveryConfig,
     now_ms: i64,
     riders: Vec<D1PreparedStatement>,
-) -> (Vec<Processed>, Option<Vec<D1Result>>) {
+) -> (Vec<Processed>, Option<Vec<Rows>>) {
     if items.is_empty() {
         return (Vec::new(), None);
     }
@@ -156,7 +154,7 @@ async fn run_batch(
     db: &D1Database,
     mut statements: Vec<D1PreparedStatement>,
     riders: Vec<D1PreparedStatement>,
-) -> std::result::Result<(Vec<D1Result>, Vec<D1Result>), String> {
+) -> std::result::Result<(Vec<Rows>, Vec<Rows>), String> {
     let ingests = statements.len();
     statements.extend(riders);
     let expected = statements.len();

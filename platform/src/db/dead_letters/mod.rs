@@ -2,6 +2,7 @@
 //! beside the columns used for filtering, dedupe and capacity.
 
 use super::{int, text, Where};
+use crate::db::Query;
 use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
 use hookrelay_core::state::EntryStatus;
 use serde::{Deserialize, Serialize};
@@ -87,7 +88,7 @@ pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<Strin
     let results = crate::db::batch(db, vec![tombstones, delete]).await?;
     Ok(results
         .last()
-        .and_then(|r| r.results::<Id>().ok())
+        .and_then(|r| r.decode::<Id>().ok())
         .map(|rows| rows.into_iter().map(|r| r.id).collect())
         .unwrap_or_default())
 }
@@ -113,8 +114,8 @@ pub async fn get(db: &D1Database, id: &str) -> Result<Option<EntryRow>> {
     let (Some(s), Some(e)) = (results.first(), results.get(1)) else {
         return Ok(None);
     };
-    let summary = s.results::<EntrySummary>()?.into_iter().next();
-    let envelope = e.results::<Envelope>()?.into_iter().next();
+    let summary = s.decode::<EntrySummary>()?.into_iter().next();
+    let envelope = e.decode::<Envelope>()?.into_iter().next();
     Ok(summary.zip(envelope).map(|(summary, e)| EntryRow {
         summary,
         envelope: e.envelope,
@@ -174,7 +175,7 @@ async fn page<T: serde::de::DeserializeOwned>(
     }
     let (clause, limit) = w.finish(limit);
     let sql = format!("SELECT {columns} FROM dead_letters {clause} ORDER BY created_at {direction}, id {direction} LIMIT {limit}");
-    db.prepare(sql).bind(&w.params)?.all().await?.results()
+    db.prepare(sql).bind(&w.params)?.query().await?.decode()
 }
 
 /// A pending entry chosen for replay-all.
@@ -219,8 +220,9 @@ pub async fn count_pending(db: &D1Database, filter: &DeadLetterFilter) -> Result
     Ok(db
         .prepare(sql)
         .bind(&w.params)?
-        .first::<N>(None)
+        .query()
         .await?
+        .first::<N>()?
         .map_or(0, |r| r.n))
 }
 
@@ -375,7 +377,7 @@ pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> R
            max(CASE WHEN rn = 1 THEN json_extract(envelope, '$.failure.message') END) AS message \
          FROM m GROUP BY error_signature ORDER BY count DESC, signature LIMIT {limit}"
     );
-    let rows: Vec<GroupRow> = db.prepare(sql).bind(&w.params)?.all().await?.results()?;
+    let rows: Vec<GroupRow> = db.prepare(sql).bind(&w.params)?.query().await?.decode()?;
     Ok(rows.into_iter().map(group_of).collect())
 }
 

@@ -6,10 +6,11 @@
 
 use super::super::{changes, int, text};
 use super::pending;
+use crate::db::Rows;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
 use serde::{Deserialize, Serialize};
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 fn json_list<S: AsRef<str>>(items: &[S]) -> wasm_bindgen::JsValue {
     let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
@@ -66,9 +67,9 @@ struct Count {
 }
 
 /// Reads [`same_hash_statement`]'s result.
-pub fn same_hash_of(result: &D1Result) -> Result<Vec<PendingEntry>> {
+pub fn same_hash_of(result: &Rows) -> Result<Vec<PendingEntry>> {
     Ok(result
-        .results::<PendingRow>()?
+        .decode::<PendingRow>()?
         .into_iter()
         .map(|r| PendingEntry {
             id: r.id,
@@ -78,12 +79,12 @@ pub fn same_hash_of(result: &D1Result) -> Result<Vec<PendingEntry>> {
         .collect())
 }
 
-fn count_of(result: &D1Result) -> Result<u64> {
-    Ok(result.results::<Count>()?.first().map_or(0, |c| c.n as u64))
+fn count_of(result: &Rows) -> Result<u64> {
+    Ok(result.decode::<Count>()?.first().map_or(0, |c| c.n as u64))
 }
 
 /// Reads the results of [`snapshot_statements`], in their order.
-pub fn snapshot_of(results: &[D1Result]) -> Result<StoreSnapshot> {
+pub fn snapshot_of(results: &[Rows]) -> Result<StoreSnapshot> {
     let [ids, same_hash, depth, oldest] = results else {
         return Err(worker::Error::RustError(format!(
             "the DLQ snapshot read answered {} results, not 4",
@@ -91,7 +92,7 @@ pub fn snapshot_of(results: &[D1Result]) -> Result<StoreSnapshot> {
         )));
     };
     Ok(StoreSnapshot {
-        stored_ids: ids.results::<Id>()?.into_iter().map(|r| r.id).collect(),
+        stored_ids: ids.decode::<Id>()?.into_iter().map(|r| r.id).collect(),
         same_hash: same_hash_of(same_hash)?,
         pending: count_of(depth)?,
         oldest: same_hash_of(oldest)?,
@@ -263,12 +264,12 @@ pub async fn write_triage(
     })
 }
 
-fn ids_of(result: &D1Result) -> Result<Vec<String>> {
-    Ok(result.results::<Id>()?.into_iter().map(|r| r.id).collect())
+fn ids_of(result: &Rows) -> Result<Vec<String>> {
+    Ok(result.decode::<Id>()?.into_iter().map(|r| r.id).collect())
 }
 
 /// Rows changed per message: an insert counts 1 when its id came back.
-fn changes_of(slots: &[Slot], envelopes: &[Envelope], results: &[D1Result]) -> Result<Vec<usize>> {
+fn changes_of(slots: &[Slot], envelopes: &[Envelope], results: &[Rows]) -> Result<Vec<usize>> {
     // (statement, ids it returned), read once per insert statement.
     let mut returned: Vec<(usize, Vec<String>)> = Vec::new();
     for slot in slots {

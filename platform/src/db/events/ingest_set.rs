@@ -4,13 +4,13 @@
 //! plus the key, to match rows back to events.
 
 use super::{kind_of, Ingest};
+use crate::db::Rows;
 use crate::db::{int, text};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::DeliveryStatus;
-use serde::Deserialize;
 use serde_json::json;
 use std::collections::HashMap;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One event's row for [`statement`], as JSON text.
 pub fn row_json(
@@ -65,16 +65,23 @@ pub fn statement(
 }
 
 /// What [`statement`] did to each key, read back with the batch's `nonce`.
-pub fn read(result: &D1Result, nonce: &str) -> Result<HashMap<String, Ingest>> {
-    #[derive(Deserialize)]
+pub fn read(result: &Rows, nonce: &str) -> Result<HashMap<String, Ingest>> {
     struct Row {
         idempotency_key: String,
         ingest_nonce: Option<String>,
         duplicate_nonce: Option<String>,
         delivery_status: String,
     }
+    let rows = result.map(|r| {
+        Ok(Row {
+            idempotency_key: r.text("idempotency_key")?,
+            ingest_nonce: r.opt_text("ingest_nonce")?,
+            duplicate_nonce: r.opt_text("duplicate_nonce")?,
+            delivery_status: r.text("delivery_status")?,
+        })
+    })?;
     let mut out = HashMap::new();
-    for row in result.results::<Row>()? {
+    for row in rows {
         let delivery_status = DeliveryStatus::parse(&row.delivery_status)
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
         let kind = kind_of(

@@ -1,5 +1,6 @@
 //! `events` as the admin API reads it: the listing and one event's row.
 
+use crate::db::Query;
 use crate::db::{text, Where};
 use hookrelay_core::admin_query::{Cursor, EventFilter};
 use hookrelay_core::state::DeliveryStatus;
@@ -55,7 +56,7 @@ pub async fn list(
         "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error \
          FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}"
     );
-    db.prepare(sql).bind(&w.params)?.all().await?.results()
+    db.prepare(sql).bind(&w.params)?.query().await?.decode()
 }
 
 /// One event as its story shows it: the listing fields plus where it is

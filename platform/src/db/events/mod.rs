@@ -1,11 +1,11 @@
 //! `events`: one row per idempotency key, with its delivery state and lease.
 
 use super::{int, opt_text, text};
+use crate::db::{Query, Rows};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
-use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement, D1Result, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 pub mod ingest_set;
 mod listing;
@@ -76,15 +76,20 @@ pub fn ingest_statement(
 }
 
 /// Reads the result of one event's [`ingest_statement`] run with `nonce`.
-pub fn read_ingest(result: &D1Result, nonce: &str) -> std::result::Result<Ingest, Failure> {
-    #[derive(Deserialize)]
+pub fn read_ingest(result: &Rows, nonce: &str) -> std::result::Result<Ingest, Failure> {
     struct Row {
         ingest_nonce: Option<String>,
         duplicate_nonce: Option<String>,
         delivery_status: String,
     }
     let row = result
-        .results::<Row>()
+        .map(|r| {
+            Ok(Row {
+                ingest_nonce: r.opt_text("ingest_nonce")?,
+                duplicate_nonce: r.opt_text("duplicate_nonce")?,
+                delivery_status: r.text("delivery_status")?,
+            })
+        })
         .ok()
         .and_then(|rows| rows.into_iter().next())
         .ok_or_else(|| {
@@ -149,16 +154,8 @@ pub fn claim_statement(
 }
 
 /// The ids a [`claim_statement`] leased.
-pub fn read_claim(result: &D1Result) -> Result<Vec<String>> {
-    #[derive(Deserialize)]
-    struct Leased {
-        event_id: String,
-    }
-    Ok(result
-        .results::<Leased>()?
-        .into_iter()
-        .map(|r| r.event_id)
-        .collect())
+pub fn read_claim(result: &Rows) -> Result<Vec<String>> {
+    result.map(|r| r.text("event_id"))
 }
 
 /// Runs a [`claim_statement`] on its own (one round trip): the ids leased.
@@ -173,7 +170,7 @@ pub async fn claim(
         return Ok(Vec::new());
     }
     let stmt = claim_statement(db, event_ids, claimable, now_ms, stale_before_ms)?;
-    read_claim(&stmt.all().await?)
+    read_claim(&stmt.query().await?)
 }
 
 /// The result of one delivery attempt, to be written back.
@@ -243,7 +240,7 @@ pub async fn mark_dead_lettered(db: &D1Database, event_ids: &[&str]) -> Result<(
             text(DeliveryStatus::Pending.as_str()),
             text(DeliveryStatus::Delivering.as_str()),
         ])?
-        .run()
+        .query()
         .await?;
     Ok(())
 }

@@ -2,10 +2,10 @@
 //! reads and leases, and the parked stats.
 
 use crate::db::{changes, int, opt_text, text};
+use crate::db::{Query, Row};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::DeliveryStatus;
-use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Parks a leased event: no call was made, it waits in D1 for its
@@ -34,7 +34,7 @@ pub fn park_statement(
 }
 
 /// A parked event, as a drain reads it back.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct ParkedRow {
     /// `evt_…`.
     pub event_id: String,
@@ -65,6 +65,25 @@ pub struct ParkedRow {
 }
 
 impl ParkedRow {
+    /// One row of a `SELECT {PARKED_COLUMNS}`.
+    fn from_row(r: &Row<'_>) -> Result<Self> {
+        Ok(ParkedRow {
+            event_id: r.text("event_id")?,
+            idempotency_key: r.text("idempotency_key")?,
+            source: r.text("source")?,
+            delivery_id: r.opt_text("delivery_id")?,
+            received_at: r.int("received_at")?,
+            headers: r.text("headers")?,
+            body: r.opt_text("body")?,
+            body_ref: r.opt_text("body_ref")?,
+            body_bytes: r.int("body_bytes")?,
+            queue_message_id: r.opt_text("queue_message_id")?,
+            parked_at: r.int("parked_at")?,
+            last_delivery_error: r.opt_text("last_delivery_error")?,
+            delivery_attempts: r.int("delivery_attempts")?,
+        })
+    }
+
     /// The event rebuilt as the queue message that carried it, so a drain
     /// delivers it through the same phases, and a dead letter carries it
     /// whole as its `original`.
@@ -121,9 +140,9 @@ pub async fn oldest_parked(
             int(stale_before_ms),
             int(i64::from(limit)),
         ])?
-        .all()
+        .query()
         .await?
-        .results()
+        .map(ParkedRow::from_row)
 }
 
 /// Events parked for `destination` since before `parked_before_ms` (over
@@ -145,9 +164,9 @@ pub async fn over_age(
             int(parked_before_ms),
             int(i64::from(limit)),
         ])?
-        .all()
+        .query()
         .await?
-        .results()
+        .map(ParkedRow::from_row)
 }
 
 /// Takes the delivery lease of a parked event for a drain step (or of one
@@ -170,7 +189,7 @@ pub async fn claim_parked(
             text(DeliveryStatus::Parked.as_str()),
             int(stale_before_ms),
         ])?
-        .run()
+        .query()
         .await?;
     Ok(changes(&result) > 0)
 }
@@ -190,7 +209,7 @@ pub async fn repark(db: &D1Database, event_id: &str, failure: Option<&Failure>) 
         int(i64::from(failure.is_some())),
         opt_text(failure.map(|f| f.code.as_str())),
     ])?
-    .run()
+    .query()
     .await?;
     Ok(())
 }
