@@ -12,9 +12,8 @@
 //! comparison goes through `hmac::Mac::verify_slice`, which is constant time.
 //! No error text ever contains the token.
 
+use crate::base64::URL_SAFE_NO_PAD;
 use crate::signature::{mac_parts, HmacSha256};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use hmac::Mac;
 use serde_json::{Map, Value};
 use std::fmt;

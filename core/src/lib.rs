@@ -6,6 +6,7 @@
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
 pub mod admin_query;
+pub mod base64;
 pub mod breaker;
 pub mod calendar;
 pub mod claim_check;

@@ -5,8 +5,7 @@
 //! with the base64-decoded secret. `webhook-signature` carries space-separated
 //! `v1,<base64>` entries, one per active secret, so any one may match.
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine as _;
+use crate::base64::STANDARD;
 
 use super::{
     any_matches, check_fresh, compute, parse_timestamp, required, usable_macs, HeaderLookup,
