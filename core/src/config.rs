@@ -98,6 +98,44 @@ pub struct Source {
     pub key: SigningKey,
 }
 
+/// The configured sources, in name order. A relay has a handful, so they
+/// are a list looked up by name: a map keyed by name costs both workers
+/// its own copy of the map code.
+#[derive(Debug, Clone, Default)]
+pub struct Sources(Vec<Source>);
+
+impl Sources {
+    /// The source named `name`.
+    pub fn get(&self, name: &str) -> Option<&Source> {
+        self.0.iter().find(|s| s.spec.name == name)
+    }
+
+    /// Whether a source is named `name`.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The names, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|s| s.spec.name.as_str())
+    }
+
+    /// Every source, in order.
+    pub fn values(&self) -> impl Iterator<Item = &Source> {
+        self.0.iter()
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Parses `SOURCES`: a JSON object, or a JSON string holding one (so that
 /// `wrangler dev --var SOURCES:'{…}'` works).
 pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
@@ -333,7 +371,7 @@ impl DeliveryConfig {
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
     /// Configured sources by name.
-    pub sources: BTreeMap<String, Source>,
+    pub sources: Sources,
     /// The retry schedule.
     pub retry: RetrySchedule,
     /// Largest accepted request body.
@@ -349,7 +387,8 @@ impl RelayConfig {
     /// Reads and validates the relay's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<RelayConfig, ConfigError> {
         let specs = load_sources(env)?;
-        let mut sources = BTreeMap::new();
+        // `specs` are in name order (a JSON object's keys, read sorted).
+        let mut sources = Vec::with_capacity(specs.len());
         for spec in specs.iter().cloned() {
             let secret_key = spec.secret_name();
             let secret = text(env, &secret_key).filter(|s| !s.is_empty()).ok_or_else(|| {
@@ -360,14 +399,14 @@ impl RelayConfig {
             })?;
             let key = SigningKey::from_secret(spec.scheme, &secret)
                 .map_err(|problem| ConfigError::new(&secret_key, problem))?;
-            sources.insert(spec.name.clone(), Source { spec, key });
+            sources.push(Source { spec, key });
         }
         let retry = match text(env, "RETRY_DELAYS_S") {
             Some(raw) => RetrySchedule::parse(&raw)?,
             None => RetrySchedule::default(),
         };
         Ok(RelayConfig {
-            sources,
+            sources: Sources(sources),
             retry,
             max_body_bytes: parse_bounded(
                 env,
@@ -527,7 +566,14 @@ mod tests {
         assert_eq!(cfg.delivery.breaker_open_action, BreakerOpenAction::Park);
         assert_eq!(cfg.delivery.parking.drain_rate_per_s, 10.0);
         assert_eq!(cfg.delivery.parking.max_age_ms, 72 * 3_600_000);
-        assert_eq!(cfg.sources["demo-standard"].spec.tolerance_s, 60);
+        assert_eq!(
+            cfg.sources.get("demo-standard").unwrap().spec.tolerance_s,
+            60
+        );
+        let names: Vec<&str> = cfg.sources.keys().collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted, "sources are listed in name order");
     }
 
     #[test]

@@ -142,7 +142,9 @@ pub fn accept<H: HeaderLookup + ?Sized>(
     req: &Inbound<'_, H>,
 ) -> Result<Accepted, Rejection> {
     precheck(config, req.method, req.source, Some(req.body.len() as u64))?;
-    let source = &config.sources[req.source];
+    let Some(source) = config.sources.get(req.source) else {
+        return Err(Rejection::UnknownSource(req.source.to_string()));
+    };
     // A header-carried id is checked before the signature: header bytes
     // outside ASCII reach the worker already decoded, so a signature that
     // covers the id (standard-webhooks) could never verify, and the sender

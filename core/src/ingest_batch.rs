@@ -10,7 +10,6 @@
 //! message order, so the first copy is the ingest and the second the
 //! duplicate, exactly as before.
 
-use std::collections::HashSet;
 use std::ops::Range;
 
 /// The most JSON bytes one set-based statement binds: D1 refuses a bound
@@ -28,8 +27,8 @@ pub enum IngestShape {
 
 /// The shape for rows with these idempotency `keys` and encoded sizes.
 pub fn shape(keys: &[&str], row_bytes: &[usize]) -> IngestShape {
-    let mut seen = HashSet::with_capacity(keys.len());
-    if !keys.iter().all(|k| seen.insert(*k)) {
+    // At most a batch of keys: compared pairwise, with no hash set.
+    if (1..keys.len()).any(|i| keys[..i].contains(&keys[i])) {
         return IngestShape::PerEvent;
     }
     let mut chunks = Vec::new();

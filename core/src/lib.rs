@@ -44,6 +44,7 @@ pub mod signature;
 pub mod state;
 mod strict_json;
 pub mod triage_plan;
+pub mod vec_map;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;

@@ -14,7 +14,6 @@ use crate::db::{counters, error_message};
 use crate::log;
 use hookrelay_core::metrics::{Component, Metric, Tally};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use worker::{AnalyticsEngineDataPointBuilder, Env};
 
 thread_local! {
@@ -38,7 +37,7 @@ pub async fn flush(env: &Env) {
 /// still to write, if there are any, for the caller to hand to
 /// [`write_d1`]: the request path thus spawns a future only when it has a
 /// D1 write to make, which the counters of an accepted webhook never need.
-pub fn flush_analytics(env: &Env) -> Option<BTreeMap<String, u64>> {
+pub fn flush_analytics(env: &Env) -> Option<Vec<(String, u64)>> {
     let tally = PENDING.with(|t| t.borrow_mut().take());
     if tally.is_empty() {
         return None;
@@ -66,7 +65,7 @@ pub fn flush_analytics(env: &Env) -> Option<BTreeMap<String, u64>> {
 }
 
 /// Adds `totals` (from [`flush_analytics`]) to D1 `counters` in one round trip.
-pub async fn write_d1(env: &Env, totals: &BTreeMap<String, u64>) {
+pub async fn write_d1(env: &Env, totals: &[(String, u64)]) {
     let Ok(db) = env.d1("DB") else { return };
     let statements: Result<Vec<_>, _> = totals
         .iter()

@@ -6,9 +6,9 @@
 
 use hookrelay_core::envelope::{AttemptRecord, Envelope, Prepared};
 use hookrelay_core::triage_plan::StoreSnapshot;
+use hookrelay_core::vec_map::VecMap;
 use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};
-use std::collections::HashMap;
 use worker::D1Database;
 
 /// What D1 said about a batch.
@@ -16,7 +16,7 @@ pub struct Evidence {
     /// Failed attempts by original queue message id.
     pub histories: Vec<(String, Vec<AttemptRecord>)>,
     /// Claim-checked bodies by event id.
-    pub bodies: HashMap<String, String>,
+    pub bodies: VecMap<String, String>,
     /// The store, for the plan.
     pub snapshot: StoreSnapshot,
     /// The dedupe keys the snapshot already looked up.
@@ -50,7 +50,7 @@ pub async fn read(
     let results = hookrelay_platform::db::batch(db, statements).await?;
     let (histories, rest) = results.split_first().ok_or_else(short_answer)?;
     let (bodies, rest) = match body_refs.is_empty() {
-        true => (HashMap::new(), rest),
+        true => (VecMap::new(), rest),
         false => {
             let (bodies, rest) = rest.split_first().ok_or_else(short_answer)?;
             (payloads::bodies_of(bodies)?, rest)

@@ -5,9 +5,9 @@ use super::{changes, int, text};
 use crate::db::{Query, Rows};
 use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::error_code::ErrorCode;
+use hookrelay_core::vec_map::VecMap;
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::HashMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// A destination's state and version (0 when it has no row yet). A state
@@ -39,7 +39,7 @@ pub fn load_many(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedSta
 /// Each destination [`load_many`] found, with its state and version; a
 /// destination without a row is closed at version 0. A state this version
 /// cannot read is an error, never a silently closed breaker.
-pub fn parse_many(result: &Rows) -> Result<HashMap<String, (BreakerState, i64)>> {
+pub fn parse_many(result: &Rows) -> Result<VecMap<String, (BreakerState, i64)>> {
     let rows = result.map(|r| {
         let state = decode_state(&r.text("state")?)?;
         Ok((r.text("destination")?, (state, r.int("version")?)))

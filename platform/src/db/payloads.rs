@@ -3,7 +3,7 @@
 
 use super::{int, text};
 use crate::db::{Query, Row, Rows};
-use std::collections::HashMap;
+use hookrelay_core::vec_map::VecMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Stores a body keyed by event id. A repeated delivery of the same event
@@ -23,9 +23,9 @@ pub async fn store(
 }
 
 /// Bodies by event id, in one round trip.
-pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<String, String>> {
+pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<VecMap<String, String>> {
     if event_ids.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(VecMap::new());
     }
     let stmts = event_ids
         .iter()
@@ -34,7 +34,7 @@ pub async fn load_many(db: &D1Database, event_ids: &[&str]) -> Result<HashMap<St
                 .bind(&[text(id)])
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut out = HashMap::new();
+    let mut out = VecMap::new();
     for result in crate::db::batch(db, stmts).await? {
         out.extend(result.map(id_and_body)?);
     }
@@ -52,7 +52,7 @@ pub fn bodies_statement(db: &D1Database, event_ids: &[&str]) -> Result<D1Prepare
 }
 
 /// Bodies by event id, from [`bodies_statement`]'s result.
-pub fn bodies_of(result: &Rows) -> Result<HashMap<String, String>> {
+pub fn bodies_of(result: &Rows) -> Result<VecMap<String, String>> {
     Ok(result.map(id_and_body)?.into_iter().collect())
 }
 

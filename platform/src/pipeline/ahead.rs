@@ -20,7 +20,7 @@ use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};
 use hookrelay_core::state::lease_stale_before;
-use std::collections::HashMap;
+use hookrelay_core::vec_map::VecMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 use super::Item;
@@ -29,10 +29,10 @@ use super::Item;
 #[derive(Debug, Default)]
 pub(super) struct Destinations {
     /// The destinations with a drain running, each with its recorded cause.
-    pub draining: HashMap<String, Option<ErrorCode>>,
+    pub draining: VecMap<String, Option<ErrorCode>>,
     /// The stored breakers (a destination without a row is absent);
     /// `None` when D1 could not say.
-    pub breakers: Option<HashMap<String, (BreakerState, i64)>>,
+    pub breakers: Option<VecMap<String, (BreakerState, i64)>>,
 }
 
 /// The read of `urls`' breakers, then (when `with_drains`) their drains.
@@ -60,7 +60,7 @@ pub(super) fn read_destinations(
         let stored = breakers::parse_many(results.first().ok_or_else(missing)?)?;
         let draining = match results.get(1) {
             Some(r) => drains::parse_active(r)?.into_iter().collect(),
-            None => HashMap::new(),
+            None => VecMap::new(),
         };
         Ok((draining, stored))
     });

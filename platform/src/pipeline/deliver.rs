@@ -19,7 +19,7 @@ use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
-use std::collections::HashMap;
+use hookrelay_core::vec_map::VecMap;
 use worker::D1Database;
 
 /// What one leased event came to.
@@ -45,7 +45,7 @@ pub type Call = (usize, Attempt);
 pub(super) struct Ctx<'a> {
     pub db: &'a D1Database,
     pub items: &'a [Item<'a>],
-    pub stored: HashMap<String, String>,
+    pub stored: VecMap<String, String>,
     pub cfg: &'a DeliveryConfig,
     pub key: &'a SigningKey,
     pub component: Component,
@@ -158,7 +158,7 @@ async fn read(ctx: &Ctx<'_>, urls: &[&str]) -> Destinations {
 /// The body of `event`: inline, or from the claim-checked bodies loaded.
 pub(crate) fn body_of<'a>(
     event: &'a QueuedEvent,
-    stored: &'a HashMap<String, String>,
+    stored: &'a VecMap<String, String>,
 ) -> Result<&'a str, Failure> {
     match &event.body {
         EventBody::Inline { body } => Ok(body.as_str()),

@@ -130,7 +130,7 @@ async fn together(
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
     let (ingested, ridden) = run_batch(db, statements, riders).await?;
-    let mut written = std::collections::HashMap::new();
+    let mut written = hookrelay_core::vec_map::VecMap::new();
     for result in &ingested {
         written.extend(ingest_set::read(result, nonce).map_err(|e| error_message(&e))?);
     }

@@ -15,7 +15,6 @@ use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{DownstreamResult, EventStep};
-use std::collections::BTreeMap;
 use worker::{D1Database, Queue};
 
 /// Parks every `parked` call in one round trip, then makes sure each
@@ -30,8 +29,9 @@ pub async fn park(
     control: Option<&Queue>,
 ) {
     let now = now_ms();
-    // Per destination: the earliest probe time any of its parks saw, and a cause.
-    let mut probes: BTreeMap<String, (Option<i64>, Option<ErrorCode>)> = BTreeMap::new();
+    // Per destination: the earliest probe time any of its parks saw, and a
+    // cause. A batch parks for a handful of destinations: a list will do.
+    let mut probes: Vec<(&str, Option<i64>, Option<ErrorCode>)> = Vec::new();
     let mut statements = Vec::new();
     for (i, attempt) in &parked {
         let Attempt::Parked {
@@ -62,7 +62,14 @@ pub async fn park(
             (Ok(s), Ok(t)) => statements.extend([s, t]),
             (Err(e), _) | (_, Err(e)) => return fail_all(&parked, out, &error_message(&e)),
         }
-        let (probe, known) = probes.entry(destination.clone()).or_insert((None, None));
+        let at = match probes.iter().position(|(d, ..)| *d == destination.as_str()) {
+            Some(at) => at,
+            None => {
+                probes.push((destination, None, None));
+                probes.len() - 1
+            }
+        };
+        let (_, probe, known) = &mut probes[at];
         *probe = match (*probe, *probe_at_ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -73,9 +80,9 @@ pub async fn park(
         return fail_all(&parked, out, &error_message(&e));
     }
     mark_parked(items, &parked, out, component);
-    for (destination, (probe_at, cause)) in probes {
+    for (destination, probe_at, cause) in probes {
         let probe_at = probe_at.unwrap_or(now);
-        ensure_drain(db, control, &destination, cause, probe_at, component).await;
+        ensure_drain(db, control, destination, cause, probe_at, component).await;
     }
 }
 

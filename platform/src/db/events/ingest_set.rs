@@ -8,8 +8,8 @@ use crate::db::Rows;
 use crate::db::{int, text};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::vec_map::VecMap;
 use serde_json::json;
-use std::collections::HashMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One event's row for [`statement`], as JSON text.
@@ -65,7 +65,7 @@ pub fn statement(
 }
 
 /// What [`statement`] did to each key, read back with the batch's `nonce`.
-pub fn read(result: &Rows, nonce: &str) -> Result<HashMap<String, Ingest>> {
+pub fn read(result: &Rows, nonce: &str) -> Result<VecMap<String, Ingest>> {
     struct Row {
         idempotency_key: String,
         ingest_nonce: Option<String>,
@@ -80,7 +80,7 @@ pub fn read(result: &Rows, nonce: &str) -> Result<HashMap<String, Ingest>> {
             delivery_status: r.text("delivery_status")?,
         })
     })?;
-    let mut out = HashMap::new();
+    let mut out = VecMap::new();
     for row in rows {
         let delivery_status = DeliveryStatus::parse(&row.delivery_status)
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
