@@ -16,11 +16,11 @@ pub async fn load(db: &D1Database, destination: &str) -> Result<(BreakerState, i
     let stmt = db
         .prepare("SELECT state, version FROM breakers WHERE destination = ?1")
         .bind(&[text(destination)])?;
-    let rows = stmt
+    let row = stmt
         .query()
         .await?
-        .map(|r| Ok((r.text("state")?, r.int("version")?)))?;
-    match rows.into_iter().next() {
+        .map_first(|r| Ok((r.text("state")?, r.int("version")?)))?;
+    match row {
         Some((state, version)) => Ok((decode_state(&state)?, version)),
         None => Ok((BreakerState::default(), 0)),
     }

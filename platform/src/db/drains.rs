@@ -38,8 +38,8 @@ pub async fn ensure(
         ])?
         .query()
         .await?
-        .map(|r| r.int("generation"))?;
-    Ok(row.into_iter().next())
+        .map_first(|r| r.int("generation"))?;
+    Ok(row)
 }
 
 /// Which of `destinations` have a drain: a statement for a read batch,

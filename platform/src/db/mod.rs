@@ -43,7 +43,8 @@ pub fn int(n: i64) -> JsValue {
 /// Worded here rather than through `worker::Error`'s `Display`, which would
 /// link a formatter for every variant (I/O, router, KV, …) into the wasm;
 /// the variants a worker meets in practice keep their own text, the rest
-/// are named.
+/// are named. A rejected D1 call arrives already worded, message and cause,
+/// by `rows::d1_error`.
 pub fn error_message(err: &worker::Error) -> String {
     use worker::Error as E;
     match err {
@@ -70,16 +71,6 @@ pub fn error_message(err: &worker::Error) -> String {
                     .and_then(|m| m.as_string())
             })
             .unwrap_or_else(|| format!("{v:?}")),
-        E::D1(e) => {
-            let inner: &js_sys::Error = e.as_ref();
-            let message = String::from(inner.message());
-            let cause = e.cause();
-            if cause == "unknown error" || message.contains(&cause) {
-                message
-            } else {
-                format!("{message} (cause: {cause})")
-            }
-        }
         E::BindingError(name) => format!("no binding named `{name}`; declare it in wrangler.toml"),
         E::Json((message, status)) => format!("{message} (status {status})"),
         E::SerdeJsonError(e) => format!("JSON: {e}"),

@@ -66,6 +66,5 @@ pub async fn load(db: &D1Database, event_id: &str) -> Result<Option<String>> {
         .bind(&[text(event_id)])?
         .query()
         .await?
-        .map(|r| r.text("body"))
-        .map(|bodies| bodies.into_iter().next())
+        .map_first(|r| r.text("body"))
 }

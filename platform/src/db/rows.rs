@@ -24,8 +24,7 @@ pub struct Rows(JsValue);
 impl Rows {
     /// Every row, read by `read` column by column.
     pub fn map<T>(&self, mut read: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Vec<T>> {
-        let results = property(&self.0, "results");
-        let Some(rows) = results.dyn_ref::<js_sys::Array>() else {
+        let Some(rows) = self.results() else {
             return Ok(Vec::new());
         };
         let mut out = Vec::with_capacity(rows.length() as usize);
@@ -38,8 +37,7 @@ impl Rows {
     /// Every row, decoded as `T` (for the DLQ worker's richer rows; the
     /// relay reads its rows with [`Rows::map`] and links no decoder).
     pub fn decode<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
-        let results = property(&self.0, "results");
-        let Some(rows) = results.dyn_ref::<js_sys::Array>() else {
+        let Some(rows) = self.results() else {
             return Ok(Vec::new());
         };
         rows.iter()
@@ -47,9 +45,22 @@ impl Rows {
             .collect()
     }
 
-    /// The first row, if there is one.
+    /// The first row, read by `read`, if there is one.
+    pub fn map_first<T>(&self, read: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<Option<T>> {
+        match self.results().map(|rows| rows.get(0)) {
+            Some(row) if !row.is_undefined() => read(&Row(&row)).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The first row, decoded as `T`, if there is one.
     pub fn first<T: DeserializeOwned>(&self) -> Result<Option<T>> {
         Ok(self.decode::<T>()?.into_iter().next())
+    }
+
+    /// The `results` array, when the answer has one.
+    fn results(&self) -> Option<js_sys::Array> {
+        property(&self.0, "results").dyn_into().ok()
     }
 
     /// Rows a write statement changed (`meta.changes`; 0 when absent).
