@@ -57,14 +57,15 @@ function stdio(sink, tally) {
  * through the round-trip counter (bench/d1-counter.mjs) and `d1` tallies
  * its lines; migrations and the bench's own queries bypass it. `pid` is the
  * new workerd process (for bench/cpu.mjs): Miniflares start one at a time.
+ * Other options go to Miniflare (e.g. `inspectorPort`).
  */
-export async function started(workers, dbWorker, { countD1 = false } = {}) {
+export async function started(workers, dbWorker, { countD1 = false, ...miniflareOptions } = {}) {
   const log = new BatchLog();
   const out = { count: 0, errors: [] };
   const d1 = new D1Tally();
   const list = countD1 ? wrapWorkers(workers) : workers;
   const before = new Set(workerdPids());
-  const { mf, url, db } = await startMiniflare(list, { dbWorker: countD1 ? COUNTER_WORKER : dbWorker, log, handleRuntimeStdio: stdio(out, d1) });
+  const { mf, url, db } = await startMiniflare(list, { ...miniflareOptions, dbWorker: countD1 ? COUNTER_WORKER : dbWorker, log, handleRuntimeStdio: stdio(out, d1) });
   const pid = workerdPids().find((p) => !before.has(p));
   return { mf, url, db, log, d1, pid, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
 }

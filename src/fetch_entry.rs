@@ -2,22 +2,20 @@
 //! (see `queue_entry` and `hookrelay_platform::entry` for why). A request
 //! that fails inside the relay is a JSON 500 that names what failed.
 
-use crate::{responses, route};
-use hookrelay_core::metrics::Component;
-use hookrelay_platform::entry::respond;
+use crate::route;
 use wasm_bindgen::prelude::*;
-use worker::{worker_sys, Context, Env, ScheduleContext, ScheduledEvent};
+use worker::{worker_sys, Env, ScheduleContext, ScheduledEvent};
 
-/// Entry point for HTTP requests.
-#[wasm_bindgen(js_name = fetch, wasm_bindgen_futures = ::worker::wasm_bindgen_futures)]
-pub async fn fetch(
+/// Entry point for HTTP requests: the response, or a promise of it. Not
+/// an `async fn`, so the ingest path pays for no future (see `route`).
+#[wasm_bindgen(js_name = fetch)]
+pub fn fetch(
     req: worker_sys::web_sys::Request,
     env: Env,
     ctx: worker_sys::Context,
 ) -> Result<JsValue, JsValue> {
     console_error_panic_hook::set_once();
-    let routed = route(req, env, Context::new(ctx)).await;
-    respond(routed, Component::Relay, responses::internal)
+    route(req, env, ctx)
 }
 
 /// Entry point for the cron trigger.

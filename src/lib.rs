@@ -19,34 +19,44 @@ mod internal_replay_route;
 mod queue_entry;
 mod responses;
 
-use hookrelay_platform::{drain, metrics, raw_http};
+use hookrelay_core::metrics::Component;
+use hookrelay_platform::entry::respond;
+use hookrelay_platform::{drain, raw_http};
+use wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::future_to_promise;
 use worker::{web_sys, Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
 /// The crate version, reported by `/healthz`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Routes one request (`fetch_entry::fetch` is the export).
-async fn route(req: web_sys::Request, env: Env, ctx: Context) -> Result<web_sys::Response> {
+/// Routes one request (`fetch_entry::fetch` is the export): the answer, or
+/// a promise of it. The ingest route continues its own promises (see
+/// `ingest_route`); every other route is a future.
+fn route(
+    req: web_sys::Request,
+    env: Env,
+    ctx: worker::worker_sys::Context,
+) -> std::result::Result<JsValue, JsValue> {
     // Checked here, not inside the spawned future: a request that finds
     // nothing due then costs no future at all.
     if drain::resume::claim_due() {
         let resume_env = env.clone();
-        ctx.wait_until(async move { drain::resume::resume(&resume_env).await });
+        Context::new(ctx.clone().unchecked_into())
+            .wait_until(async move { drain::resume::resume(&resume_env).await });
     }
     let path = raw_http::path(&req);
     if let Some(source) = path.strip_prefix("/webhooks/") {
-        let response = ingest_route::handle(req, &env, source.trim_end_matches('/')).await;
-        // Analytics Engine's write is synchronous and adds nothing to the
-        // answer's wait; only a D1 total (never the ingest's own counters)
-        // is left to a `wait_until`.
-        if let Some(totals) = metrics::flush_analytics(&env) {
-            ctx.wait_until(async move { metrics::write_d1(&env, &totals).await });
-        }
-        return response;
+        return ingest_route::handle(req, env, ctx.into(), source.trim_end_matches('/'));
     }
-    other_route(Request::from(req), &env, &path)
-        .await
-        .map(Into::into)
+    Ok(future_to_promise(async move {
+        let routed = other_route(Request::from(req), &env, &path).await;
+        respond(
+            routed.map(Into::into),
+            Component::Relay,
+            responses::internal,
+        )
+    })
+    .into())
 }
 
 /// Every route but the ingest, on `worker::Request`.

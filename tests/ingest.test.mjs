@@ -204,3 +204,29 @@ test("a delivery id that is not 1-256 printable ASCII characters is refused with
   assert.equal(json.error.code, "BAD_DELIVERY_ID");
   assert.ok(json.error.message.includes('the Stripe event\'s "id"'), json.error.message);
 });
+
+test("when the queue cannot take the event the relay answers 503 with Retry-After, logs enqueue_failed and the provider's event is not lost", async () => {
+  // A real fault: the relay runs without its `webhooks` producer binding,
+  // so the send fails inside workerd.
+  const broken = await startRelay({
+    relayOptions: (o) => ({ ...o, queueProducers: Object.fromEntries(Object.entries(o.queueProducers).filter(([binding]) => binding !== "WEBHOOKS")) }),
+  });
+  try {
+    const body = JSON.stringify({ type: "invoice.paid", n: 503 });
+    const res = await broken.fetch("/webhooks/demo-hmac", { method: "POST", body, headers: hmacHeaders(body, { operationId: "op_queue_down" }) });
+    assert.equal(res.status, 503);
+    assert.ok(Number(res.headers.get("retry-after")) > 0, "Retry-After tells the provider when to come back");
+    const json = await res.json();
+    assert.equal(json.error.code, "UNAVAILABLE");
+    assert.match(json.error.message, /queue did not accept the event/);
+    const line = await waitFor(() => broken.logs.find((l) => l.includes('"event":"enqueue_failed"')), { what: "the enqueue_failed line" });
+    assert.match(line, /WEBHOOKS/, "the log names the binding that failed");
+  } finally {
+    await broken.dispose();
+  }
+  // The provider retries against a relay whose queue works: accepted.
+  const body = JSON.stringify({ type: "invoice.paid", n: 503 });
+  const res = await post("demo-hmac", body, hmacHeaders(body, { operationId: "op_queue_down" }));
+  assert.equal(res.status, 202);
+  await expectIngested((await res.json()).event_id);
+});

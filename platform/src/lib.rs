@@ -7,6 +7,7 @@
 
 pub mod body;
 pub mod breaker_store;
+pub mod continuation;
 pub mod db;
 pub mod downstream;
 pub mod drain;

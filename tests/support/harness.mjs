@@ -16,11 +16,14 @@ _enableControlEndpoints();
  * Starts the relay and the DLQ worker in one Miniflare, applies the D1
  * migrations, and returns helpers. `vars` override vars and secrets of both
  * workers, `relayVars` / `dlqVars` of one; `consumers` overrides queue
- * consumer settings by queue name (`null` detaches one).
+ * consumer settings by queue name (`null` detaches one). `relayOptions`
+ * edits the relay's Miniflare options (a function of them), for faults such
+ * as a missing binding.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [] } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o } = {}) {
   const logs = [];
-  const { mf, url, db } = await startMiniflare([...hookrelayWorkers({ vars, relayVars, dlqVars, consumers }), ...extraWorkers], {
+  const [relayWorker, dlqWorker] = hookrelayWorkers({ vars, relayVars, dlqVars, consumers });
+  const { mf, url, db } = await startMiniflare([relayOptions(relayWorker), dlqWorker, ...extraWorkers], {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
   });
   return {
