@@ -11,10 +11,8 @@
 // The figure to read is the workerd process's CPU per request (the same
 // /proc measure as target 4's table); req/s saturates at the load
 // generator on a fast machine.
-import path from "node:path";
 import { randomUUID } from "node:crypto";
-import { SECRETS, eventBody, hmacHeaders, started, BUILD } from "./lib.mjs";
-import { hookrelayWorkers } from "../scripts/miniflare-workers.mjs";
+import { JS_INGEST_VARS, eventBody, hmacHeaders, startJsConsumer, startRelayBuild } from "./lib.mjs";
 import { cpuMs } from "./cpu.mjs";
 import { median, table } from "./report.mjs";
 
@@ -30,11 +28,10 @@ const IN_FLIGHT = 32;
 // AB_B_NO_METRICS=1 leaves B's Analytics Engine binding out: what the
 // per-request data point costs.
 function relayFrom(dir, { noMetrics = false } = {}) {
-  const workers = hookrelayWorkers({ consumers: { webhooks: null } });
-  const abs = path.resolve(dir);
-  workers[0] = { ...workers[0], scriptPath: path.join(abs, "index.js"), modulesRoot: abs };
-  if (noMetrics) delete workers[0].analyticsEngineDatasets;
-  return started(workers, "hookrelay");
+  if (!noMetrics) return startRelayBuild(dir);
+  return startRelayBuild(dir, {}, (w) => {
+    delete w.analyticsEngineDatasets;
+  });
 }
 
 async function load(env, url) {
@@ -57,20 +54,7 @@ async function load(env, url) {
 const envs = {
   A: await relayFrom(dirA),
   B: await relayFrom(dirB, { noMetrics: process.env.AB_B_NO_METRICS === "1" }),
-  JS: await started(
-    [
-      {
-        name: "js-ingest",
-        modules: true,
-        scriptPath: path.join(BUILD, "js-ingest.js"),
-        compatibilityDate: "2026-04-01",
-        queueProducers: { WEBHOOKS: "webhooks" },
-        d1Databases: ["DB"],
-        bindings: { SOURCES: JSON.stringify({ "demo-hmac": { scheme: "hmac-sha256" } }), WEBHOOK_SECRET_DEMO_HMAC: SECRETS.WEBHOOK_SECRET_DEMO_HMAC, MAX_BODY_BYTES: "1048576" },
-      },
-    ],
-    "js-ingest",
-  ),
+  JS: await startJsConsumer("js-ingest", "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS }),
 };
 const runs = { A: [], B: [], JS: [] };
 try {

@@ -95,6 +95,22 @@ export function startRelay({ consumers = {}, vars = {}, ...options } = {}) {
   return started(hookrelayWorkers({ vars, consumers }), "hookrelay", options);
 }
 
+/** The vars of the hand-written JS ingest anchor (bench/js-ingest): the relay's `demo-hmac` source. */
+export const JS_INGEST_VARS = { SOURCES: JSON.stringify({ "demo-hmac": { scheme: "hmac-sha256" } }), WEBHOOK_SECRET_DEMO_HMAC: SECRETS.WEBHOOK_SECRET_DEMO_HMAC, MAX_BODY_BYTES: "1048576" };
+
+/**
+ * The relay (consumer detached) from another worker-build output `dir`
+ * (index.js + index_bg.wasm), next to the real DLQ worker: for comparing
+ * builds. `options` go to `started`; `edit` may change the relay's options.
+ */
+export function startRelayBuild(dir, options = {}, edit = () => {}) {
+  const workers = hookrelayWorkers({ consumers: { webhooks: null } });
+  const abs = path.resolve(dir);
+  workers[0] = { ...workers[0], scriptPath: path.join(abs, "index.js"), modulesRoot: abs };
+  edit(workers[0]);
+  return started(workers, "hookrelay", options);
+}
+
 /**
  * A hand-written JS worker (bench/.build/<name>.js), wrangler-free config.
  * `maxBatchSize: null` attaches no `webhooks` consumer; `bindings` are

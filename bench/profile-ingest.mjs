@@ -11,29 +11,15 @@
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
-import { BUILD, SECRETS, eventBody, hmacHeaders, started, ROOT } from "./lib.mjs";
-import { hookrelayWorkers } from "../scripts/miniflare-workers.mjs";
+import { JS_INGEST_VARS, ROOT, eventBody, hmacHeaders, startJsConsumer, startRelayBuild } from "./lib.mjs";
 
 const [dir = path.join(ROOT, "build"), requestsArg = "4000"] = process.argv.slice(2);
 const REQUESTS = Number(requestsArg);
 const PORT = 9239;
 
 // "js" profiles the hand-written anchor (bench/.build/js-ingest.js) instead.
-const js = {
-  name: "js-ingest",
-  modules: true,
-  scriptPath: path.join(BUILD, "js-ingest.js"),
-  compatibilityDate: "2026-04-01",
-  queueProducers: { WEBHOOKS: "webhooks" },
-  d1Databases: ["DB"],
-  bindings: { SOURCES: JSON.stringify({ "demo-hmac": { scheme: "hmac-sha256" } }), WEBHOOK_SECRET_DEMO_HMAC: SECRETS.WEBHOOK_SECRET_DEMO_HMAC, MAX_BODY_BYTES: "1048576" },
-};
-const workers = dir === "js" ? [js] : hookrelayWorkers({ consumers: { webhooks: null } });
-if (dir !== "js") {
-  const abs = path.resolve(dir);
-  workers[0] = { ...workers[0], scriptPath: path.join(abs, "index.js"), modulesRoot: abs };
-}
-const env = await started(workers, workers[0].name, { inspectorPort: PORT });
+const name = dir === "js" ? "js-ingest" : "hookrelay";
+const env = dir === "js" ? await startJsConsumer(name, "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS, inspectorPort: PORT }) : await startRelayBuild(dir, { inspectorPort: PORT });
 
 async function load(n) {
   const body = eventBody(1);
@@ -50,7 +36,7 @@ async function load(n) {
 try {
   await load(500);
   const targets = await (await fetch(`http://127.0.0.1:${PORT}/json`)).json();
-  const target = targets.find((t) => (t.title ?? "").endsWith(`:${workers[0].name}`));
+  const target = targets.find((t) => (t.title ?? "").endsWith(`:${name}`));
   const ws = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((r) => ws.once("open", r));
   let id = 0;

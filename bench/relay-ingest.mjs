@@ -9,7 +9,7 @@
 // a trivial JS worker as the ceiling of this load generator + Miniflare,
 // and paired sequential requests that isolate verification.
 import { randomUUID } from "node:crypto";
-import { SECRETS, eventBody, hmacHeaders, settleStdio, sleep, startJsConsumer, startRelay } from "./lib.mjs";
+import { JS_INGEST_VARS, eventBody, hmacHeaders, settleStdio, sleep, startJsConsumer, startRelay } from "./lib.mjs";
 import { cpuMs, tailTimes } from "./cpu.mjs";
 import { fmt, median, quantile, say, table, targetTable } from "./report.mjs";
 
@@ -74,10 +74,9 @@ export async function runRelayIngest({ compatDate, rounds, requests }) {
   const big = JSON.stringify({ data: "x".repeat(1_000_000 - 12) }); // 1,000,000 bytes, under MAX_BODY_BYTES
   const fewer = Math.max(50, Math.ceil(requests / 20));
   const half = Math.max(100, Math.ceil(requests / 2));
-  const jsVars = { SOURCES: JSON.stringify({ "demo-hmac": { scheme: "hmac-sha256" } }), WEBHOOK_SECRET_DEMO_HMAC: SECRETS.WEBHOOK_SECRET_DEMO_HMAC, MAX_BODY_BYTES: "1048576" };
   const envs = {
     detached: await startRelay({ consumers: { webhooks: null }, countD1: true }),
-    js: await startJsConsumer("js-ingest", compatDate, { maxBatchSize: null, bindings: jsVars, countD1: true }),
+    js: await startJsConsumer("js-ingest", compatDate, { maxBatchSize: null, bindings: JS_INGEST_VARS, countD1: true }),
     attached: await startRelay({ consumers: { webhooks: { maxBatchSize: 100, maxBatchTimeout: 0 } } }),
     trivial: await startJsConsumer("raw-d1", compatDate),
   };
