@@ -28,9 +28,12 @@ use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http};
 use js_sys::Uint8Array;
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};
-use worker::wasm_bindgen_futures::future_to_promise;
+use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
 use worker::web_sys::{Request, Response};
 use worker::{worker_sys, Context, Env, Result};
+
+/// What a step hands back to JS: the answer (or a promise of it), or a rejection.
+type JsResult = std::result::Result<JsValue, JsValue>;
 
 /// Seconds a provider is asked to wait after a 503.
 const RETRY_AFTER_S: u32 = 30;
@@ -41,12 +44,7 @@ thread_local! {
 }
 
 /// Handles one webhook delivery: the answer, or a promise of it.
-pub fn handle(
-    req: Request,
-    env: Env,
-    ctx: JsValue,
-    source: &str,
-) -> std::result::Result<JsValue, JsValue> {
+pub fn handle(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
     let config = relay_config(&env);
     let config = match &*config {
         Ok(c) => c,
@@ -68,10 +66,7 @@ pub fn handle(
 }
 
 /// The body is in: verify, then send (or keep the body in D1 first).
-fn body_read(
-    carried: Carried,
-    buffer: std::result::Result<JsValue, JsValue>,
-) -> std::result::Result<JsValue, JsValue> {
+fn body_read(carried: Carried, buffer: JsResult) -> JsResult {
     let [req, env, ctx, source] = carried;
     let env: Env = env.unchecked_into();
     let buffer = match buffer {
@@ -105,7 +100,13 @@ fn body_read(
     }
     let promise = match queue_send::start_json(&env, "WEBHOOKS", &json) {
         Ok(p) => p,
-        Err(e) => return answer(&env, &ctx, not_sent(&message, &e)),
+        Err(e) => {
+            return answer(
+                &env,
+                &ctx,
+                sent_failed(&message.event_id, &message.source, &e),
+            )
+        }
     };
     let carried = [
         env.into(),
@@ -117,10 +118,7 @@ fn body_read(
 }
 
 /// The queue answered: 202, or 503 when it refused.
-fn sent(
-    carried: Carried,
-    outcome: std::result::Result<JsValue, JsValue>,
-) -> std::result::Result<JsValue, JsValue> {
+fn sent(carried: Carried, outcome: JsResult) -> JsResult {
     let [env, ctx, source, event_id] = carried;
     let env: Env = env.unchecked_into();
     let source = source.as_string().unwrap_or_default();
@@ -162,11 +160,7 @@ fn verify(
 /// The answer handed back, after the request's counts are written:
 /// Analytics Engine inline (its write is synchronous), a D1 total (never
 /// the ingest's own counters) in a `wait_until`.
-fn answer(
-    env: &Env,
-    ctx: &JsValue,
-    response: Result<Response>,
-) -> std::result::Result<JsValue, JsValue> {
+fn answer(env: &Env, ctx: &JsValue, response: Result<Response>) -> JsResult {
     if let Some(totals) = metrics::flush_analytics(env) {
         let env = env.clone();
         let ctx = Context::new(ctx.clone().unchecked_into::<worker_sys::Context>());
@@ -226,18 +220,14 @@ async fn enqueue_stored(env: Env, mut message: QueuedEvent, now_ms: i64) -> Resu
         body_bytes,
     };
     let json = serde_json::to_string(&message)?;
-    let sent = match env.queue("WEBHOOKS") {
-        Ok(queue) => queue_send::send_json(&queue, &json).await,
+    let sent = match queue_send::start_json(&env, "WEBHOOKS", &json) {
+        Ok(promise) => JsFuture::from(promise).await.map_err(worker::Error::from),
         Err(e) => Err(e),
     };
     match sent {
-        Ok(()) => queued(&message.source, &message.event_id),
-        Err(e) => not_sent(&message, &e),
+        Ok(_) => queued(&message.source, &message.event_id),
+        Err(e) => sent_failed(&message.event_id, &message.source, &e),
     }
-}
-
-fn not_sent(message: &QueuedEvent, e: &worker::Error) -> Result<Response> {
-    sent_failed(&message.event_id, &message.source, e)
 }
 
 /// 503: the queue did not take the event, so the provider must retry.

@@ -49,11 +49,6 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
     Ok(send_text_to(env, binding, json)?)
 }
 
-/// Sends one message given as JSON text.
-pub async fn send_json(queue: &Queue, json: &str) -> worker::Result<()> {
-    outlined(send(queue, json, None)).await
-}
-
 /// Sends several messages given as JSON text in one call.
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
     JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec())?).await?;
