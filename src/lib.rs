@@ -18,6 +18,7 @@ mod ingest_route;
 mod internal_replay_route;
 mod queue_entry;
 mod responses;
+mod test_fault_route;
 
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::entry::respond;
@@ -70,6 +71,9 @@ async fn other_route(mut req: Request, env: &Env, path: &str) -> Result<Response
     }
     if path.starts_with("/api/v1/admin/") || path == "/api/v1/admin" {
         return admin_proxy::handle(req, env).await;
+    }
+    if path == test_fault_route::PATH && test_fault_route::armed(env) {
+        test_fault_route::handle();
     }
     responses::error(
         404,
