@@ -174,6 +174,20 @@ test("early refusals answer with their status instead of resetting the connectio
     assert.equal((await post("nope", JSON.stringify({ i }), {})).status, 404);
     assert.equal((await relay.fetch("/healthz", { method: "POST", body: "{}" })).status, 405);
   }
+  // Past 2 MiB declared, or with no length at all, the body is streamed to the end instead of read whole.
+  const bigger = "x".repeat(3 * 1024 * 1024);
+  const chunked = () =>
+    new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 48; i++) c.enqueue(new TextEncoder().encode("y".repeat(64 * 1024)));
+        c.close();
+      },
+    });
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await post("demo-standard", bigger, { "content-type": "application/json" })).status, 413);
+    const res = await relay.fetch("/webhooks/nope", { method: "POST", body: chunked(), duplex: "half" });
+    assert.equal(res.status, 404, "a chunked body with no content-length is drained too");
+  }
 });
 
 test("a delivery id that is not 1-256 printable ASCII characters is refused with 400 BAD_DELIVERY_ID naming its header", async () => {
