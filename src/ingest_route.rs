@@ -53,7 +53,7 @@ pub fn handle(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
     let (method, content_length) = raw_http::precheck_parts(&req);
     if let Err(r) = precheck(config, &method, source, content_length) {
         return Ok(later(env, ctx, async move {
-            body::drain(&mut worker::Request::from(req)).await;
+            body::drain(&worker::Request::from(req)).await;
             responses::rejection(&r).map(Into::into)
         }));
     }

@@ -26,12 +26,12 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let cfg = match &*config {
         Ok(c) => c,
         Err(e) => {
-            body::drain(&mut req).await;
+            body::drain(&req).await;
             return responses::config_invalid(e);
         }
     };
     if let Some(refused) = refuse_caller(&req, cfg) {
-        body::drain(&mut req).await;
+        body::drain(&req).await;
         return refused;
     }
     let text = req.text().await.unwrap_or_default();

@@ -61,9 +61,9 @@ fn route(
 }
 
 /// Every route but the ingest, on `worker::Request`.
-async fn other_route(mut req: Request, env: &Env, path: &str) -> Result<Response> {
+async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == "/healthz" {
-        hookrelay_platform::body::drain(&mut req).await;
+        hookrelay_platform::body::drain(&req).await;
         return health_route::handle(&req, env);
     }
     if path == hookrelay_core::replay_call::PATH {

@@ -51,7 +51,7 @@ extern "C" {
 
 /// Reads and drops the rest of the body. A read that fails (the client went
 /// away) ends the drain quietly: there is no one left to answer.
-pub async fn drain(req: &mut Request) {
+pub async fn drain(req: &Request) {
     let _ = JsFuture::from(drain_body(
         req.inner(),
         DRAIN_LIMIT_BYTES as f64,

@@ -7,7 +7,7 @@
 //! rotation list to search.
 
 use super::{
-    compute, matches, required, HeaderLookup, SignatureError, SigningKey, Verified, MAC_LEN,
+    any_matches, compute, required, HeaderLookup, SignatureError, SigningKey, Verified, MAC_LEN,
 };
 
 const SIGNATURE: &str = "x-hub-signature-256";
@@ -33,9 +33,7 @@ pub(super) fn verify(
             reason: "value is not sha256= followed by 64 hex digits",
         })?;
 
-    if !matches(key, &[body], &presented) {
-        return Err(SignatureError::Mismatch);
-    }
+    any_matches(key, &[body], std::slice::from_ref(&presented))?;
     let delivery_id = headers
         .header(DELIVERY)
         .map(str::trim)

@@ -285,7 +285,8 @@ fn check_fresh(
     check_tolerance(timestamp, now_s, tolerance_s)
 }
 
-/// `Ok` when any presented MAC matches the signed parts.
+/// `Ok` when any presented MAC matches the signed parts, compared in
+/// constant time.
 fn any_matches(
     key: &SigningKey,
     parts: &[&[u8]],
@@ -355,12 +356,6 @@ pub(crate) fn mac_parts(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
 
 fn mac(key: &SigningKey, parts: &[&[u8]]) -> HmacSha256 {
     mac_parts(key.as_bytes(), parts)
-}
-
-/// Constant-time check of one presented MAC against the computed one.
-fn matches(key: &SigningKey, parts: &[&[u8]], presented: &[u8]) -> bool {
-    use hmac::Mac;
-    mac(key, parts).verify_slice(presented).is_ok()
 }
 
 /// The computed MAC bytes, for signing.

@@ -59,7 +59,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let cfg = match &*cfg {
         Ok(c) => c,
         Err(e) => {
-            hookrelay_platform::body::drain(&mut req).await;
+            hookrelay_platform::body::drain(&req).await;
             return ApiError::Config(e.clone()).into_response();
         }
     };
@@ -68,7 +68,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let claims = match authorize(header.as_deref(), &cfg.admin_key, now.div_euclid(1000)) {
         Ok(c) => c,
         Err(e) => {
-            hookrelay_platform::body::drain(&mut req).await;
+            hookrelay_platform::body::drain(&req).await;
             log::warn(
                 Component::Admin,
                 "auth_refused",
@@ -96,7 +96,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     // `POST /jobs` answers 202 for a job it accepted (200 for a dry run).
     let accepted = matches!((&method, segments.as_slice()), (Method::Post, ["jobs"]));
     if !req.inner().body_used() {
-        hookrelay_platform::body::drain(&mut req).await;
+        hookrelay_platform::body::drain(&req).await;
     }
     hookrelay_platform::metrics::flush(env).await;
     match result {
