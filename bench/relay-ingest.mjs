@@ -109,9 +109,19 @@ export async function runRelayIngest({ compatDate, rounds, requests }) {
   try {
     for (const c of cases) await load(c.url, { ...c, total: Math.min(200, c.total) }); // warm-up
     const pids = Object.values(envs).map((e) => e.pid);
+    const headline = cases.slice(0, 3);
+    const rest = cases.slice(3);
     for (let r = 0; r < rounds; r++) {
-      // Each round starts at the next case, so no case always runs first.
-      for (const c of [...cases.slice(r % cases.length), ...cases.slice(0, r % cases.length)]) {
+      // The three cases of the target's ratios run back to back, in
+      // alternating order (Rust, JS, ceiling, then ceiling, JS, Rust), so
+      // each paired ratio compares runs a few seconds apart and a drift in
+      // machine speed within a round falls on both sides alike. Before,
+      // every case rotated through the round, and in some rounds Rust and
+      // JS ran half a minute apart, with the others between them. The
+      // other cases follow, rotated, so none always runs first.
+      const shift = r % rest.length;
+      const order = [...(r % 2 === 0 ? headline : [...headline].reverse()), ...rest.slice(shift), ...rest.slice(0, shift)];
+      for (const c of order) {
         await quiesce(pids);
         out[c.key].push(await measured(c));
       }
