@@ -1,73 +1,56 @@
-// A/B of two relay builds on the ingest path (target 4), for development:
-// which of two candidate builds costs less CPU per accepted webhook.
+// A/B of relay builds on the ingest path (target 4), for development:
+// which candidate build costs less CPU per accepted webhook.
 //
-//   node bench/ab-relay.mjs <build dir A> <build dir B> [rounds] [requests]
+//   node bench/ab-relay.mjs <build dir A> [<build dir B> …] [js:<name> …] [rounds] [requests]
 //
 // A build dir holds a worker-build output (index.js + index_bg.wasm), e.g.
-// a copy of build/ taken before a change. Both relays and the hand-written
-// JS anchor (bench/.build/js-ingest.js, built by `node bench/run.mjs`) run
-// side by side, each in its own workerd; rounds interleave A, B, JS, so
-// drifting machine load hits all alike, and ratios are paired per round.
-// The figure to read is the workerd process's CPU per request (the same
-// /proc measure as target 4's table); req/s saturates at the load
-// generator on a fast machine.
-import { randomUUID } from "node:crypto";
-import { JS_INGEST_VARS, eventBody, hmacHeaders, startJsConsumer, startRelayBuild } from "./lib.mjs";
-import { cpuMs } from "./cpu.mjs";
+// a copy of build/ taken before a change; `<dir>#noae` runs it without its
+// Analytics Engine binding (what the per-request data point costs).
+// `js:<name>` adds another hand-written worker, bench/.build/<name>.js, run
+// like the JS anchor (bench/.build/js-ingest.js, built by
+// `node bench/run.mjs`), which always runs. Each in its own workerd.
+//
+// Every round loads all of them at once (bench/cpu-pairing.mjs says why);
+// AB_SEQUENTIAL=1 runs them one after the other instead. Ratios are paired
+// per round against A and against the JS anchor: read the geometric mean
+// and its standard error, and take a difference under about two standard
+// errors for noise.
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import { JS_INGEST_VARS, startJsConsumer, startRelayBuild } from "./lib.mjs";
+import { cpuRounds, formatSummary, pairedRatios, ratioSummary } from "./cpu-pairing.mjs";
 import { median, table } from "./report.mjs";
 
-const [dirA, dirB, roundsArg = "7", requestsArg = "2000"] = process.argv.slice(2);
-if (!dirA || !dirB) {
-  console.error("usage: node bench/ab-relay.mjs <build dir A> <build dir B> [rounds] [requests]");
+const args = process.argv.slice(2);
+const dirOf = (a) => a.replace(/#noae$/, "");
+const dirs = args.filter((a) => existsSync(dirOf(a)) && statSync(dirOf(a)).isDirectory());
+const jsNames = args.filter((a) => a.startsWith("js:")).map((a) => a.slice(3));
+const [roundsArg = "30", requestsArg = "500"] = args.filter((a) => !dirs.includes(a) && !a.startsWith("js:"));
+if (dirs.length < 1) {
+  console.error("usage: node bench/ab-relay.mjs <build dir A> [<build dir B> …] [js:<name> …] [rounds] [requests]");
   process.exit(2);
 }
-const ROUNDS = Number(roundsArg);
-const REQUESTS = Number(requestsArg);
-const IN_FLIGHT = 32;
 
-// AB_B_NO_METRICS=1 leaves B's Analytics Engine binding out: what the
-// per-request data point costs.
-function relayFrom(dir, { noMetrics = false } = {}) {
-  if (!noMetrics) return startRelayBuild(dir);
-  return startRelayBuild(dir, {}, (w) => {
-    delete w.analyticsEngineDatasets;
+const labels = dirs.map((_, i) => String.fromCharCode(65 + i));
+const envs = {};
+for (const [i, dir] of dirs.entries()) {
+  envs[labels[i]] = await startRelayBuild(dirOf(dir), {}, (w) => {
+    if (dir.endsWith("#noae")) delete w.analyticsEngineDatasets;
   });
 }
-
-async function load(env, url) {
-  const body = eventBody(1);
-  let next = 0;
-  const cpu0 = cpuMs(env.pid);
-  const t0 = performance.now();
-  const one = async () => {
-    while (next++ < REQUESTS) {
-      const res = await fetch(url, { method: "POST", headers: hmacHeaders(body, { opId: randomUUID() }), body });
-      await res.arrayBuffer();
-      if (res.status !== 202) throw new Error(`${url}: ${res.status}`);
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, one));
-  const ms = performance.now() - t0;
-  return { rate: (REQUESTS / ms) * 1000, cpuUs: ((cpuMs(env.pid) - cpu0) / REQUESTS) * 1000 };
-}
-
-const envs = {
-  A: await relayFrom(dirA),
-  B: await relayFrom(dirB, { noMetrics: process.env.AB_B_NO_METRICS === "1" }),
-  JS: await startJsConsumer("js-ingest", "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS }),
-};
-const runs = { A: [], B: [], JS: [] };
+envs.JS = await startJsConsumer("js-ingest", "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS });
+for (const name of jsNames) envs[name] = await startJsConsumer(name, "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS });
+const targets = Object.fromEntries(Object.entries(envs).map(([k, env]) => [k, { env, url: new URL("/webhooks/demo-hmac", env.url) }]));
+let runs;
 try {
-  for (const k of Object.keys(envs)) await load(envs[k], new URL("/webhooks/demo-hmac", envs[k].url)); // warm-up
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const k of Object.keys(envs)) runs[k].push(await load(envs[k], new URL("/webhooks/demo-hmac", envs[k].url)));
-  }
+  runs = await cpuRounds(targets, { rounds: Number(roundsArg), requests: Number(requestsArg), concurrent: process.env.AB_SEQUENTIAL !== "1" });
 } finally {
   for (const e of Object.values(envs)) await e.dispose();
 }
-const paired = (a, b, f) => runs[a].map((x, i) => f(x) / f(runs[b][i]));
-const fmt = (xs) => `${median(xs).toFixed(3)} (${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
-const rows = Object.keys(runs).map((k) => [k, median(runs[k].map((x) => x.rate)).toFixed(0), median(runs[k].map((x) => x.cpuUs)).toFixed(0), runs[k].map((x) => x.cpuUs.toFixed(0)).join(", ")]);
+
+dirs.forEach((d, i) => console.log(`${labels[i]} = ${path.resolve(dirOf(d))}${d.endsWith("#noae") ? " (no Analytics Engine)" : ""}`));
+const keys = Object.keys(runs);
+const rows = keys.map((k) => [k, median(runs[k].map((x) => x.rate)).toFixed(0), median(runs[k].map((x) => x.cpuUs)).toFixed(0), runs[k].map((x) => x.cpuUs.toFixed(0)).join(", ")]);
 console.log(table(["build", "req/s (median)", "workerd CPU µs/req (median)", "rounds (CPU µs/req)"], rows));
-console.log(`CPU B/A ${fmt(paired("B", "A", (x) => x.cpuUs))}   CPU A/JS ${fmt(paired("A", "JS", (x) => x.cpuUs))}   CPU B/JS ${fmt(paired("B", "JS", (x) => x.cpuUs))}`);
-console.log(`req/s B/A ${fmt(paired("B", "A", (x) => x.rate))}   A/JS ${fmt(paired("A", "JS", (x) => x.rate))}   B/JS ${fmt(paired("B", "JS", (x) => x.rate))}`);
+for (const k of keys.slice(1)) console.log(`CPU ${k}/A   ${formatSummary(ratioSummary(pairedRatios(runs, k, "A")))}`);
+for (const k of keys.filter((k) => k !== "JS")) console.log(`CPU ${k}/JS  ${formatSummary(ratioSummary(pairedRatios(runs, k, "JS")))}`);

@@ -17,9 +17,11 @@ const [dir = path.join(ROOT, "build"), requestsArg = "4000"] = process.argv.slic
 const REQUESTS = Number(requestsArg);
 const PORT = 9239;
 
-// "js" profiles the hand-written anchor (bench/.build/js-ingest.js) instead.
-const name = dir === "js" ? "js-ingest" : "hookrelay";
-const env = dir === "js" ? await startJsConsumer(name, "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS, inspectorPort: PORT }) : await startRelayBuild(dir, { inspectorPort: PORT });
+// "js" profiles the hand-written anchor (bench/.build/js-ingest.js) instead,
+// and "js:<name>" another hand-written worker, bench/.build/<name>.js.
+const js = dir === "js" || dir.startsWith("js:");
+const name = dir === "js" ? "js-ingest" : js ? dir.slice(3) : "hookrelay";
+const env = js ? await startJsConsumer(name, "2026-04-01", { maxBatchSize: null, bindings: JS_INGEST_VARS, inspectorPort: PORT }) : await startRelayBuild(dir, { inspectorPort: PORT });
 
 async function load(n) {
   const body = eventBody(1);

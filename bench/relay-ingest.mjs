@@ -10,7 +10,8 @@
 // and paired sequential requests that isolate verification.
 import { randomUUID } from "node:crypto";
 import { JS_INGEST_VARS, eventBody, hmacHeaders, settleStdio, sleep, startJsConsumer, startRelay } from "./lib.mjs";
-import { cpuMs, tailTimes } from "./cpu.mjs";
+import { cpuMs, cpuNs, tailTimes } from "./cpu.mjs";
+import { cpuRounds, formatSummary, pairedRatios, ratioSummary } from "./cpu-pairing.mjs";
 import { fmt, median, quantile, say, table, targetTable } from "./report.mjs";
 
 const IN_FLIGHT = 32;
@@ -58,16 +59,16 @@ async function quiesce(pids) {
 
 /** One timed case: load, plus the workerd process's CPU and the D1 round trips it took. */
 async function measured(c) {
-  const cpu0 = cpuMs(c.env.pid);
+  const cpu0 = cpuNs(c.env.pid);
   const trips0 = c.env.d1.of(c.worker);
   const res = await load(c.url, c);
-  const cpu = cpuMs(c.env.pid) - cpu0;
+  const cpu = (cpuNs(c.env.pid) - cpu0) / 1e6;
   await settleStdio(c.env);
   const trips1 = c.env.d1.of(c.worker);
   return { ...res, cpuUsPerReq: (cpu / c.total) * 1000, tripsPerBatch: (trips1.trips - trips0.trips) / c.total, statementsPerBatch: (trips1.statements - trips0.statements) / c.total };
 }
 
-export async function runRelayIngest({ compatDate, rounds, requests }) {
+export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: concurrentRounds = 30 }) {
   say(`## Target 4. Relay ingest requests/s vs hand-written JS ingest: ${requests} signed POSTs per case and round, ${IN_FLIGHT} in flight, ${rounds} interleaved rounds`);
   say("   node fetch -> Miniflare; the webhooks consumer is detached (the broker accepts and drops messages), so each isolate only serves requests");
   const small = eventBody(1);
@@ -106,6 +107,7 @@ export async function runRelayIngest({ compatDate, rounds, requests }) {
   }));
   const out = Object.fromEntries(cases.map((c) => [c.key, []]));
   let pairs;
+  let cpuPaired;
   try {
     for (const c of cases) await load(c.url, { ...c, total: Math.min(200, c.total) }); // warm-up
     const pids = Object.values(envs).map((e) => e.pid);
@@ -129,6 +131,10 @@ export async function runRelayIngest({ compatDate, rounds, requests }) {
     }
     const byKey = Object.fromEntries(cases.map((c) => [c.key, c]));
     pairs = { small: await paired(byKey.rust401, byKey.rust404, 400), big: await paired(byKey.rust401big, byKey.rust404big, 60) };
+    // The CPU ratio again, with Rust and JS loaded at once (cpu-pairing.mjs):
+    // the figure that resolves a few percent on this VM.
+    const both = await cpuRounds({ rust: { env: envs.detached, url: byKey.rust.url }, js: { env: envs.js, url: byKey.js.url } }, { rounds: concurrentRounds, requests: 500 });
+    cpuPaired = ratioSummary(pairedRatios(both, "rust", "js"));
   } finally {
     for (const env of Object.values(envs)) await env.dispose();
   }
@@ -170,14 +176,15 @@ export async function runRelayIngest({ compatDate, rounds, requests }) {
   const allZero = tails.events > 0 && [...tails.cpuTimes, ...tails.wallTimes].every((x) => x === 0);
   say(
     `\n  CPU time: workerd's own per-request figure is not available locally: tail events of a busy worker gave cpuTime ${JSON.stringify(tails.cpuTimes)} and wallTime ${JSON.stringify(tails.wallTimes)} ms` +
-      `${allZero ? " (all 0: workerd outside production does not measure them)" : ""}.\n  The CPU column is the kernel's utime+stime of that Miniflare's whole workerd process during the case, per request:` +
+      `${allZero ? " (all 0: workerd outside production does not measure them)" : ""}.\n  The CPU column is the scheduler's run time (schedstat, ns) of that Miniflare's whole workerd process during the case, per request:` +
       `\n  the worker's isolate plus Miniflare's entry worker and queue broker (and D1, unused here). Wall times are node-side, per request, under ${IN_FLIGHT} in flight.`,
   );
   const wasmMBs = pairs.big.diffUs > 0 ? 1_000_000 / pairs.big.diffUs : NaN;
+  say(`  CPU per accepted webhook, Rust / JS, both loaded at once (${concurrentRounds} rounds of 500 each, 16 in flight each): ${formatSummary(cpuPaired)}`);
   say(`  paired sequential requests (alternating, median latency):`);
   say(`    small body: 401 ${fmt(pairs.small.a * 1000)} µs vs 404 ${fmt(pairs.small.b * 1000)} µs -> reading headers + body into wasm, verifying, logging the rejection ≈ ${fmt(pairs.small.diffUs)} µs/request`);
   say(`    1 MB body:  401 ${fmt(pairs.big.a * 1000)} µs vs 404 ${fmt(pairs.big.b * 1000)} µs -> +${fmt(pairs.big.diffUs)} µs${Number.isFinite(wasmMBs) ? ` -> about ${fmt(wasmMBs)} MB/s for copying the body into wasm + HMAC-SHA256` : " (within noise)"}\n`);
-  return { rounds: out, ratios, pairs, tails };
+  return { rounds: out, ratios, pairs, tails, cpuPaired };
 }
 
 /** Requests one at a time, alternating a and b: the median latency difference isolates one step far better than throughput under noise. */

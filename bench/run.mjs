@@ -28,6 +28,7 @@ const N = num("BENCH_N", 10000);
 const FORWARD_N = num("BENCH_FORWARD_N", 10000);
 const ROUNDS = num("BENCH_ROUNDS", 5);
 const REQUESTS = num("BENCH_REQUESTS", 2000);
+const CPU_ROUNDS = num("BENCH_CPU_ROUNDS", 30);
 const SWEEP_N = num("BENCH_SWEEP_N", 2000);
 const SWEEP_FORWARD_N = num("BENCH_SWEEP_FORWARD_N", 500);
 const SWEEP_RUNS = num("BENCH_SWEEP_RUNS", 3);
@@ -111,7 +112,7 @@ if (wanted(3)) {
 }
 if (wanted(4)) {
   const { runRelayIngest } = await import("./relay-ingest.mjs");
-  results.target4 = await runRelayIngest({ compatDate, rounds: ROUNDS, requests: REQUESTS });
+  results.target4 = await runRelayIngest({ compatDate, rounds: ROUNDS, requests: REQUESTS, cpuRounds: CPU_ROUNDS });
 }
 if (wanted(6)) {
   const { runSweep } = await import("./sweep.mjs");
@@ -169,6 +170,8 @@ ratio("target2", "rust/js", "2. forwarding consumer: Rust / JS (events/s)");
 if (results.target3) rows.push(["3. DLQ triage: Rust / raw D1 (entries/s)", `${fmt(results.target3.ratio.median, 2)}x`, `${fmt(results.target3.ratio.min, 2)}–${fmt(results.target3.ratio.max, 2)}x`]);
 ratio("target4", "rust/js", "4. relay ingest: Rust / JS (req/s)");
 ratio("target4", "rust/trivial", "4. relay ingest: Rust / trivial-worker ceiling (req/s)");
+const cp = results.target4?.cpuPaired;
+if (cp) rows.push(["4. relay ingest: Rust / JS CPU per request, loaded at once (geometric mean ± s.e.)", `${fmt(cp.mean, 3)}x ± ${fmt(cp.se * 100, 1)}%`, `${fmt(cp.min, 2)}–${fmt(cp.max, 2)}x`]);
 for (const [name, w] of Object.entries(results.target5 ?? {})) rows.push([`5. ${name} wasm gzipped`, `${fmt(w.gzip / 1000, 1)} KB`, `limit ${w.limitKB} KB: ${w.gzip / 1000 <= w.limitKB ? "within" : "over"}`]);
 const trips = (t, key, label) => {
   const rs = results[t]?.runs?.[key];

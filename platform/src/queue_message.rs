@@ -17,15 +17,19 @@ pub struct QueueMessage {
     pub enqueued_at_ms: i64,
     /// Which delivery this is, 1-based, as the platform counts.
     pub attempts: u32,
-    /// The body as JSON text (a string body becomes a JSON string literal).
+    /// The body as JSON text: a string body as it is (hookrelay sends JSON
+    /// text), any other body serialized.
     pub body_json: String,
     raw: worker_sys::Message,
 }
 
 impl QueueMessage {
-    /// The body parsed as JSON, for hand-offs that carry it whole.
+    /// The body parsed as JSON, for hand-offs that carry it whole. A text
+    /// body that is not JSON is kept as a string, so a dead letter still
+    /// holds what was sent.
     pub fn body_value(&self) -> Value {
-        serde_json::from_str(&self.body_json).unwrap_or(Value::Null)
+        serde_json::from_str(&self.body_json)
+            .unwrap_or_else(|_| Value::String(self.body_json.clone()))
     }
 
     /// Acknowledges the message.
@@ -71,12 +75,16 @@ fn read_one(raw: worker_sys::Message) -> QueueMessage {
         .and_then(|v| v.as_f64())
         .map_or(1, |n| n.max(1.0) as u32);
     let body = raw.body().unwrap_or(JsValue::NULL);
-    // A body that JSON cannot express (undefined, a V8-only type) becomes
-    // `null`, which the decoder reports as a bad payload.
-    let body_json = js_sys::JSON::stringify(&body)
-        .ok()
-        .and_then(|s| s.as_string())
-        .unwrap_or_else(|| "null".to_string());
+    // hookrelay sends its messages as JSON text (`queue_send`); a body sent
+    // as a JSON object (an older relay, a message sent by hand) is
+    // serialized here. One that JSON cannot express (undefined, a V8-only
+    // type) becomes `null`, which the decoder reports as a bad payload.
+    let body_json = body.as_string().unwrap_or_else(|| {
+        js_sys::JSON::stringify(&body)
+            .ok()
+            .and_then(|s| s.as_string())
+            .unwrap_or_else(|| "null".to_string())
+    });
     QueueMessage {
         id,
         enqueued_at_ms,

@@ -1,11 +1,13 @@
 //! Sending JSON messages to a queue.
 //!
-//! Messages are serialized with serde_json and handed to JS as text, where
-//! a small snippet parses them into plain objects and sends them with the
-//! JSON content type: serde-wasm-bindgen would turn maps into JS `Map`s,
-//! which that content type stores as `{}`, and building the body and the
-//! options object from wasm costs a crossing per property (measured on the
-//! ingest path, bench target 4, where one send per request is the rule).
+//! Every hookrelay queue message is one JSON document, serialized by
+//! serde_json and sent as it is, as **text** (`contentType: "text"`).
+//! Sending it as a JSON object would make JS parse the text only for the
+//! runtime to serialize it again: on the ingest path (bench target 4, one
+//! send per request) that round trip was about 3% of the workerd CPU of an
+//! accepted webhook (`node bench/ab-relay.mjs`, concurrent rounds). The
+//! reader takes either form (`queue_message`), so messages sent as JSON
+//! objects, by an older relay or by hand, are still read.
 
 use crate::outlined::outlined;
 use js_sys::Promise;
@@ -14,17 +16,17 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Env, Queue};
 
 #[wasm_bindgen(inline_js = r#"
-const JSON_TYPE = { contentType: "json" };
+const TEXT = { contentType: "text" };
 export function send_text(queue, text, delay) {
-  return queue.send(JSON.parse(text), delay === undefined ? JSON_TYPE : { contentType: "json", delaySeconds: delay });
+  return queue.send(text, delay === undefined ? TEXT : { contentType: "text", delaySeconds: delay });
 }
 export function send_text_to(env, binding, text) {
   const queue = env[binding];
   if (queue === undefined) throw new Error(`Binding \`${binding}\` is undefined.`);
-  return queue.send(JSON.parse(text), JSON_TYPE);
+  return queue.send(text, TEXT);
 }
 export function send_texts(queue, texts) {
-  return queue.sendBatch(texts.map((t) => ({ body: JSON.parse(t), contentType: "json" })));
+  return queue.sendBatch(texts.map((body) => ({ body, contentType: "text" })));
 }
 "#)]
 extern "C" {
