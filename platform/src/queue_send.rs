@@ -4,7 +4,7 @@
 //! serde_json and sent as it is, as **text** (`contentType: "text"`).
 //! Sending it as a JSON object would make JS parse the text only for the
 //! runtime to serialize it again: on the ingest path (bench target 4, one
-//! send per request) that round trip was about 3% of the workerd CPU of an
+//! send per request) that round trip was about 2% of the workerd CPU of an
 //! accepted webhook (`node bench/ab-relay.mjs`, concurrent rounds). The
 //! reader takes either form (`queue_message`), so messages sent as JSON
 //! objects, by an older relay or by hand, are still read.
