@@ -78,6 +78,7 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
   const envs = {
     detached: await startRelay({ consumers: { webhooks: null }, countD1: true }),
     js: await startJsConsumer("js-ingest", compatDate, { maxBatchSize: null, bindings: JS_INGEST_VARS, countD1: true }),
+    bare: await startJsConsumer("js-ingest-bare", compatDate, { maxBatchSize: null, bindings: JS_INGEST_VARS }),
     attached: await startRelay({ consumers: { webhooks: { maxBatchSize: 100, maxBatchTimeout: 0 } } }),
     trivial: await startJsConsumer("raw-d1", compatDate),
   };
@@ -86,6 +87,7 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
     ["rust", "Rust relay: valid, 202", "detached", "hookrelay", "/webhooks/demo-hmac", small, true, 202, requests],
     ["js", "JS by hand: valid, 202", "js", "js-ingest", "/webhooks/demo-hmac", small, true, 202, requests],
     ["trivial", "ceiling: trivial JS worker, 404", "trivial", "raw-d1", "/", small, true, 404, requests],
+    ["bare", "JS bare (HMAC, size, send; no JSON check, ids or headers): valid, 202", "bare", "js-ingest-bare", "/webhooks/demo-hmac", small, true, 202, requests],
     ["rust401", "Rust relay: invalid signature, 401", "detached", "hookrelay", "/webhooks/demo-hmac", small, false, 401, half],
     ["js401", "JS by hand: invalid signature, 401", "js", "js-ingest", "/webhooks/demo-hmac", small, false, 401, half],
     ["rust404", "Rust relay: unknown source, 404 (no verification)", "detached", "hookrelay", "/webhooks/nope", small, true, 404, half],
@@ -111,11 +113,11 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
   try {
     for (const c of cases) await load(c.url, { ...c, total: Math.min(200, c.total) }); // warm-up
     const pids = Object.values(envs).map((e) => e.pid);
-    const headline = cases.slice(0, 3);
-    const rest = cases.slice(3);
+    const headline = cases.slice(0, 4);
+    const rest = cases.slice(4);
     for (let r = 0; r < rounds; r++) {
-      // The three cases of the target's ratios run back to back, in
-      // alternating order (Rust, JS, ceiling, then ceiling, JS, Rust), so
+      // The four cases of the target's ratios run back to back, in
+      // alternating order (Rust, JS, ceiling, bare, then the reverse), so
       // each paired ratio compares runs a few seconds apart and a drift in
       // machine speed within a round falls on both sides alike. Before,
       // every case rotated through the round, and in some rounds Rust and
@@ -127,7 +129,7 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
         await quiesce(pids);
         out[c.key].push(await measured(c));
       }
-      say(`  round ${r + 1}: ${cases.slice(0, 3).map((c) => `${c.key} ${fmt(out[c.key][r].rate)} req/s`).join(", ")}`);
+      say(`  round ${r + 1}: ${headline.map((c) => `${c.key} ${fmt(out[c.key][r].rate)} req/s`).join(", ")}`);
     }
     const byKey = Object.fromEntries(cases.map((c) => [c.key, c]));
     pairs = { small: await paired(byKey.rust401, byKey.rust404, 400), big: await paired(byKey.rust401big, byKey.rust404big, 60) };
@@ -150,11 +152,13 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
       { key: "rust", label: "Rust relay: valid, 202", short: "Rust" },
       { key: "js", label: "JS by hand: valid, 202", short: "JS" },
       { key: "trivial", label: "ceiling: trivial JS worker, 404", short: "ceiling" },
+      { key: "bare", label: "JS bare: HMAC, size, send only", short: "JS bare" },
     ],
     runs: out,
     ratios: [
       ["rust", "js"],
       ["rust", "trivial"],
+      ["rust", "bare"],
     ],
     unit: "req/s",
     per: "request",
@@ -169,7 +173,7 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
       ["case", "body bytes", "requests", "req/s", "p50 ms", "p99 ms", "workerd CPU µs/req", "D1 round trips/req", "rounds (req/s)"],
       cases.map((c) => {
         const rs = out[c.key];
-        return [c.label, Buffer.byteLength(c.body), c.total, pick(rs, (x) => x.rate, 0), pick(rs, (x) => x.p50), pick(rs, (x) => x.p99), pick(rs, (x) => x.cpuUsPerReq, 0), c.env.d1 && c.key !== "attached" && c.key !== "trivial" ? pick(rs, (x) => x.tripsPerBatch, 2) : "not counted", rs.map((x) => fmt(x.rate)).join(", ")];
+        return [c.label, Buffer.byteLength(c.body), c.total, pick(rs, (x) => x.rate, 0), pick(rs, (x) => x.p50), pick(rs, (x) => x.p99), pick(rs, (x) => x.cpuUsPerReq, 0), c.env.d1 && c.key !== "attached" && c.key !== "trivial" && c.key !== "bare" ? pick(rs, (x) => x.tripsPerBatch, 2) : "not counted", rs.map((x) => fmt(x.rate)).join(", ")];
       }),
     ),
   );

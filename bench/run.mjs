@@ -57,7 +57,7 @@ const esbuild = (await import("esbuild")).default;
 
 // The hand-written anchors, compiled the same way.
 mkdirSync(lib.BUILD, { recursive: true });
-for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest"]) {
+for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest", "js-ingest-bare"]) {
   await esbuild.build({
     entryPoints: [path.join(lib.BENCH, name, "index.ts")],
     outfile: path.join(lib.BUILD, `${name}.js`),
@@ -170,6 +170,7 @@ ratio("target2", "rust/js", "2. forwarding consumer: Rust / JS (events/s)");
 if (results.target3) rows.push(["3. DLQ triage: Rust / raw D1 (entries/s)", `${fmt(results.target3.ratio.median, 2)}x`, `${fmt(results.target3.ratio.min, 2)}–${fmt(results.target3.ratio.max, 2)}x`]);
 ratio("target4", "rust/js", "4. relay ingest: Rust / JS (req/s)");
 ratio("target4", "rust/trivial", "4. relay ingest: Rust / trivial-worker ceiling (req/s)");
+ratio("target4", "rust/bare", "4. relay ingest: Rust / JS bare anchor (HMAC, size, send only; req/s)");
 const cp = results.target4?.cpuPaired;
 if (cp) rows.push(["4. relay ingest: Rust / JS CPU per request, loaded at once (geometric mean ± s.e.)", `${fmt(cp.mean, 3)}x ± ${fmt(cp.se * 100, 1)}%`, `${fmt(cp.min, 2)}–${fmt(cp.max, 2)}x`]);
 for (const [name, w] of Object.entries(results.target5 ?? {})) rows.push([`5. ${name} wasm gzipped`, `${fmt(w.gzip / 1000, 1)} KB`, `limit ${w.limitKB} KB: ${w.gzip / 1000 <= w.limitKB ? "within" : "over"}`]);

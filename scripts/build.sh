@@ -47,6 +47,12 @@ build() {
   "$WASM_OPT_BIN" -Os --low-memory-unused --converge --strip-debug "${WASM_FEATURES[@]}" \
     "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.opt.wasm"
   mv "$dir/build/index_bg.opt.wasm" "$dir/build/index_bg.wasm"
+  # A worker with its own module entry (src/entry.js): worker-build's
+  # output is its glue, imported as build/glue.mjs.
+  if [ -f "$dir/src/entry.js" ]; then
+    mv "$dir/build/index.js" "$dir/build/glue.mjs"
+    cp "$dir/src/entry.js" "$dir/build/index.js"
+  fi
   touch "$dir/build/.optimized"
 }
 

@@ -9,11 +9,17 @@
 //! the body once, and the message is serialized from the accepted event
 //! without copying it.
 //!
-//! The common path's two waits (the body, then the queue send) are
-//! continued with [`Continuation`]s made once per isolate instead of being
-//! awaited in a future (see `hookrelay_platform::continuation` for what
-//! that saves). The cold paths, a refusal that drains the body and a body
-//! kept in D1 first, are futures.
+//! The common path's two waits (the body, then the queue send) are the
+//! module entry's (`src/entry.js`): it reads the body, sends the message
+//! it is given, and calls back into the three steps below, which decide.
+//! Every check, every answer and the message are made here; the entry only
+//! waits and hands values through. The cold paths, a refusal that drains
+//! the body and a body kept in D1 first, are futures.
+//!
+//! 1. [`begin`], from the router: the refusal, or the go-ahead to read the
+//!    body (the source's name, a string, which the entry recognizes).
+//! 2. [`body_read`]: the answer, or the message to send and its event id.
+//! 3. [`sent`]: 202, or 503 when the queue refused.
 
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
@@ -21,11 +27,9 @@ use hookrelay_core::config::RelayConfig;
 use hookrelay_core::ingest::{accept, precheck, Accepted, Inbound};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
-use hookrelay_platform::continuation::{Carried, Continuation};
 use hookrelay_platform::db::{error_message, payloads};
 use hookrelay_platform::entry::respond;
 use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http};
-use js_sys::Uint8Array;
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -38,13 +42,11 @@ type JsResult = std::result::Result<JsValue, JsValue>;
 /// Seconds a provider is asked to wait after a 503.
 const RETRY_AFTER_S: u32 = 30;
 
-thread_local! {
-    static BODY_READ: Continuation = Continuation::new(body_read);
-    static SENT: Continuation = Continuation::new(sent);
-}
-
-/// Handles one webhook delivery: the answer, or a promise of it.
-pub fn handle(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
+/// Step 1: the configuration and the precheck (method, source, declared
+/// length), before the body is read. The refusal (as a promise that
+/// drains the body first), or the source's name: read the body, then
+/// call [`body_read`].
+pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
     let config = relay_config(&env);
     let config = match &*config {
         Ok(c) => c,
@@ -57,75 +59,64 @@ pub fn handle(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
             responses::rejection(&r).map(Into::into)
         }));
     }
-    let promise = match req.array_buffer() {
-        Ok(p) => p,
-        Err(e) => return answer(&env, &ctx, Err(e.into())),
-    };
-    let carried = [req.into(), env.into(), ctx, JsValue::from_str(source)];
-    Ok(BODY_READ.with(|c| c.after(&promise, &carried)).into())
+    Ok(JsValue::from_str(source))
 }
 
-/// The body is in: verify, then send (or keep the body in D1 first).
-fn body_read(carried: Carried, buffer: JsResult) -> JsResult {
-    let [req, env, ctx, source] = carried;
-    let env: Env = env.unchecked_into();
-    let buffer = match buffer {
-        Ok(b) => b,
-        Err(e) => return answer(&env, &ctx, Err(e.into())),
+/// Step 2: the body is in (`body`; `None` when reading it failed, with
+/// `failure` saying why). `head` is the request's method and headers in
+/// `raw_http`'s text form. Verifies and builds the message: the text to
+/// send, as `"{event id}\n{message}"`, for the entry to send and hand to
+/// [`sent`]. Anything else is the answer: a refusal, a failure, or the
+/// promise of a body kept in D1 first.
+pub fn body_read(
+    env: Env,
+    ctx: JsValue,
+    source: &str,
+    head: &str,
+    body: Option<Vec<u8>>,
+    failure: JsValue,
+) -> JsResult {
+    let Some(body) = body else {
+        return answer(&env, &ctx, Err(failure.into()));
     };
     let config = relay_config(&env);
     let config = match &*config {
         Ok(c) => c,
         Err(e) => return answer(&env, &ctx, responses::config_invalid(e).map(Into::into)),
     };
-    let source = source.as_string().unwrap_or_default();
-    let req: Request = req.unchecked_into();
-    let body = Uint8Array::new(&buffer).to_vec();
     let now_ms = now_ms();
-    let accepted = match verify(config, &req, &source, &body, now_ms) {
+    let accepted = match verify(config, head, source, &body, now_ms) {
         Ok(a) => a,
         Err(response) => return answer(&env, &ctx, response),
     };
     let message = queued_event(accepted, now_ms);
-    let json = match serde_json::to_string(&message) {
-        Ok(j) => j,
-        Err(e) => return answer(&env, &ctx, Err(e.into())),
-    };
-    if !fits_inline(json.len()) {
+    // The message is serialized after the id and a line feed, into one
+    // string, so it leaves wasm in one copy.
+    let mut text = format!("{}\n", message.event_id).into_bytes();
+    let id_len = text.len();
+    if let Err(e) = serde_json::to_writer(&mut text, &message) {
+        return answer(&env, &ctx, Err(e.into()));
+    }
+    if !fits_inline(text.len() - id_len) {
         return Ok(later(
             env.clone(),
             ctx,
             enqueue_stored(env, message, now_ms),
         ));
     }
-    let promise = match queue_send::start_json(&env, "WEBHOOKS", &json) {
-        Ok(p) => p,
-        Err(e) => {
-            return answer(
-                &env,
-                &ctx,
-                sent_failed(&message.event_id, &message.source, &e),
-            )
-        }
-    };
-    let carried = [
-        env.into(),
-        ctx,
-        JsValue::from_str(&message.source),
-        JsValue::from_str(&message.event_id),
-    ];
-    Ok(SENT.with(|c| c.after(&promise, &carried)).into())
+    // serde_json writes UTF-8 only.
+    Ok(JsValue::from_str(
+        std::str::from_utf8(&text).unwrap_or_default(),
+    ))
 }
 
-/// The queue answered: 202, or 503 when it refused.
-fn sent(carried: Carried, outcome: JsResult) -> JsResult {
-    let [env, ctx, source, event_id] = carried;
-    let env: Env = env.unchecked_into();
-    let source = source.as_string().unwrap_or_default();
-    let event_id = event_id.as_string().unwrap_or_default();
-    let response = match outcome {
-        Ok(_) => queued(&source, &event_id),
-        Err(e) => sent_failed(&event_id, &source, &e.into()),
+/// Step 3: the queue answered (`failure` is `undefined` when it took the
+/// event): 202, or 503 when it refused.
+pub fn sent(env: Env, ctx: JsValue, source: &str, event_id: &str, failure: JsValue) -> JsResult {
+    let response = if failure.is_undefined() {
+        queued(source, event_id)
+    } else {
+        sent_failed(event_id, source, &failure.into())
     };
     answer(&env, &ctx, response)
 }
@@ -133,14 +124,14 @@ fn sent(carried: Carried, outcome: JsResult) -> JsResult {
 /// The headers, the verification and the event to enqueue, or the refusal.
 fn verify(
     config: &RelayConfig,
-    req: &Request,
+    head: &str,
     source: &str,
     body: &[u8],
     now_ms: i64,
 ) -> std::result::Result<Accepted, Result<Response>> {
-    let (method, headers) = raw_http::head(req);
+    let (method, headers) = raw_http::head(head);
     let inbound = Inbound {
-        method: &method,
+        method,
         source,
         headers: headers.as_slice(),
         header_list: &headers,

@@ -47,7 +47,7 @@ fn route(
     }
     let path = raw_http::path(&req);
     if let Some(source) = path.strip_prefix("/webhooks/") {
-        return ingest_route::handle(req, env, ctx.into(), source.trim_end_matches('/'));
+        return ingest_route::begin(req, env, ctx.into(), source.trim_end_matches('/'));
     }
     Ok(future_to_promise(async move {
         let routed = other_route(Request::from(req), &env, &path).await;

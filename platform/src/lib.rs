@@ -7,7 +7,6 @@
 
 pub mod body;
 pub mod breaker_store;
-pub mod continuation;
 pub mod db;
 pub mod downstream;
 pub mod drain;
