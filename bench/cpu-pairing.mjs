@@ -16,6 +16,7 @@
 // ratios mean something.
 import { randomUUID } from "node:crypto";
 import { cpuNs } from "./cpu.mjs";
+import { agent, post } from "./http-post.mjs";
 import { eventBody, hmacHeaders } from "./lib.mjs";
 import { median } from "./report.mjs";
 
@@ -30,15 +31,16 @@ export async function loadCpu(env, url, requests, inFlight = IN_FLIGHT) {
   let next = 0;
   const cpu0 = cpuNs(env.pid);
   const t0 = performance.now();
+  const via = agent(inFlight);
   const one = async () => {
     while (next++ < requests) {
-      const res = await fetch(url, { method: "POST", headers: hmacHeaders(body, { opId: randomUUID() }), body });
-      await res.arrayBuffer();
-      if (res.status !== 202) throw new Error(`${url}: ${res.status}`);
+      const status = await post(url, { headers: hmacHeaders(body, { opId: randomUUID() }), body, agent: via });
+      if (status !== 202) throw new Error(`${url}: ${status}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, one));
   const ms = performance.now() - t0;
+  via.destroy();
   return { rate: (requests / ms) * 1000, cpuUs: (cpuNs(env.pid) - cpu0) / requests / 1000 };
 }
 

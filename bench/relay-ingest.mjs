@@ -1,8 +1,9 @@
 // Target 4: relay ingest requests/s against a hand-written JS ingest worker
 // (bench/js-ingest) that verifies the same generic HMAC with WebCrypto,
 // applies the same size check and enqueues the same event. One load
-// generator for both: node fetch with 32 requests in flight, signed POSTs
-// with unique X-Operation-Id. Rounds interleave every case, so drifting
+// generator for all: node:http with a keep-alive agent (bench/http-post.mjs
+// says why), 32 requests in flight, signed POSTs with unique
+// X-Operation-Id. Rounds interleave every case, so drifting
 // machine load hits all alike; the ratio is paired per round.
 //
 // Also: the relay's other cases (401, 404, 1 MB bodies, consumer attached),
@@ -13,6 +14,7 @@ import { JS_INGEST_VARS, eventBody, hmacHeaders, settleStdio, sleep, startJsCons
 import { cpuMs, cpuNs, tailTimes } from "./cpu.mjs";
 import { cpuRounds, formatSummary, pairedRatios, ratioSummary } from "./cpu-pairing.mjs";
 import { fmt, median, quantile, say, table, targetTable } from "./report.mjs";
+import { agent, post } from "./http-post.mjs";
 
 const IN_FLIGHT = 32;
 
@@ -20,19 +22,20 @@ async function load(url, { total, body, headers, expect }) {
   const latencies = [];
   const statuses = {};
   let next = 0;
+  const via = agent(IN_FLIGHT);
   const t0 = performance.now();
   const worker = async () => {
     while (next < total) {
       next++;
       const s = performance.now();
-      const res = await fetch(url, { method: "POST", headers: headers(), body });
-      await res.arrayBuffer();
+      const status = await post(url, { headers: headers(), body, agent: via });
       latencies.push(performance.now() - s);
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      statuses[status] = (statuses[status] ?? 0) + 1;
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const ms = performance.now() - t0;
+  via.destroy();
   const unexpected = Object.entries(statuses).filter(([s]) => Number(s) !== expect);
   if (unexpected.length) throw new Error(`${url}: expected ${expect}, got ${JSON.stringify(statuses)}`);
   return { rate: (total / ms) * 1000, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
@@ -70,7 +73,7 @@ async function measured(c) {
 
 export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: concurrentRounds = 30 }) {
   say(`## Target 4. Relay ingest requests/s vs hand-written JS ingest: ${requests} signed POSTs per case and round, ${IN_FLIGHT} in flight, ${rounds} interleaved rounds`);
-  say("   node fetch -> Miniflare; the webhooks consumer is detached (the broker accepts and drops messages), so each isolate only serves requests");
+  say("   node:http (keep-alive) -> Miniflare; the webhooks consumer is detached (the broker accepts and drops messages), so each isolate only serves requests");
   const small = eventBody(1);
   const big = JSON.stringify({ data: "x".repeat(1_000_000 - 12) }); // 1,000,000 bytes, under MAX_BODY_BYTES
   const fewer = Math.max(50, Math.ceil(requests / 20));

@@ -115,7 +115,13 @@ export default {
     batch.ackAll();
   },
   async fetch(request: Request, env: Env): Promise<Response> {
-    if (request.method !== "POST" || new URL(request.url).pathname !== "/probe") return new Response("not found", { status: 404 });
+    if (request.method !== "POST" || new URL(request.url).pathname !== "/probe") {
+      // Read first, as the relay and the JS anchors do: an unread body makes
+      // workerd close the connection, and target 4's ceiling (this 404)
+      // would then pay for a new one per request.
+      await request.arrayBuffer();
+      return new Response("not found", { status: 404 });
+    }
     const ms = await probe(env, (await request.json()) as Probe);
     return Response.json({ ms });
   },
