@@ -34,12 +34,43 @@ function head(request) {
   return text;
 }
 
-/** Read the body, verify, send, answer: `source` passed the precheck. */
-async function ingest(request, env, ctx, source) {
+/**
+ * The body; when it is over `limit` bytes, its first `limit` + 1 (which
+ * the relay refuses as too large). A declared length passed the precheck,
+ * so such a body is read whole, in one native call. One of undeclared
+ * length (sent chunked) is streamed: past the limit its bytes are dropped,
+ * and past `drain` the read stops (the sender is abusive; a reset is fine).
+ * Draining lets the client read the 413: workerd resets a connection
+ * answered before its body was read.
+ */
+async function readBody(request, limit, drain) {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (request.body === null || (declared >= 0 && declared <= limit)) return new Uint8Array(await request.arrayBuffer());
+  const kept = new Uint8Array(limit + 1);
+  const reader = request.body.getReader();
+  let seen = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (seen <= limit) kept.set(value.subarray(0, limit + 1 - seen), seen);
+    seen += value.byteLength;
+    if (seen > drain) {
+      reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  return kept.subarray(0, Math.min(seen, limit + 1));
+}
+
+/** Read the body, verify, send, answer: the webhook passed the precheck. */
+async function ingest(request, env, ctx, goAhead) {
+  // "{limit} {drain} {source}", from ingest_route::begin.
+  const [limit, drain] = goAhead.split(" ", 2).map(Number);
+  const source = goAhead.slice(goAhead.indexOf(" ", goAhead.indexOf(" ") + 1) + 1);
   let body;
   let failure;
   try {
-    body = new Uint8Array(await request.arrayBuffer());
+    body = await readBody(request, limit, drain);
   } catch (e) {
     failure = reason(e);
   }
@@ -59,7 +90,7 @@ async function ingest(request, env, ctx, source) {
 
 export default {
   fetch(request, env, ctx) {
-    // The answer, or a string: the source of a webhook to read and verify.
+    // The answer, or a string: the go-ahead to read a webhook's body.
     const next = relay.fetch.call({ env, ctx }, request);
     return typeof next === "string" ? ingest(request, env, ctx, next) : next;
   },

@@ -17,7 +17,8 @@
 //! the body and a body kept in D1 first, are futures.
 //!
 //! 1. [`begin`], from the router: the refusal, or the go-ahead to read the
-//!    body (the source's name, a string, which the entry recognizes).
+//!    body (a string, which the entry recognizes: how much to read, and
+//!    the source).
 //! 2. [`body_read`]: the answer, or the message to send and its event id.
 //! 3. [`sent`]: 202, or 503 when the queue refused.
 
@@ -44,8 +45,11 @@ const RETRY_AFTER_S: u32 = 30;
 
 /// Step 1: the configuration and the precheck (method, source, declared
 /// length), before the body is read. The refusal (as a promise that
-/// drains the body first), or the source's name: read the body, then
-/// call [`body_read`].
+/// drains the body first), or the go-ahead, a string: `"{limit} {drain}
+/// {source}"`. The entry then reads the body and calls [`body_read`]. A
+/// body of undeclared length (sent chunked) is read up to `limit` + 1
+/// bytes and drained, unkept, up to `drain`, so an oversized one is
+/// refused with a 413 without ever being held whole.
 pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
     let config = relay_config(&env);
     let config = match &*config {
@@ -59,7 +63,11 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
             responses::rejection(&r).map(Into::into)
         }));
     }
-    Ok(JsValue::from_str(source))
+    Ok(JsValue::from_str(&format!(
+        "{} {} {source}",
+        config.max_body_bytes,
+        body::DRAIN_LIMIT_BYTES
+    )))
 }
 
 /// Step 2: the body is in (`body`; `None` when reading it failed, with
