@@ -8,39 +8,12 @@
 //
 // Built by bench/run.mjs with esbuild to bench/.build/js-ingest-bare.js.
 
-interface Queue {
-  send(body: unknown, options?: { contentType?: string }): Promise<void>;
-}
-interface Env {
-  WEBHOOKS: Queue;
-  SOURCES: string; // JSON: {"name": {"scheme": "hmac-sha256", "tolerance_s"?: n}}
-  MAX_BODY_BYTES?: string;
-  [secret: string]: unknown; // WEBHOOK_SECRET_<NAME>
-}
+import { anyMacMatches, fromHex, type IngestEnv } from "../js-shared/ingest";
 
-const utf8 = new TextEncoder();
 let sources: Record<string, { tolerance_s?: number }> | undefined;
-const keys = new Map<string, Promise<CryptoKey>>();
-
-function key(env: Env, name: string): Promise<CryptoKey> {
-  let k = keys.get(name);
-  if (!k) {
-    const secret = env[`WEBHOOK_SECRET_${name.toUpperCase().replaceAll("-", "_")}`] as string;
-    k = crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-    keys.set(name, k);
-  }
-  return k;
-}
-
-function fromHex(s: string): Uint8Array | null {
-  if (!/^[0-9a-fA-F]{64}$/.test(s)) return null;
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: IngestEnv): Promise<Response> {
     const m = /^\/webhooks\/([^/]+)$/.exec(new URL(request.url).pathname);
     if (!m || request.method !== "POST") return new Response("not found", { status: 404 });
     const name = m[1];
@@ -52,16 +25,9 @@ export default {
     const raw = new Uint8Array(await request.arrayBuffer());
     if (raw.length > maxBytes) return new Response("too large", { status: 413 });
     const ts = (request.headers.get("x-timestamp") ?? "").trim();
-    const macs = (request.headers.get("x-signature") ?? "").split(/[,\s]+/).map(fromHex);
+    const macs = (request.headers.get("x-signature") ?? "").split(/[,\s]+/).map(fromHex).filter((m): m is Uint8Array => m !== null);
     if (!/^\d{1,15}$/.test(ts) || Math.abs(Date.now() / 1000 - Number(ts)) > (source.tolerance_s ?? 300)) return new Response("bad timestamp", { status: 401 });
-    const prefix = utf8.encode(`${ts}.`);
-    const signed = new Uint8Array(prefix.length + raw.length);
-    signed.set(prefix);
-    signed.set(raw, prefix.length);
-    const k = await key(env, name);
-    let valid = false;
-    for (const mac of macs) if (mac && (await crypto.subtle.verify("HMAC", k, mac, signed))) valid = true;
-    if (!valid) return new Response("bad signature", { status: 401 });
+    if (!(await anyMacMatches(env, name, ts, raw, macs))) return new Response("bad signature", { status: 401 });
     await env.WEBHOOKS.send({ source: name, received_at_ms: Date.now(), body: new TextDecoder().decode(raw) }, { contentType: "json" });
     return Response.json({ status: "queued" }, { status: 202 });
   },

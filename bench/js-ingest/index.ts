@@ -13,15 +13,8 @@
 //
 // Built by bench/run.mjs with esbuild to bench/.build/js-ingest.js.
 
-interface Queue {
-  send(body: unknown, options?: { contentType?: string }): Promise<void>;
-}
-interface Env {
-  WEBHOOKS: Queue;
-  SOURCES: string; // JSON: {"name": {"scheme": "hmac-sha256", "tolerance_s"?: n}}
-  MAX_BODY_BYTES?: string;
-  [secret: string]: unknown; // WEBHOOK_SECRET_<NAME>
-}
+import { anyMacMatches, fromHex, type IngestEnv } from "../js-shared/ingest";
+
 interface Source {
   scheme: string;
   tolerance_s?: number;
@@ -35,28 +28,10 @@ const FRAGMENTS = ["secret", "token", "signature", "password", "auth"];
 
 // Parsed once per isolate, as the relay caches its config.
 let sources: Record<string, Source> | undefined;
-const keys = new Map<string, Promise<CryptoKey>>();
 
 const reject = (status: number, code: string, message: string) => Response.json({ error: code, message }, { status });
 
-function key(env: Env, name: string): Promise<CryptoKey> {
-  let k = keys.get(name);
-  if (!k) {
-    const secret = env[`WEBHOOK_SECRET_${name.toUpperCase().replaceAll("-", "_")}`] as string;
-    k = crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
-    keys.set(name, k);
-  }
-  return k;
-}
-
 const hex = (buf: ArrayBuffer) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join("");
-
-function fromHex(s: string): Uint8Array | null {
-  if (!/^[0-9a-fA-F]{64}$/.test(s)) return null;
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
 
 async function sha256Hex(data: Uint8Array): Promise<string> {
   return hex(await crypto.subtle.digest("SHA-256", data));
@@ -72,7 +47,7 @@ function captureHeaders(headers: Headers): Record<string, string> {
   return out;
 }
 
-async function ingest(request: Request, env: Env, name: string): Promise<Response> {
+async function ingest(request: Request, env: IngestEnv, name: string): Promise<Response> {
   sources ??= JSON.parse(env.SOURCES) as Record<string, Source>;
   const maxBytes = Number(env.MAX_BODY_BYTES ?? DEFAULT_MAX_BODY_BYTES);
   if (request.method !== "POST") return reject(405, "method_not_allowed", "use POST");
@@ -91,14 +66,7 @@ async function ingest(request: Request, env: Env, name: string): Promise<Respons
   const presented = sigs.split(/[,\s]+/).filter(Boolean).map(fromHex).filter((m): m is Uint8Array => m !== null);
   if (presented.length === 0 || presented.length > 8) return reject(401, "signature_invalid", "no usable signature of 64 hex digits");
   if (Math.abs(Date.now() / 1000 - timestamp) > (source.tolerance_s ?? DEFAULT_TOLERANCE_S)) return reject(401, "timestamp_stale", "X-Timestamp is outside the tolerance");
-  const prefix = utf8.encode(`${timestamp}.`);
-  const signed = new Uint8Array(prefix.length + raw.length);
-  signed.set(prefix);
-  signed.set(raw, prefix.length);
-  const k = await key(env, name);
-  let valid = false;
-  for (const mac of presented) if (await crypto.subtle.verify("HMAC", k, mac, signed)) valid = true;
-  if (!valid) return reject(401, "signature_invalid", "X-Signature does not match");
+  if (!(await anyMacMatches(env, name, timestamp, raw, presented))) return reject(401, "signature_invalid", "X-Signature does not match");
 
   let body: string;
   try {
@@ -120,7 +88,7 @@ async function ingest(request: Request, env: Env, name: string): Promise<Respons
 }
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: IngestEnv): Promise<Response> {
     const m = /^\/webhooks\/([^/]+)$/.exec(new URL(request.url).pathname);
     if (!m) return reject(404, "not_found", "no such route");
     return ingest(request, env, m[1]);
