@@ -11,8 +11,8 @@ use worker::{worker_sys, Env, ScheduleContext, ScheduledEvent};
 /// Entry point for HTTP requests: the response, or a promise of it; for a
 /// webhook that passed the precheck, the go-ahead string of
 /// `ingest_route::begin` instead (the entry then reads the body and calls
-/// [`ingest_body`]). Not an `async fn`, so
-/// the ingest path pays for no future (see `route`).
+/// [`ingest_body`]). Not an `async fn`, so the ingest path pays for no
+/// future (see `route`).
 #[wasm_bindgen(js_name = fetch)]
 pub fn fetch(
     req: worker_sys::web_sys::Request,

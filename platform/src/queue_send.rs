@@ -44,9 +44,9 @@ async fn send(queue: &Queue, json: &str, delay_s: Option<u32>) -> worker::Result
 }
 
 /// Starts sending one message given as JSON text to the queue bound as
-/// `binding`: the send's promise, for a caller that continues it without a
-/// future (the ingest path). Looks the binding up without worker's type
-/// check, which reads the binding's constructor name on every call.
+/// `binding`: the send's promise. Looks the binding up without worker's
+/// type check, which reads the binding's constructor name on every call.
+/// (The ingest's common path sends from `src/entry.js`, the same way.)
 pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promise> {
     Ok(send_text_to(env, binding, json)?)
 }

@@ -8,9 +8,7 @@
 //! hot path reads only what it needs from the raw request and answers with
 //! a string body and one headers object built once per isolate.
 
-use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
-use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{Request, Response};
 
 /// The URL's path, as the runtime serialized it (percent-encoded, no query
@@ -78,12 +76,6 @@ fn pairs(text: &str) -> Vec<(String, String)> {
         out.push((k.to_string(), v.to_string()));
     }
     out
-}
-
-/// The whole body.
-pub async fn bytes(req: &Request) -> worker::Result<Vec<u8>> {
-    let buffer = JsFuture::from(req.array_buffer()?).await?;
-    Ok(Uint8Array::new(&buffer).to_vec())
 }
 
 /// A JSON response from text that already is JSON. The runtime copies the
