@@ -187,7 +187,9 @@ test("a replay job end to end: dry run, canary over every signature, approval, p
   assert.equal(after.length, 57);
   const span = after.at(-1) - after[0];
   const want = ((after.length - 1) / RATE) * 1000;
-  assert.ok(Math.abs(span - want) <= want * 0.1, `57 receipts at ${RATE}/s span ${span} ms; want ${want} ms ±10%`);
+  // Never faster than the rate; a little slower is each step's hand-over
+  // (a D1 write and a queue message), which a start never catches up on.
+  assert.ok(span >= want * 0.95 && span <= want * 1.25, `57 receipts at ${RATE}/s span ${span} ms; want ${want} ms, -5% to +25%`);
 
   // One audit record per entry, carrying the job id.
   const audit = await t.audit(id);
@@ -234,7 +236,7 @@ test("a downstream that starts failing mid-job stops it within abort.min_attempt
   assert.equal(aborted.canary.passed, true);
   assert.ok(aborted.attempted >= MIN);
   assert.ok(aborted.failed / aborted.attempted > 0.2);
-  assert.ok(aborted.attempted <= MIN + stepEntries(RATE, CONCURRENCY), `stopped after ${aborted.attempted} attempts`);
+  assert.ok(aborted.attempted <= MIN + stepEntries(RATE), `stopped after ${aborted.attempted} attempts`);
   assert.equal(t.receipts("abort").length, aborted.attempted, "nothing after the abort reached the downstream");
   assert.ok(aborted.remaining > 0);
   const pending = await rows(t.relay.db, "SELECT count(*) AS n FROM dead_letters WHERE source = 'abort' AND status = 'pending' AND replay_attempts = 0");
@@ -249,7 +251,7 @@ test("pause, resume and cancel take effect within one step", async () => {
   const { admin } = t;
   const RATE = 5;
   const CONCURRENCY = 1;
-  const step = stepEntries(RATE, CONCURRENCY);
+  const step = stepEntries(RATE);
   const entries = await t.makeEntries(Array.from({ length: 30 }, () => ({ source: "steer" })));
   const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { source: "steer" }, canary: { size: 0 }, rate_per_s: RATE, concurrency: CONCURRENCY });
   assert.equal(created.status, 202);

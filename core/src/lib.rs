@@ -31,6 +31,7 @@ pub mod internal_token;
 pub mod jobs;
 pub mod jwt;
 pub mod metrics;
+pub mod pacing;
 pub mod parking;
 pub mod poison_handoff;
 pub mod queued_event;

@@ -12,6 +12,7 @@
 //! `"fitler"` would replay every pending entry.
 
 use crate::admin_query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
+use crate::pacing::{calls_within, check_rate, RATE_RANGE};
 use crate::strict_json::{unknown_field, Field};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -129,6 +130,22 @@ pub struct ReplayAllRequest {
     pub cursor: Option<String>,
 }
 
+/// The longest a paced replay-all call's slice lasts, in starts at its
+/// rate: the call answers within about this long (DESIGN.md §4), and the
+/// caller continues with the cursor.
+pub const PACED_SLICE_MS: i64 = 20_000;
+
+impl ReplayAllRequest {
+    /// Entries this call takes: `max_entries`, and at a rate no more than
+    /// [`PACED_SLICE_MS`] of starts.
+    pub fn slice_entries(&self) -> u32 {
+        match self.rate_per_s {
+            Some(rate) => self.max_entries.min(calls_within(PACED_SLICE_MS, rate)),
+            None => self.max_entries,
+        }
+    }
+}
+
 /// The replay-all body as read, before the range checks of
 /// `parse_replay_all`. Every field is optional; `null` means absent.
 #[derive(Default, Deserialize)]
@@ -162,13 +179,8 @@ pub fn parse_replay_all(body: &Value) -> Result<ReplayAllRequest, BodyError> {
     };
     let rate_per_s = match raw.rate_per_s {
         Field::Absent => None,
-        Field::Given(r) if r > 0.0 && r <= 1000.0 => Some(r),
-        _ => {
-            return Err(body_error(
-                "rate_per_s",
-                "must be a number above 0 and at most 1000",
-            ))
-        }
+        Field::Given(r) => Some(check_rate(r).map_err(|why| body_error("rate_per_s", why))?),
+        Field::WrongType => return Err(body_error("rate_per_s", RATE_RANGE)),
     };
     let max_entries = match raw.max_entries {
         Field::Absent => DEFAULT_MAX_ENTRIES,
@@ -335,16 +347,6 @@ pub fn plan(candidates: &[Candidate], canary: Option<u32>, concurrency: u32) -> 
         canary: batches(unique),
         rest: batches(rest),
         deduped,
-    }
-}
-
-/// When batch number `index` (0-based, counting canary batches first) may
-/// start, in ms after the run began, so that no more than `rate_per_s`
-/// replays start per second.
-pub fn batch_start_offset_ms(index: usize, batch_size: u32, rate_per_s: Option<f64>) -> i64 {
-    match rate_per_s {
-        None => 0,
-        Some(rate) => ((index as f64) * f64::from(batch_size) / rate * 1000.0).round() as i64,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod join;
 pub mod log;
 pub mod metrics;
 pub mod outlined;
+pub mod paced;
 pub mod pipeline;
 pub mod post_request;
 pub mod queue_message;

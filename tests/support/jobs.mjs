@@ -128,5 +128,5 @@ export function receiptCounts(receipts) {
   return counts;
 }
 
-/** Entries per step, as core/src/jobs/pacing.rs computes it. */
-export const stepEntries = (rate, concurrency) => Math.min(50, Math.max(1, Math.max(Math.floor(rate * 2), Math.min(concurrency, 50))));
+/** Entries per step, as core/src/jobs/pacing.rs computes it: about 2 s of starts at the rate. */
+export const stepEntries = (rate) => Math.min(50, Math.max(1, Math.floor(rate * 2)));

@@ -4,6 +4,7 @@
 
 use crate::admin_query::name_shown;
 use crate::admin_query::{dead_letter_filter_from_json, parse_since, DeadLetterFilter};
+use crate::pacing::{check_rate, RATE_RANGE};
 use crate::replay_plan::{validate_reason, BodyError};
 use crate::state::{EntryStatus, JobAction};
 use crate::strict_json::{unknown_field, Field};
@@ -185,8 +186,8 @@ pub fn parse_job_request(body: &Value) -> Result<JobRequest, BodyError> {
     };
     let rate_per_s = match b.rate_per_s {
         Field::Absent => DEFAULT_RATE_PER_S,
-        Field::Given(r) if (0.1..=100.0).contains(&r) => r,
-        _ => return Err(err("rate_per_s", "must be a number from 0.1 to 100")),
+        Field::Given(r) => check_rate(r).map_err(|why| err("rate_per_s", why))?,
+        Field::WrongType => return Err(err("rate_per_s", RATE_RANGE)),
     };
     let dry_run = match b.dry_run {
         Field::Absent => false,

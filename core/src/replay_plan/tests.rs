@@ -126,11 +126,21 @@ fn a_plan_dedupes_identical_payloads_splits_the_canary_and_batches_by_concurrenc
 }
 
 #[test]
-fn the_rate_spaces_batch_starts() {
-    assert_eq!(batch_start_offset_ms(0, 5, Some(10.0)), 0);
-    assert_eq!(batch_start_offset_ms(1, 5, Some(10.0)), 500);
-    assert_eq!(batch_start_offset_ms(3, 2, Some(1.0)), 6000);
-    assert_eq!(batch_start_offset_ms(7, 5, None), 0);
+fn a_paced_slice_holds_at_most_twenty_seconds_of_starts() {
+    let table = [
+        (json!({}), 100),
+        (json!({"max_entries": 500}), 500),
+        (json!({"rate_per_s": 0.1}), 2),
+        (json!({"rate_per_s": 2}), 40),
+        (json!({"rate_per_s": 4, "max_entries": 13}), 13),
+        (json!({"rate_per_s": 100, "max_entries": 500}), 500),
+        (json!({"rate_per_s": 10, "max_entries": 500}), 200),
+    ];
+    for (extra, want) in table {
+        let body = with_reason(extra);
+        let r = parse_replay_all(&body).unwrap();
+        assert_eq!(r.slice_entries(), want, "{body}");
+    }
 }
 
 #[test]
@@ -312,13 +322,10 @@ fn each_replay_all_range_is_enforced_at_its_edges() {
         (json!({"canary": 1}), (5, Some(1), None, 100, None)),
         (json!({"canary": 500}), (5, Some(500), None, 100, None)),
         (json!({"canary": null}), (5, None, None, 100, None)),
+        (json!({"rate_per_s": 0.1}), (5, None, Some(0.1), 100, None)),
         (
-            json!({"rate_per_s": 0.001}),
-            (5, None, Some(0.001), 100, None),
-        ),
-        (
-            json!({"rate_per_s": 1000}),
-            (5, None, Some(1000.0), 100, None),
+            json!({"rate_per_s": 100}),
+            (5, None, Some(100.0), 100, None),
         ),
         (json!({"rate_per_s": null}), (5, None, None, 100, None)),
         (json!({"max_entries": 1}), (5, None, None, 1, None)),
@@ -340,7 +347,9 @@ fn each_replay_all_range_is_enforced_at_its_edges() {
         (json!({"canary": -1}), "canary"),
         (json!({"rate_per_s": 0}), "rate_per_s"),
         (json!({"rate_per_s": -1}), "rate_per_s"),
-        (json!({"rate_per_s": 1000.001}), "rate_per_s"),
+        (json!({"rate_per_s": 0.099}), "rate_per_s"),
+        (json!({"rate_per_s": 100.001}), "rate_per_s"),
+        (json!({"rate_per_s": 1000}), "rate_per_s"),
         (json!({"max_entries": 0}), "max_entries"),
         (json!({"max_entries": 501}), "max_entries"),
         (json!({"max_entries": -5}), "max_entries"),
@@ -377,10 +386,7 @@ fn the_known_field_messages_are_unchanged() {
             with_reason(json!({"canary": 0})),
             "must be a whole number from 1 to 500",
         ),
-        (
-            with_reason(json!({"rate_per_s": 0})),
-            "must be a number above 0 and at most 1000",
-        ),
+        (with_reason(json!({"rate_per_s": 0})), RATE_RANGE),
         (
             with_reason(json!({"max_entries": 0})),
             "must be a whole number from 1 to 500",

@@ -13,19 +13,20 @@ use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
+use hookrelay_core::pacing::Pacer;
 use hookrelay_core::replay_plan::{
-    batch_start_offset_ms, check_replayable, closable_duplicates, parse_reason_body,
-    parse_replay_all, plan, Candidate, Plan, ReplayAllRequest,
+    check_replayable, closable_duplicates, parse_reason_body, parse_replay_all, plan, Candidate,
+    Plan, ReplayAllRequest,
 };
 use hookrelay_core::replay_verdict::stops_run;
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, CandidateRow};
 use hookrelay_platform::db::{error_message, replay_audit};
-use hookrelay_platform::join::join_all;
+use hookrelay_platform::paced::run_batch;
 use hookrelay_platform::{metrics, now_ms};
 use serde_json::{json, Value};
-use std::time::Duration;
-use worker::{D1Database, Delay};
+use std::cell::RefCell;
+use worker::D1Database;
 
 /// Replays one entry.
 pub async fn replay_one(
@@ -63,10 +64,10 @@ async fn slice(
     req: &ReplayAllRequest,
 ) -> Result<(Vec<CandidateRow>, Option<String>), ApiError> {
     let cursor = req.cursor.as_deref().map(decode_cursor).transpose()?;
-    let mut rows =
-        dead_letters::replay_candidates(db, &req.filter, cursor.as_ref(), req.max_entries).await?;
-    let more = rows.len() > req.max_entries as usize;
-    rows.truncate(req.max_entries as usize);
+    let take = req.slice_entries();
+    let mut rows = dead_letters::replay_candidates(db, &req.filter, cursor.as_ref(), take).await?;
+    let more = rows.len() > take as usize;
+    rows.truncate(take as usize);
     let next = rows.last().filter(|_| more).map(|r| {
         encode_cursor(&Cursor {
             at_ms: r.created_at,
@@ -142,8 +143,8 @@ struct Run<'a> {
 }
 
 /// Runs the canary batches, then the rest unless the canary stopped the
-/// run, pacing batch starts at `rate_per_s`. Answers the results and
-/// whether the run stopped.
+/// run, each replay started when the pacer allows (`rate_per_s`, if
+/// given). Answers the results and whether the run stopped.
 async fn run_batches(
     db: &D1Database,
     relay: &Relay,
@@ -152,20 +153,15 @@ async fn run_batches(
     ctx: &ReplayContext<'_>,
 ) -> (Vec<ReplayResult>, bool) {
     let mut results: Vec<ReplayResult> = Vec::new();
-    let started = now_ms();
+    let pacer = RefCell::new(Pacer::new(req.rate_per_s, now_ms()));
     let batches = work
         .canary
         .iter()
         .map(|b| (true, b))
         .chain(work.rest.iter().map(|b| (false, b)));
-    for (index, (is_canary, batch)) in batches.enumerate() {
-        let wait =
-            batch_start_offset_ms(index, req.concurrency, req.rate_per_s) - (now_ms() - started);
-        if wait > 0 {
-            Delay::from(Duration::from_millis(wait as u64)).await;
-        }
-        let runs = batch.iter().map(|id| replay_by_id(db, relay, id, ctx));
-        let done: Vec<ReplayResult> = join_all(runs).await.into_iter().flatten().collect();
+    for (is_canary, batch) in batches {
+        let runs = run_batch(&pacer, batch, |id| replay_by_id(db, relay, id, ctx)).await;
+        let done: Vec<ReplayResult> = runs.into_iter().flatten().collect();
         let outcomes: Vec<ReplayOutcome> = done.iter().map(|r| r.outcome).collect();
         results.extend(done);
         if stops_run(is_canary, &outcomes) {

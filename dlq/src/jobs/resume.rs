@@ -35,7 +35,7 @@ pub async fn resume_stalled(db: &D1Database, env: &Env) {
         // A slow job's next step may be due long after its last write: it
         // has stalled only once that step is overdue by STALLED_AFTER_MS.
         let interval_ms = serde_json::from_str::<JobRequest>(&job.spec)
-            .map(|r| step_interval_ms(r.rate_per_s, r.concurrency))
+            .map(|r| step_interval_ms(r.rate_per_s))
             .unwrap_or(0);
         if now - job.updated_at < interval_ms + STALLED_AFTER_MS {
             continue;

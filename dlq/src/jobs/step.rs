@@ -11,16 +11,17 @@
 use super::entry::{self, JobContext};
 use crate::relay_client::Relay;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
-use hookrelay_core::jobs::pacing::{batch_offset_ms, next_due_ms, step_entries};
+use hookrelay_core::jobs::pacing::step_entries;
 use hookrelay_core::jobs::{abort, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
+use hookrelay_core::pacing::Pacer;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
 use hookrelay_platform::db::jobs::{self, JobRow, Transition};
-use hookrelay_platform::join::join_all;
+use hookrelay_platform::paced::{run_batch, sleep_until};
 use hookrelay_platform::{log, now_ms};
-use std::time::Duration;
-use worker::{D1Database, Delay, Env};
+use std::cell::RefCell;
+use worker::{D1Database, Env};
 
 /// What the DLQ worker needs to run a step.
 pub struct StepEnv<'a> {
@@ -34,10 +35,10 @@ pub struct StepEnv<'a> {
     pub max_replay_attempts: u32,
 }
 
-/// How far behind its due time a step may start and still keep to its
-/// schedule: a late step (a retry, a slow delivery) catches up at most this
-/// much at once instead of running its whole slice in a burst.
-const CATCH_UP_MS: i64 = 1_000;
+/// The longest a step waits inside its invocation for its due time: the
+/// queue's whole-second delay brings the message at most a second early,
+/// plus its batch timeout.
+const MAX_EARLY_WAIT_MS: i64 = 5_000;
 
 /// Why a slice ended early.
 enum Halt {
@@ -65,20 +66,17 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
             return Ok(());
         }
     }
-    wait_until(msg.due_ms).await;
-    let anchor = msg.due_ms.max(now_ms() - CATCH_UP_MS);
+    sleep_until(msg.due_ms.min(now_ms() + MAX_EARLY_WAIT_MS)).await;
+    // Starts are spaced from the due time, which the previous step set to
+    // one spacing after its last start: the rate holds across steps.
+    let pacer = RefCell::new(Pacer::new(Some(req.rate_per_s), msg.due_ms));
     let canary_phase = job.status == JobStatus::Canary;
-    let mut slice = job_entries::next(
-        s.db,
-        &job.id,
-        canary_phase,
-        step_entries(req.rate_per_s, req.concurrency),
-    )
-    .await?;
+    let mut slice =
+        job_entries::next(s.db, &job.id, canary_phase, step_entries(req.rate_per_s)).await?;
     let hashes: Vec<&str> = slice.iter().map(|e| e.content_hash.as_str()).collect();
     let unique = unique_prefix(&hashes);
     slice.truncate(unique);
-    let handled = match work(s, &mut job, &req, &slice, anchor).await? {
+    let handled = match work(s, &mut job, &req, &slice, &pacer).await? {
         Ok(handled) => handled,
         Err(Halt::Superseded) => {
             superseded(&job, job.generation);
@@ -93,7 +91,8 @@ pub async fn run(s: &StepEnv<'_>, msg: &JobStep) -> worker::Result<()> {
         log::fields! {"job_id": job.id, "status": job.status, "handled": handled, "continue": after},
     );
     if after {
-        hand_on(s, &job, next_due_ms(anchor, handled, req.rate_per_s)).await?;
+        let due_ms = pacer.borrow().next_at_ms();
+        hand_on(s, &job, due_ms).await?;
     }
     Ok(())
 }
@@ -125,15 +124,8 @@ fn superseded(job: &JobRow, generation: i64) {
     );
 }
 
-async fn wait_until(due_ms: i64) {
-    let wait = (due_ms - now_ms()).clamp(0, 5_000);
-    if wait > 0 {
-        Delay::from(Duration::from_millis(wait as u64)).await;
-    }
-}
-
-/// Handles the slice in batches of `concurrency`, each started on the
-/// pacing schedule, recording each batch's outcomes as it finishes. Before
+/// Handles the slice in batches of `concurrency`, each call started when
+/// `pacer` allows, recording each batch's outcomes as it finishes. Before
 /// each batch it reads the job again: a job an operator moved on, or one
 /// past its abort threshold, goes no further.
 async fn work(
@@ -141,12 +133,11 @@ async fn work(
     job: &mut JobRow,
     req: &JobRequest,
     slice: &[NextEntry],
-    anchor_ms: i64,
+    pacer: &RefCell<Pacer>,
 ) -> worker::Result<Result<u32, Halt>> {
     let mut handled = 0;
     let canary_phase = job.status == JobStatus::Canary;
-    for (index, batch) in slice.chunks(req.concurrency.max(1) as usize).enumerate() {
-        wait_until(anchor_ms + batch_offset_ms(index, req.concurrency, req.rate_per_s)).await;
+    for batch in slice.chunks(req.concurrency.max(1) as usize) {
         if let Some(halt) = check(s.db, job, req).await? {
             return Ok(Err(halt));
         }
@@ -158,7 +149,7 @@ async fn work(
             max_replay_attempts: s.max_replay_attempts,
             now_ms: now_ms(),
         };
-        let results = join_all(batch.iter().map(|e| entry::handle(s.db, &c, e))).await;
+        let results = run_batch(pacer, batch, |e| entry::handle(s.db, &c, e)).await;
         // Whatever finished is recorded even if another entry of the batch
         // failed on D1: the failed one stays pending and the step is retried.
         let mut outcomes = Vec::with_capacity(batch.len());
