@@ -4,9 +4,10 @@
 //! - [`decide`]: call, park, or refuse one delivery.
 //! - [`expiry`]: when a parked event has waited too long.
 //! - [`DrainMessage`]: the message on `hookrelay-control` that advances one
-//!   destination's drain by one step (pacing is in `crate::drain_plan`).
+//!   destination's drain by one step (pacing is in [`drain_plan`]).
 
 pub mod config;
+pub mod drain_plan;
 pub mod expiry;
 mod message;
 

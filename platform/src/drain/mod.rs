@@ -7,7 +7,7 @@
 //! the same lease, signing and recording as the consumer, then schedules
 //! the next step or ends the drain. [`resume`] re-sends the chains that
 //! were lost (local queues live in memory). Every rule it applies is in
-//! `hookrelay_core::{parking, drain_plan}`.
+//! `hookrelay_core::parking` (and its `drain_plan`).
 
 mod deliver;
 pub mod expire;

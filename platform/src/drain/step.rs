@@ -4,7 +4,7 @@ use super::deliver::{one, EventEnd};
 use super::{expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{drains, error_message, events};
 use crate::{log, now_ms, queue_send};
-use hookrelay_core::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
+use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::lease_stale_before;

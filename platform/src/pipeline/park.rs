@@ -9,7 +9,7 @@ use crate::db::{drains, error_message, event_steps, events};
 use crate::{log, metrics, now_ms, queue_send};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::drain_plan::STALE_AFTER_MS;
+use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
