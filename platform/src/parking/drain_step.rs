@@ -1,7 +1,7 @@
 //! One drain step for one destination, from its `hookrelay-control` message.
 
-use super::deliver::{one, EventEnd};
-use super::{expire::expire, sleep_ms, DrainCtx, COMPONENT};
+use super::drain_deliver::{one, EventEnd};
+use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{drains, error_message, events};
 use crate::{log, now_ms, queue_send};
 use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
@@ -50,19 +50,18 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
     let stale = lease_stale_before(now_ms(), ctx.cfg.timeout_ms);
     let rows = events::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
     let next = if rows.is_empty() {
-        end_or_continue(ctx, dest, generation).await?
+        Next::After {
+            wait_ms: 0,
+            delay_s: 0,
+        }
     } else {
         deliver_paced(ctx, &plan, &rows, dest, &mut report).await
     };
-    let next = match next {
-        // Everything in hand went out: end now if nothing was parked meanwhile.
-        Next::After { .. } if rows.len() < plan.max_events as usize && report.skipped == 0 => {
-            match end_or_continue(ctx, dest, generation).await? {
-                Next::Done => Next::Done,
-                Next::After { .. } => next,
-            }
-        }
-        other => other,
+    // The step saw the whole backlog: end now if nothing was parked meanwhile.
+    let next = if plan.may_end(rows.len(), report.skipped) && finish(ctx, dest, generation).await? {
+        Next::Done
+    } else {
+        next
     };
     let delay_s = schedule(ctx, dest, generation, next).await;
     log::info(
@@ -82,15 +81,9 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
     Ok(())
 }
 
-/// Ends the drain if no parked events remain, else asks for a step now.
-async fn end_or_continue(ctx: &DrainCtx<'_>, dest: &str, generation: i64) -> worker::Result<Next> {
-    if drains::finish(ctx.db, dest, generation).await? {
-        return Ok(Next::Done);
-    }
-    Ok(Next::After {
-        wait_ms: 0,
-        delay_s: 0,
-    })
+/// Ends the drain if no parked events remain; whether it did.
+async fn finish(ctx: &DrainCtx<'_>, dest: &str, generation: i64) -> worker::Result<bool> {
+    drains::finish(ctx.db, dest, generation).await
 }
 
 /// Delivers `rows` oldest first, call starts spaced by the plan, until one
