@@ -61,9 +61,12 @@ build() {
     "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.opt.wasm"
   mv "$dir/build/index_bg.opt.wasm" "$dir/build/index_bg.wasm"
   # A worker with its own module entry (src/entry.js): worker-build's
-  # output is its glue, imported as build/glue.mjs.
+  # output is its glue, imported as build/glue.mjs, once its shape is checked.
+  # The entry reads bodies with platform's one body reader, copied beside it.
   if [ -f "$dir/src/entry.js" ]; then
     mv "$dir/build/index.js" "$dir/build/glue.mjs"
+    node scripts/check-glue.mjs "$dir/build/glue.mjs"
+    cp platform/src/read_body.js "$dir/build/read_body.mjs"
     cp "$dir/src/entry.js" "$dir/build/index.js.tmp"
     mv "$dir/build/index.js.tmp" "$dir/build/index.js"
   fi
