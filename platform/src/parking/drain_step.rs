@@ -58,11 +58,9 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         deliver_paced(ctx, &plan, &rows, dest, &mut report).await
     };
     // The step saw the whole backlog: end now if nothing was parked meanwhile.
-    let next = if plan.may_end(rows.len(), report.skipped) && finish(ctx, dest, generation).await? {
-        Next::Done
-    } else {
-        next
-    };
+    let ended = plan.may_end(rows.len(), report.skipped)
+        && drains::finish(ctx.db, dest, generation).await?;
+    let next = if ended { Next::Done } else { next };
     let delay_s = schedule(ctx, dest, generation, next).await;
     log::info(
         COMPONENT,
@@ -79,11 +77,6 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         },
     );
     Ok(())
-}
-
-/// Ends the drain if no parked events remain; whether it did.
-async fn finish(ctx: &DrainCtx<'_>, dest: &str, generation: i64) -> worker::Result<bool> {
-    drains::finish(ctx.db, dest, generation).await
 }
 
 /// Delivers `rows` oldest first, call starts spaced by the plan, until one
