@@ -8,7 +8,8 @@
 // `this.ctx` on to the wasm export, and `ingestBody` and `ingestSent` as the
 // wasm exports themselves (worker-build's src/js/shim.js and
 // generate_handlers in its main.rs write these). The glue is minified, so
-// the checks read its text, allowing for renamed locals.
+// and the wasm exports are bundled in as renamed locals: the checks read
+// its text, allowing for any name where the bundler picks one.
 //
 // Usage: node scripts/check-glue.mjs build/glue.mjs
 import { readFileSync } from "node:fs";
@@ -18,11 +19,11 @@ const text = readFileSync(file, "utf8");
 
 const wrapper = (name) => ({
   what: `Entrypoint.prototype.${name} = function (arg) { return exports.${name}.call(this, arg, this.env, this.ctx) }`,
-  re: new RegExp(String.raw`\.prototype\.${name}\s*=\s*function\b[^{]*\{\s*return\s+[\w$]+\.${name}\.call\(\s*this\s*,\s*[\w$]+\s*,\s*this\.env\s*,\s*this\.ctx\s*\)`),
+  re: new RegExp(String.raw`\.prototype\.${name}\s*=\s*function\b[^{]*\{\s*return\s+[\w$.]+\.call\(\s*this\s*,\s*[\w$]+\s*,\s*this\.env\s*,\s*this\.ctx\s*\)`),
 });
 const method = (name) => ({
   what: `Entrypoint.prototype.${name} = exports.${name}`,
-  re: new RegExp(String.raw`\.prototype\.${name}\s*=\s*[\w$]+\.${name}\b`),
+  re: new RegExp(String.raw`\.prototype\.${name}\s*=\s*[\w$.]+\s*[;,\n]`),
 });
 const expected = [
   { what: "a default export (the entry class)", re: /export\s*(default\b|\{[^}]*\bas\s+default\b)/ },
