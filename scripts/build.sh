@@ -8,6 +8,19 @@ ROOT=$PWD
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 export PATH="$CARGO_BIN:$PATH"
 
+# One build at a time: `npm start` in one terminal and `npm test` in
+# another both run this script on the same build/ folders, and two
+# worker-build runs interleaving there can leave one's copied entry over the
+# other's glue (workerd then fails with "Cannot access 'Relay' before
+# initialization"). The second waits here, then finds the first's output up
+# to date.
+mkdir -p target
+exec 9>target/.build.lock
+if ! flock -n 9; then
+  echo "[build] another build is running in this checkout; waiting for it"
+  flock 9
+fi
+
 ESBUILD_PLATFORM=$(node -p 'process.platform + "-" + process.arch')
 # The wasm-bindgen that setup.sh checked, wherever it is installed.
 WASM_BINDGEN_BIN=$(command -v wasm-bindgen) || { echo "[build] wasm-bindgen not found; run: bash scripts/setup.sh" >&2; exit 1; }
@@ -48,10 +61,14 @@ build() {
     "$dir/build/index_bg.wasm" -o "$dir/build/index_bg.opt.wasm"
   mv "$dir/build/index_bg.opt.wasm" "$dir/build/index_bg.wasm"
   # A worker with its own module entry (src/entry.js): worker-build's
-  # output is its glue, imported as build/glue.mjs.
+  # output is its glue, imported as build/glue.mjs, once its shape is checked.
+  # The entry reads bodies with platform's one body reader, copied beside it.
   if [ -f "$dir/src/entry.js" ]; then
     mv "$dir/build/index.js" "$dir/build/glue.mjs"
-    cp "$dir/src/entry.js" "$dir/build/index.js"
+    node scripts/check-glue.mjs "$dir/build/glue.mjs"
+    cp platform/src/read_body.js "$dir/build/read_body.mjs"
+    cp "$dir/src/entry.js" "$dir/build/index.js.tmp"
+    mv "$dir/build/index.js.tmp" "$dir/build/index.js"
   fi
   touch "$dir/build/.optimized"
 }

@@ -15,6 +15,8 @@
 // panic is recovered as under worker-build's entry: wasm-bindgen's glue
 // reinitializes the instance on the next call (tests/panic-recovery).
 import Relay from "./glue.mjs";
+// The one body reader (platform/src/read_body.js; build.sh copies it here).
+import { readBody } from "./read_body.mjs";
 
 const relay = Relay.prototype;
 
@@ -35,64 +37,43 @@ function head(request) {
 }
 
 /**
- * The body; when it is over `limit` bytes, its first `limit` + 1 (which
- * the relay refuses as too large). A declared length passed the precheck,
- * so such a body is read whole, in one native call. One of undeclared
- * length (sent chunked) is streamed: past the limit its bytes are dropped,
- * and past `drain` the read stops (the sender is abusive; a reset is fine).
- * Draining lets the client read the 413: workerd resets a connection
- * answered before its body was read.
+ * Whether a step's value is the answer itself (a response, or a promise of
+ * one) rather than what the entry is to do next.
  */
-async function readBody(request, limit, drain) {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (request.body === null || (declared >= 0 && declared <= limit)) return new Uint8Array(await request.arrayBuffer());
-  const kept = new Uint8Array(limit + 1);
-  const reader = request.body.getReader();
-  let seen = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (seen <= limit) kept.set(value.subarray(0, limit + 1 - seen), seen);
-    seen += value.byteLength;
-    if (seen > drain) {
-      reader.cancel().catch(() => {});
-      break;
-    }
-  }
-  return kept.subarray(0, Math.min(seen, limit + 1));
-}
+const isAnswer = (next) => next instanceof Response || next instanceof Promise;
 
-/** Read the body, verify, send, answer: the webhook passed the precheck. */
-async function ingest(request, env, ctx, goAhead) {
-  // "{limit} {drain} {source}", from ingest_route::begin.
-  const [limit, drain] = goAhead.split(" ", 2).map(Number);
-  const source = goAhead.slice(goAhead.indexOf(" ", goAhead.indexOf(" ") + 1) + 1);
+/**
+ * Read the body, verify, send, answer: the webhook passed the precheck.
+ * The go-ahead is `{ limit, drain, source }`, from ingest_route::begin. A body
+ * of undeclared length is kept up to `limit` + 1 bytes (the relay refuses
+ * more as too large) and drained, unkept, up to `drain`.
+ */
+async function ingest(request, env, ctx, { limit, drain, source }) {
   let body;
   let failure;
   try {
-    body = await readBody(request, limit, drain);
+    body = await readBody(request, limit + 1, limit, drain);
   } catch (e) {
     failure = reason(e);
   }
   const next = relay.ingestBody(env, ctx, source, head(request), body, failure);
-  // Anything but "{event id}\n{message}" is the answer itself.
-  if (typeof next !== "string") return next;
-  const cut = next.indexOf("\n");
+  // The answer, or `{ eventId, message }`: the message to send.
+  if (isAnswer(next)) return next;
   try {
     if (env.WEBHOOKS === undefined) throw new Error("Binding `WEBHOOKS` is undefined: the relay's wrangler.toml must produce to the queue `webhooks`");
     // As platform/src/queue_send.rs sends every message: JSON text.
-    await env.WEBHOOKS.send(next.slice(cut + 1), TEXT);
+    await env.WEBHOOKS.send(next.message, TEXT);
   } catch (e) {
     failure = reason(e);
   }
-  return relay.ingestSent(env, ctx, source, next.slice(0, cut), failure);
+  return relay.ingestSent(env, ctx, source, next.eventId, failure);
 }
 
 export default {
   fetch(request, env, ctx) {
-    // The answer, or a string: the go-ahead to read a webhook's body.
+    // The answer, or the go-ahead to read a webhook's body.
     const next = relay.fetch.call({ env, ctx }, request);
-    return typeof next === "string" ? ingest(request, env, ctx, next) : next;
+    return isAnswer(next) ? next : ingest(request, env, ctx, next);
   },
   queue(batch, env, ctx) {
     return relay.queue.call({ env, ctx }, batch);

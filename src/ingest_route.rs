@@ -17,10 +17,14 @@
 //! the body and a body kept in D1 first, are futures.
 //!
 //! 1. [`begin`], from the router: the refusal, or the go-ahead to read the
-//!    body (a string, which the entry recognizes: how much to read, and
-//!    the source).
-//! 2. [`body_read`]: the answer, or the message to send and its event id.
+//!    body (`{ limit, drain, source }`: how much to read, and the source).
+//! 2. [`body_read`]: the answer, or the message to send and its event id
+//!    (`{ eventId, message }`).
 //! 3. [`sent`]: 202, or 503 when the queue refused.
+//!
+//! The entry tells an answer (a `Response`, or a `Promise` of one) from
+//! these plain objects, which the two small constructors below make in one
+//! call each.
 
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
@@ -37,6 +41,17 @@ use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
 use worker::web_sys::{Request, Response};
 use worker::{worker_sys, Context, Env, Result};
 
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
+export function go_ahead(limit, drain, source) { return { limit, drain, source }; }
+export function to_send(eventId, message) { return { eventId, message }; }
+"#)]
+extern "C" {
+    /// The go-ahead to read a webhook's body, for the module entry.
+    fn go_ahead(limit: f64, drain: f64, source: &str) -> JsValue;
+    /// The message to send and its event id, for the module entry.
+    fn to_send(event_id: &str, message: &str) -> JsValue;
+}
+
 /// What a step hands back to JS: the answer (or a promise of it), or a rejection.
 type JsResult = std::result::Result<JsValue, JsValue>;
 
@@ -45,8 +60,8 @@ const RETRY_AFTER_S: u32 = 30;
 
 /// Step 1: the configuration and the precheck (method, source, declared
 /// length), before the body is read. The refusal (as a promise that
-/// drains the body first), or the go-ahead, a string: `"{limit} {drain}
-/// {source}"`. The entry then reads the body and calls [`body_read`]. A
+/// drains the body first), or the go-ahead, `{ limit, drain, source }`.
+/// The entry then reads the body and calls [`body_read`]. A
 /// body of undeclared length (sent chunked) is read up to `limit` + 1
 /// bytes and drained, unkept, up to `drain`, so an oversized one is
 /// refused with a 413 without ever being held whole.
@@ -63,19 +78,19 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
             responses::rejection(&r).map(Into::into)
         }));
     }
-    Ok(JsValue::from_str(&format!(
-        "{} {} {source}",
-        config.max_body_bytes,
-        body::DRAIN_LIMIT_BYTES
-    )))
+    Ok(go_ahead(
+        config.max_body_bytes as f64,
+        body::DRAIN_LIMIT_BYTES as f64,
+        source,
+    ))
 }
 
 /// Step 2: the body is in (`body`; `None` when reading it failed, with
 /// `failure` saying why). `head` is the request's method and headers in
-/// `raw_http`'s text form. Verifies and builds the message: the text to
-/// send, as `"{event id}\n{message}"`, for the entry to send and hand to
-/// [`sent`]. Anything else is the answer: a refusal, a failure, or the
-/// promise of a body kept in D1 first.
+/// `raw_http`'s text form. Verifies and builds the message:
+/// `{ eventId, message }`, the JSON text for the entry to send and the id
+/// to hand to [`sent`]. Anything else is the answer: a refusal, a failure,
+/// or the promise of a body kept in D1 first.
 pub fn body_read(
     env: Env,
     ctx: JsValue,
@@ -98,24 +113,18 @@ pub fn body_read(
         Err(response) => return answer(&env, &ctx, response),
     };
     let message = queued_event(accepted, now_ms);
-    // The message is serialized after the id and a line feed, into one
-    // string, so it leaves wasm in one copy.
-    let mut text = format!("{}\n", message.event_id).into_bytes();
-    let id_len = text.len();
-    if let Err(e) = serde_json::to_writer(&mut text, &message) {
-        return answer(&env, &ctx, Err(e.into()));
-    }
-    if !fits_inline(text.len() - id_len) {
+    let text = match serde_json::to_string(&message) {
+        Ok(t) => t,
+        Err(e) => return answer(&env, &ctx, Err(e.into())),
+    };
+    if !fits_inline(text.len()) {
         return Ok(later(
             env.clone(),
             ctx,
             enqueue_stored(env, message, now_ms),
         ));
     }
-    // serde_json writes UTF-8 only.
-    Ok(JsValue::from_str(
-        std::str::from_utf8(&text).unwrap_or_default(),
-    ))
+    Ok(to_send(&message.event_id, &text))
 }
 
 /// Step 3: the queue answered (`failure` is `undefined` when it took the
@@ -206,9 +215,12 @@ async fn claim_check(env: &Env, event_id: &str, source: &str, body: &str, now_ms
 }
 
 /// A body too large for a queue message: kept in D1, then the message
-/// carrying its reference is sent.
+/// carrying its reference is sent. `message` is the one [`body_read`]
+/// built, with its body inline.
 async fn enqueue_stored(env: Env, mut message: QueuedEvent, now_ms: i64) -> Result<Response> {
-    let body = message.inline_body().unwrap_or_default();
+    let body = message
+        .inline_body()
+        .expect("body_read hands over the message queued_event built, whose body is inline");
     let body_bytes = body.len() as u64;
     if !claim_check(&env, &message.event_id, &message.source, body, now_ms).await {
         return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S)

@@ -11,18 +11,19 @@
 mod admin_proxy;
 mod config_cache;
 mod consumer;
-mod drain_consumer;
 mod fetch_entry;
 mod health_route;
 mod ingest_route;
 mod internal_replay_route;
+mod parking;
 mod queue_entry;
 mod responses;
 mod test_fault_route;
 
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::entry::respond;
-use hookrelay_platform::{drain, raw_http};
+use hookrelay_platform::parking::drain_resume;
+use hookrelay_platform::raw_http;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::future_to_promise;
 use worker::{web_sys, Context, Env, Request, Response, Result, ScheduleContext, ScheduledEvent};
@@ -40,10 +41,10 @@ fn route(
 ) -> std::result::Result<JsValue, JsValue> {
     // Checked here, not inside the spawned future: a request that finds
     // nothing due then costs no future at all.
-    if drain::resume::claim_due() {
+    if drain_resume::claim_due() {
         let resume_env = env.clone();
         Context::new(ctx.clone().unchecked_into())
-            .wait_until(async move { drain::resume::resume(&resume_env).await });
+            .wait_until(async move { drain_resume::resume(&resume_env).await });
     }
     let path = raw_http::path(&req);
     if let Some(source) = path.strip_prefix("/webhooks/") {
@@ -85,5 +86,5 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
 /// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost
 /// (`fetch_entry::scheduled` is the export).
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    hookrelay_platform::drain::resume::resume(&env).await;
+    drain_resume::resume(&env).await;
 }

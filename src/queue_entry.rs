@@ -3,8 +3,9 @@
 //! `hookrelay_platform::deliveries`). worker-build's shim calls any export
 //! named `queue` with the raw batch, the env and the context.
 
-use crate::{consumer, drain_consumer};
-use hookrelay_platform::drain::resume::resume_if_due;
+use crate::consumer;
+use crate::parking::drain_consumer;
+use hookrelay_platform::parking::drain_resume::resume_if_due;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};

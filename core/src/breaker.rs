@@ -11,9 +11,15 @@
 //! and applies these transitions with compare-and-set, so every isolate
 //! sees one breaker per destination.
 
+mod probe_claim;
+mod stored;
 pub mod waves;
 
+pub use probe_claim::{after_lost_claim, LostClaim, PROBE_CLAIM_ATTEMPTS};
+pub use stored::decode_state;
+
 use crate::error_code::{ErrorCode, Failure};
+use crate::state::BreakerStateName;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 
@@ -113,13 +119,18 @@ impl BreakerState {
         }
     }
 
-    /// `CLOSED`, `OPEN` or `HALF_OPEN`.
-    pub fn name(&self) -> &'static str {
+    /// Which state it is, as `breakers.state_name` stores it.
+    pub fn state_name(&self) -> BreakerStateName {
         match self {
-            BreakerState::Closed { .. } => "CLOSED",
-            BreakerState::Open { .. } => "OPEN",
-            BreakerState::HalfOpen { .. } => "HALF_OPEN",
+            BreakerState::Closed { .. } => BreakerStateName::Closed,
+            BreakerState::Open { .. } => BreakerStateName::Open,
+            BreakerState::HalfOpen { .. } => BreakerStateName::HalfOpen,
         }
+    }
+
+    /// `CLOSED`, `OPEN` or `HALF_OPEN` ([`Self::state_name`] as text).
+    pub fn name(&self) -> &'static str {
+        self.state_name().as_str()
     }
 }
 

@@ -18,7 +18,6 @@ pub mod dlq_capacity;
 pub mod dlq_store_retry;
 pub mod downstream_request;
 pub mod downstream_response;
-pub mod drain_plan;
 pub mod duration;
 pub mod entry_decision;
 pub mod envelope;

@@ -1,4 +1,5 @@
-//! Reading a request body that will not be used.
+//! Reading a request body that will not be used, with the one body reader
+//! (`read_body.js`, which the relay's module entry also reads webhooks with).
 //!
 //! Answering before the client finished sending its body makes workerd
 //! reset the connection (seen locally through `wrangler dev` and Miniflare:
@@ -24,38 +25,26 @@ pub const DRAIN_LIMIT_BYTES: usize = 32 * 1024 * 1024;
 /// more than a chunk.
 const WHOLE_READ_BYTES: usize = 2 * 1024 * 1024;
 
-#[wasm_bindgen(inline_js = r#"
-export async function drain_body(req, limit, whole) {
-  if (req.body === null || req.bodyUsed) return;
-  const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (declared >= 0 && declared <= whole) {
-    await req.arrayBuffer();
-    return;
-  }
-  const reader = req.body.getReader();
-  let seen = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    seen += value.byteLength;
-    if (seen > limit) {
-      reader.cancel().catch(() => {});
-      return;
-    }
-  }
-}
-"#)]
+// The reader is shared with the relay's module entry (`src/entry.js`).
+#[wasm_bindgen(module = "/src/read_body.js")]
 extern "C" {
-    fn drain_body(req: &worker::web_sys::Request, limit: f64, whole: f64) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = readBody)]
+    fn read_body(
+        req: &worker::web_sys::Request,
+        keep: f64,
+        whole: f64,
+        stop: f64,
+    ) -> js_sys::Promise;
 }
 
 /// Reads and drops the rest of the body. A read that fails (the client went
 /// away) ends the drain quietly: there is no one left to answer.
 pub async fn drain(req: &Request) {
-    let _ = JsFuture::from(drain_body(
+    let _ = JsFuture::from(read_body(
         req.inner(),
-        DRAIN_LIMIT_BYTES as f64,
+        0.0,
         WHOLE_READ_BYTES as f64,
+        DRAIN_LIMIT_BYTES as f64,
     ))
     .await;
 }

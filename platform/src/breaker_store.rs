@@ -9,7 +9,8 @@ use crate::db::breakers;
 use crate::{log, metrics};
 use hookrelay_core::breaker::waves::DestinationWaves;
 use hookrelay_core::breaker::{
-    admit, force_open, next_probe_at, record, Admission, BreakerConfig, BreakerState,
+    admit, after_lost_claim, force_open, next_probe_at, record, Admission, BreakerConfig,
+    BreakerState, LostClaim,
 };
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
@@ -33,7 +34,8 @@ fn log_transition(component: Component, destination: &str, from: BreakerState, t
 }
 
 /// Whether a call to `destination` may go out now. A probe is claimed in D1
-/// before it is admitted.
+/// before it is admitted; a claim lost to another isolate reloads and asks
+/// again until `after_lost_claim` gives up.
 pub async fn admit_call(
     db: &D1Database,
     component: Component,
@@ -41,23 +43,23 @@ pub async fn admit_call(
     now_ms: i64,
     cfg: &BreakerConfig,
 ) -> Result<Admission> {
-    for _ in 0..CAS_ATTEMPTS {
+    let mut lost = 0;
+    loop {
         let (state, version) = breakers::load(db, destination).await?;
-        match admit(state, now_ms, cfg) {
-            Admission::Probe { next } => {
-                if breakers::compare_and_set(db, destination, version, next, now_ms).await? {
-                    log_transition(component, destination, state, next);
-                    return Ok(Admission::Probe { next });
-                }
-            }
-            other => return Ok(other),
+        let admission = admit(state, now_ms, cfg);
+        let Admission::Probe { next } = admission else {
+            return Ok(admission);
+        };
+        if breakers::compare_and_set(db, destination, version, next, now_ms).await? {
+            log_transition(component, destination, state, next);
+            return Ok(Admission::Probe { next });
+        }
+        lost += 1;
+        if let LostClaim::GiveUp { retry_at_ms, cause } = after_lost_claim(lost, state, now_ms, cfg)
+        {
+            return Ok(Admission::Reject { retry_at_ms, cause });
         }
     }
-    // Lost every race: someone else is probing right now.
-    Ok(Admission::Reject {
-        retry_at_ms: now_ms + cfg.cooldown_ms,
-        cause: None,
-    })
 }
 
 /// Records a finished call's health.

@@ -1,16 +1,21 @@
 //! Parking: what a delivery does while its destination is unwell, and the
 //! rules that bring parked events back out (DESIGN §3, "Parking and drain").
 //!
-//! - [`decide`]: call, park, or refuse one delivery.
+//! - [`decide`]: call, park, or refuse one delivery ([`when_rejected`] once
+//!   the breaker refused it).
+//! - [`drains_to_ensure`]: the drains a batch's parks call for.
 //! - [`expiry`]: when a parked event has waited too long.
 //! - [`DrainMessage`]: the message on `hookrelay-control` that advances one
-//!   destination's drain by one step (pacing is in `crate::drain_plan`).
+//!   destination's drain by one step (pacing is in [`drain_plan`]).
 
 pub mod config;
+pub mod drain_plan;
 pub mod expiry;
 mod message;
+mod park_batch;
 
 pub use message::{DrainMessage, DRAIN_KIND};
+pub use park_batch::{drains_to_ensure, DrainToEnsure};
 
 use crate::breaker::{circuit_open_failure, Admission, BreakerOpenAction};
 use crate::error_code::{ErrorCode, Failure};
@@ -74,13 +79,55 @@ pub fn decide(
     let Admission::Reject { retry_at_ms, cause } = admission else {
         return CallDecision::Call;
     };
+    let rejected = Rejected { retry_at_ms, cause };
+    match when_rejected(rejected, action, caller, destination_label, now_ms) {
+        NoCall::Park { cause, probe_at_ms } => CallDecision::Park { cause, probe_at_ms },
+        NoCall::Refuse(f) => CallDecision::Refuse(f),
+    }
+}
+
+/// The breaker refused a call (an open breaker, or a probe claim that kept
+/// losing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejected {
+    /// When a probe may next be admitted.
+    pub retry_at_ms: UnixMillis,
+    /// The failure that opened the breaker, when known.
+    pub cause: Option<ErrorCode>,
+}
+
+/// What a delivery the breaker refused does: [`CallDecision`] without its
+/// `Call`, which a refusal never is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoCall {
+    /// Park the event in D1 until the breaker admits its next probe.
+    Park {
+        /// The failure that opened the breaker, kept as the event's root cause.
+        cause: Option<ErrorCode>,
+        /// When the breaker admits its next probe.
+        probe_at_ms: Option<UnixMillis>,
+    },
+    /// Fail the attempt with `CIRCUIT_OPEN`.
+    Refuse(Failure),
+}
+
+/// Decides one delivery the breaker refused: the consumer parks when
+/// parking is on; anyone else fails with `CIRCUIT_OPEN`.
+/// `destination_label` and `now_ms` word the refusal.
+pub fn when_rejected(
+    Rejected { retry_at_ms, cause }: Rejected,
+    action: BreakerOpenAction,
+    caller: Caller,
+    destination_label: &str,
+    now_ms: UnixMillis,
+) -> NoCall {
     if action == BreakerOpenAction::Park && caller == Caller::Consumer {
-        return CallDecision::Park {
+        return NoCall::Park {
             cause,
             probe_at_ms: Some(retry_at_ms),
         };
     }
-    CallDecision::Refuse(circuit_open_failure(
+    NoCall::Refuse(circuit_open_failure(
         destination_label,
         retry_at_ms,
         now_ms,
@@ -172,6 +219,37 @@ mod tests {
                 got, want,
                 "{admission:?} drain={drain} {action:?} {caller:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_rejected_call_parks_only_for_the_parking_consumer_else_fails_circuit_open() {
+        let rejected = Rejected {
+            retry_at_ms: 61_000,
+            cause: Some(ErrorCode::Upstream5xx),
+        };
+        let park = NoCall::Park {
+            cause: Some(ErrorCode::Upstream5xx),
+            probe_at_ms: Some(61_000),
+        };
+        let table = [
+            (Park, Consumer, Some(&park)),
+            (Retry, Consumer, None),
+            (DeadLetter, Consumer, None),
+            (Park, DrainStep, None),
+            (Park, Replay, None),
+            (Retry, Replay, None),
+        ];
+        for (action, caller, want) in table {
+            let got = when_rejected(rejected, action, caller, "https://x", 1_000);
+            match (want, &got) {
+                (Some(park), got) => assert_eq!(got, park, "{action:?} {caller:?}"),
+                (None, NoCall::Refuse(f)) => {
+                    assert_eq!(f.code, ErrorCode::CircuitOpen, "{action:?} {caller:?}");
+                    assert_eq!(f.cause, Some(ErrorCode::Upstream5xx));
+                }
+                (None, got) => panic!("{action:?} {caller:?}: {got:?}"),
+            }
         }
     }
 

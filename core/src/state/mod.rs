@@ -4,6 +4,7 @@
 //! silently mismatching a string somewhere.
 
 mod audit_action;
+mod breaker_state_name;
 mod delivery_status;
 mod downstream_result;
 mod entry_status;
@@ -14,6 +15,7 @@ mod replay_outcome;
 mod store_outcome;
 
 pub use audit_action::AuditAction;
+pub use breaker_state_name::BreakerStateName;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobEntryOutcome, JobStatus};
 
@@ -153,6 +155,11 @@ mod tests {
             JobEntryOutcome::parse,
         );
         roundtrips(IngestKind::ALL, IngestKind::as_str, IngestKind::parse);
+        roundtrips(
+            BreakerStateName::ALL,
+            BreakerStateName::as_str,
+            BreakerStateName::parse,
+        );
         roundtrips(
             DownstreamResult::ALL,
             DownstreamResult::as_str,

@@ -26,7 +26,7 @@ use hookrelay_core::envelope::{Envelope, Prepared};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::StoreOutcome;
 use hookrelay_core::triage_plan::{self, BatchEntry, Settled, StoreSnapshot, TriagePlan};
-use hookrelay_platform::db::{dead_letters, error_message, events};
+use hookrelay_platform::db::{dead_letters, error_message, events, eviction};
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{log, metrics, now_ms};
@@ -284,7 +284,7 @@ async fn evict_rest(db: &D1Database, evict: u64, capacity: u64, now: i64) {
     if evict == 0 {
         return;
     }
-    match dead_letters::evict_oldest(db, evict, now).await {
+    match eviction::evict_oldest(db, evict, now).await {
         Ok(ids) => report_evicted(&ids, capacity),
         Err(e) => log::error(
             COMPONENT,

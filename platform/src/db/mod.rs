@@ -9,12 +9,12 @@ pub mod dead_letters;
 pub mod drains;
 pub mod event_steps;
 pub mod events;
+pub mod eviction;
 pub mod job_entries;
 pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
 mod rows;
-pub mod tombstones;
 mod where_clause;
 
 pub use rows::{batch, Query, Row, Rows};

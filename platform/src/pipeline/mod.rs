@@ -13,12 +13,13 @@
 //! - a lease left by a crashed isolate expires, so the event is not stuck.
 
 mod ahead;
+pub(crate) mod call;
 mod claim;
-pub(crate) mod deliver;
+mod deliver;
+mod destination_run;
 mod ingest;
-pub(crate) mod park;
+pub(crate) mod item;
 mod record;
-mod waves;
 
 use crate::db::error_message;
 use crate::{log, metrics};
@@ -27,30 +28,10 @@ use hookrelay_core::delivery_plan::needs_call;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
-use hookrelay_core::queued_event::QueuedEvent;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use worker::{D1Database, Queue};
 
-/// One event to process, with the queue message that carries it.
-pub struct Item<'a> {
-    /// The event.
-    pub event: &'a QueuedEvent,
-    /// The message id (for a replay, the original message's id).
-    pub queue_message_id: &'a str,
-}
-
-/// The result for one item.
-#[derive(Debug, Clone)]
-pub struct Processed {
-    /// How ingest went, if it succeeded.
-    pub ingest: Option<IngestKind>,
-    /// The row's delivery status as ingest read it.
-    pub delivery_status: Option<hookrelay_core::state::DeliveryStatus>,
-    /// What happened about the downstream call.
-    pub downstream: DownstreamResult,
-    /// The outcome for the disposition.
-    pub outcome: Outcome,
-}
+pub use item::{Item, Processed};
 
 /// Ingests every item in one round trip, then delivers those that forward.
 /// `component` labels the counters and log lines. This is a replay's run:

@@ -2,9 +2,10 @@
 //! call to its event's story (`event_steps`), all in one batch; then park
 //! the events the deliver phase decided to park.
 
-use super::deliver::{Attempt, Call};
-use super::{park, Item, Processed};
+use super::call::{Attempt, Call};
+use super::{Item, Processed};
 use crate::db::{error_message, event_steps, events};
+use crate::parking::park;
 use crate::{log, now_ms};
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::Failure;

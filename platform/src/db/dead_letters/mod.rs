@@ -8,12 +8,6 @@ use hookrelay_core::state::EntryStatus;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status):
-/// the ones capacity evicts. Shared with the tombstone statement, which
-/// must pick exactly the same rows in the same batch.
-pub(crate) const OLDEST_PENDING: &str =
-    "SELECT id FROM dead_letters WHERE status = ?3 ORDER BY created_at, id LIMIT ?1";
-
 /// The listing columns of a dead-letter entry (not the envelope).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EntrySummary {
@@ -69,28 +63,6 @@ pub use triage::{
 
 fn pending() -> wasm_bindgen::JsValue {
     text(EntryStatus::Pending.as_str())
-}
-
-/// Evicts the `n` oldest pending entries, tombstone first, in one
-/// transaction; answers the evicted ids. The DLQ batch's follow-up, when
-/// its own evictions did not bring the depth down to capacity.
-pub async fn evict_oldest(db: &D1Database, n: u64, now: i64) -> Result<Vec<String>> {
-    #[derive(Deserialize)]
-    struct Id {
-        id: String,
-    }
-    let delete = db
-        .prepare(format!(
-            "DELETE FROM dead_letters WHERE id IN ({OLDEST_PENDING}) RETURNING id"
-        ))
-        .bind(&[int(n as i64), int(now), pending()])?;
-    let tombstones = super::tombstones::write_for_oldest(db, n, now)?;
-    let results = crate::db::batch(db, vec![tombstones, delete]).await?;
-    Ok(results
-        .last()
-        .and_then(|r| r.decode::<Id>().ok())
-        .map(|rows| rows.into_iter().map(|r| r.id).collect())
-        .unwrap_or_default())
 }
 
 /// One entry with its envelope, in one round trip. The summary and the

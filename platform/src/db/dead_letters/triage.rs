@@ -6,6 +6,7 @@
 
 use super::super::{changes, int, text};
 use super::pending;
+use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
 use hookrelay_core::envelope::Envelope;
 use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
@@ -247,15 +248,11 @@ pub async fn write_triage(
     let mut statements = st.list;
     if evicting {
         let ids = json_list(&plan.evict);
-        statements.push(super::super::tombstones::write_for(db, &ids, now)?);
-        statements.push(
-            db.prepare("DELETE FROM dead_letters WHERE id IN (SELECT value FROM json_each(?1)) AND status = ?2 RETURNING id")
-                .bind(&[ids, pending()])?,
-        );
+        statements.extend(evict_statements(db, &ids, now)?);
     }
     let results = crate::db::batch(db, statements).await?;
     let evicted = match (evicting, results.last()) {
-        (true, Some(deleted)) => ids_of(deleted)?,
+        (true, Some(deleted)) => evicted_ids(deleted)?,
         _ => Vec::new(),
     };
     Ok(TriageWrite {

@@ -91,6 +91,14 @@ impl StepPlan {
         }
     }
 
+    /// Whether a step may end its drain now (if D1 then finds no parked
+    /// event left): it read fewer parked events than it may take, so it
+    /// saw the whole backlog, and skipped none (a skipped event is held
+    /// elsewhere, a replay or another step, and may come back parked).
+    pub fn may_end(&self, read: usize, skipped: u32) -> bool {
+        read < self.max_events as usize && skipped == 0
+    }
+
     /// How long a running step may take (every call at its timeout), so the
     /// chain is not taken for lost while a slow step is still running.
     pub fn step_budget_ms(&self, timeout_ms: u64) -> i64 {
@@ -276,6 +284,22 @@ mod tests {
             };
             assert_eq!(got, want, "{code}");
         }
+    }
+
+    #[test]
+    fn a_step_may_end_the_drain_only_when_it_saw_the_whole_backlog_and_skipped_none() {
+        let p = plan(10.0);
+        let table = [
+            (0, 0, true),
+            (9, 0, true),
+            (10, 0, false),
+            (3, 1, false),
+            (0, 1, false),
+        ];
+        for (read, skipped, want) in table {
+            assert_eq!(p.may_end(read, skipped), want, "{read} {skipped}");
+        }
+        assert!(!plan(0.5).may_end(1, 0), "a slow plan takes one at a time");
     }
 
     #[test]

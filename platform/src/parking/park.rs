@@ -3,23 +3,24 @@
 //! is acked (`Outcome::Parked`), so it spends no retry budget and makes no
 //! DLQ entry. Its destination's drain is made sure of.
 
-use super::deliver::{Attempt, Call};
-use super::{Item, Processed};
 use crate::db::{drains, error_message, event_steps, events};
+use crate::pipeline::call::{Attempt, Call};
+use crate::pipeline::item::{Item, Processed};
 use crate::{log, metrics, now_ms, queue_send};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::drain_plan::STALE_AFTER_MS;
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
-use hookrelay_core::parking::{delay_s_until, DrainMessage};
+use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
+use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{DownstreamResult, EventStep};
-use worker::{D1Database, Queue};
+use worker::{D1Database, D1PreparedStatement, Queue};
 
 /// Parks every `parked` call in one round trip, then makes sure each
-/// destination has a drain. If the write fails the events keep their
-/// lease (it expires) and their messages are retried.
+/// destination has a drain (`hookrelay_core::parking::drains_to_ensure`).
+/// If the write fails the events keep their lease (it expires) and their
+/// messages are retried.
 pub async fn park(
     db: &D1Database,
     items: &[Item<'_>],
@@ -29,20 +30,51 @@ pub async fn park(
     control: Option<&Queue>,
 ) {
     let now = now_ms();
-    // Per destination: the earliest probe time any of its parks saw, and a
-    // cause. A batch parks for a handful of destinations: a list will do.
-    let mut probes: Vec<(&str, Option<i64>, Option<ErrorCode>)> = Vec::new();
-    let mut statements = Vec::new();
-    for (i, attempt) in &parked {
-        let Attempt::Parked {
-            destination,
-            cause,
-            probe_at_ms,
-        } = attempt
-        else {
-            continue;
-        };
-        let event_id = &items[*i].event.event_id;
+    let parks: Vec<Park> = parked
+        .iter()
+        .filter_map(|(i, attempt)| match attempt {
+            Attempt::Parked {
+                destination,
+                cause,
+                probe_at_ms,
+            } => Some((*i, destination.as_str(), *probe_at_ms, *cause)),
+            Attempt::Called(_) => None,
+        })
+        .collect();
+    let written = match statements(db, items, &parks, component, now) {
+        Ok(statements) => crate::db::batch(db, statements).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        return fail_all(&parked, out, &error_message(&e));
+    }
+    mark_parked(items, &parked, out, component);
+    let drains = drains_to_ensure(
+        parks.iter().map(|&(_, d, probe, cause)| (d, probe, cause)),
+        now,
+    );
+    for drain in drains {
+        let (destination, cause) = (drain.destination, drain.cause);
+        let at = drain.first_step_at_ms;
+        ensure_drain(db, control, destination, cause, at, component).await;
+    }
+}
+
+/// One park: the item's index, its destination, when its breaker admits
+/// the next probe (when known) and the failure that opened it.
+type Park<'a> = (usize, &'a str, Option<i64>, Option<ErrorCode>);
+
+/// Each park's row update and its step in the event's story.
+fn statements(
+    db: &D1Database,
+    items: &[Item<'_>],
+    parks: &[Park<'_>],
+    component: Component,
+    now: i64,
+) -> worker::Result<Vec<D1PreparedStatement>> {
+    let mut statements = Vec::with_capacity(parks.len() * 2);
+    for &(i, destination, _, cause) in parks {
+        let event_id = &items[i].event.event_id;
         let detail = format!(
             "held while the breaker of {} is open",
             destination_label(destination)
@@ -51,39 +83,20 @@ pub async fn park(
             event_id,
             step: EventStep::Parked,
             component,
-            code: *cause,
+            code: cause,
             detail: &detail,
             at_ms: now,
         };
-        match (
-            events::park_statement(db, event_id, destination, *cause, now),
-            event_steps::insert(db, &step),
-        ) {
-            (Ok(s), Ok(t)) => statements.extend([s, t]),
-            (Err(e), _) | (_, Err(e)) => return fail_all(&parked, out, &error_message(&e)),
-        }
-        let at = match probes.iter().position(|(d, ..)| *d == destination.as_str()) {
-            Some(at) => at,
-            None => {
-                probes.push((destination, None, None));
-                probes.len() - 1
-            }
-        };
-        let (_, probe, known) = &mut probes[at];
-        *probe = match (*probe, *probe_at_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        *known = known.or(*cause);
+        statements.push(events::park_statement(
+            db,
+            event_id,
+            destination,
+            cause,
+            now,
+        )?);
+        statements.push(event_steps::insert(db, &step)?);
     }
-    if let Err(e) = crate::db::batch(db, statements).await {
-        return fail_all(&parked, out, &error_message(&e));
-    }
-    mark_parked(items, &parked, out, component);
-    for (destination, probe_at, cause) in probes {
-        let probe_at = probe_at.unwrap_or(now);
-        ensure_drain(db, control, destination, cause, probe_at, component).await;
-    }
+    Ok(statements)
 }
 
 /// Folds the parks into the outcomes (acked, no retry budget), and counts

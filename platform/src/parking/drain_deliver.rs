@@ -1,17 +1,17 @@
 //! One parked event through the consumer's phases: lease (parked →
 //! delivering), breaker, signed call, record; then what the core says the
-//! result means for the step (`drain_plan::after_result`).
+//! result means for the step (`parking::drain_plan::after_result`).
 
 use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
 use crate::db::{attempts, drains, error_message, event_steps, events, payloads};
 use crate::outlined::outlined;
-use crate::pipeline::deliver::{admission, call, no_signing_key};
+use crate::pipeline::call::{admission, call, no_signing_key};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::breaker::Admission;
-use hookrelay_core::drain_plan::{after_result, AfterResult};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
+use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{lease_stale_before, EventStep};

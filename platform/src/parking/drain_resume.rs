@@ -7,7 +7,7 @@
 use super::COMPONENT;
 use crate::db::{drains, error_message};
 use crate::{log, now_ms, queue_send};
-use hookrelay_core::drain_plan::{RESUME_EVERY_MS, STALE_AFTER_MS};
+use hookrelay_core::parking::drain_plan::{RESUME_EVERY_MS, STALE_AFTER_MS};
 use hookrelay_core::parking::DrainMessage;
 use hookrelay_core::redact::destination_label;
 use std::cell::Cell;

@@ -1,18 +1,25 @@
-//! The drain engine: delivers one destination's parked events, oldest
-//! first and paced, one step per `hookrelay-control` message.
+//! Parking and draining: the events a delivery parked while their
+//! destination was unwell, and the engine that brings them back out.
 //!
-//! A step ([`step::run`]) claims its generation of the `drains` row (a
-//! stale message stops there), dead-letters over-age events
-//! ([`expire`]), delivers up to `k` parked events through the breaker with
-//! the same lease, signing and recording as the consumer, then schedules
-//! the next step or ends the drain. [`resume`] re-sends the chains that
-//! were lost (local queues live in memory). Every rule it applies is in
-//! `hookrelay_core::{parking, drain_plan}`.
+//! - [`park`]: the deliver phase's parks, written in one round trip, and
+//!   each destination's drain made sure of.
+//! - The drain: delivers one destination's parked events, oldest first
+//!   and paced, one step per `hookrelay-control` message. A step
+//!   ([`drain_step::run`]) claims its generation of the `drains` row (a
+//!   stale message stops there), dead-letters over-age events
+//!   ([`drain_expire`]), delivers up to `k` parked events through the
+//!   breaker ([`drain_deliver`]) with the same lease, signing and
+//!   recording as the consumer, then schedules the next step or ends the
+//!   drain. [`drain_resume`] re-sends the chains that were lost (local
+//!   queues live in memory).
+//!
+//! Every rule applied here is in `hookrelay_core::parking`.
 
-mod deliver;
-pub mod expire;
-pub mod resume;
-pub mod step;
+mod drain_deliver;
+pub mod drain_expire;
+pub mod drain_resume;
+pub mod drain_step;
+pub mod park;
 
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
@@ -37,7 +44,7 @@ pub async fn run_steps(
     ctx: &DrainCtx<'_>,
     messages: &[hookrelay_core::parking::DrainMessage],
 ) -> Vec<worker::Result<()>> {
-    crate::join::join_all(messages.iter().map(|m| step::run(ctx, m))).await
+    crate::join::join_all(messages.iter().map(|m| drain_step::run(ctx, m))).await
 }
 
 /// The poison hand-off of a parked event that failed with `failure`: its

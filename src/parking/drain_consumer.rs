@@ -1,9 +1,9 @@
 //! The `hookrelay-control` queue consumer: each drain message advances one
-//! destination's drain by one step (`hookrelay_platform::drain`).
+//! destination's drain by one step (`hookrelay_platform::parking`).
 
 use crate::config_cache::relay_config;
 use hookrelay_core::parking::DrainMessage;
-use hookrelay_platform::drain::{run_steps, DrainCtx, COMPONENT};
+use hookrelay_platform::parking::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
 use worker::Env;

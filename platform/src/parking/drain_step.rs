@@ -1,10 +1,10 @@
 //! One drain step for one destination, from its `hookrelay-control` message.
 
-use super::deliver::{one, EventEnd};
-use super::{expire::expire, sleep_ms, DrainCtx, COMPONENT};
+use super::drain_deliver::{one, EventEnd};
+use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{drains, error_message, events};
 use crate::{log, now_ms, queue_send};
-use hookrelay_core::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
+use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::lease_stale_before;
@@ -50,20 +50,17 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
     let stale = lease_stale_before(now_ms(), ctx.cfg.timeout_ms);
     let rows = events::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
     let next = if rows.is_empty() {
-        end_or_continue(ctx, dest, generation).await?
+        Next::After {
+            wait_ms: 0,
+            delay_s: 0,
+        }
     } else {
         deliver_paced(ctx, &plan, &rows, dest, &mut report).await
     };
-    let next = match next {
-        // Everything in hand went out: end now if nothing was parked meanwhile.
-        Next::After { .. } if rows.len() < plan.max_events as usize && report.skipped == 0 => {
-            match end_or_continue(ctx, dest, generation).await? {
-                Next::Done => Next::Done,
-                Next::After { .. } => next,
-            }
-        }
-        other => other,
-    };
+    // The step saw the whole backlog: end now if nothing was parked meanwhile.
+    let ended = plan.may_end(rows.len(), report.skipped)
+        && drains::finish(ctx.db, dest, generation).await?;
+    let next = if ended { Next::Done } else { next };
     let delay_s = schedule(ctx, dest, generation, next).await;
     log::info(
         COMPONENT,
@@ -80,17 +77,6 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         },
     );
     Ok(())
-}
-
-/// Ends the drain if no parked events remain, else asks for a step now.
-async fn end_or_continue(ctx: &DrainCtx<'_>, dest: &str, generation: i64) -> worker::Result<Next> {
-    if drains::finish(ctx.db, dest, generation).await? {
-        return Ok(Next::Done);
-    }
-    Ok(Next::After {
-        wait_ms: 0,
-        delay_s: 0,
-    })
 }
 
 /// Delivers `rows` oldest first, call starts spaced by the plan, until one

@@ -1,22 +1,19 @@
 //! Phase 3 for one destination: the batch's calls in concurrent waves
-//! (`hookrelay_core::breaker::waves`), its breaker read once before (by
-//! `deliver`) and written once after, plus a probe claim when one is due.
+//! (planned by `hookrelay_core::breaker::waves`), its breaker read once
+//! before (by `deliver`) and written once after, plus a probe claim when
+//! one is due.
 
-use super::deliver::{body_of, call_downstream, Attempt, Call, Ctx};
+use super::call::{body_of, call_downstream, Attempt, Call, Ctx};
 use crate::breaker_store::{claim_probe, write_folded};
 use crate::db::{breakers, error_message};
 use crate::join::join_all;
 use crate::{log, now_ms};
 use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
-use hookrelay_core::breaker::{Admission, BreakerState, STATE_WHEN_UNREADABLE};
+use hookrelay_core::breaker::{after_lost_claim, BreakerState, LostClaim, STATE_WHEN_UNREADABLE};
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
-use hookrelay_core::parking::{decide, parks_behind_drain, CallDecision};
+use hookrelay_core::parking::{parks_behind_drain, when_rejected, NoCall, Rejected};
 use hookrelay_core::redact::destination_label;
-
-/// Lost probe claims before the rest of the batch is refused: someone
-/// else is probing right now.
-const CLAIM_ATTEMPTS: usize = 5;
 
 /// One destination of a batch.
 pub(super) struct Destination<'a> {
@@ -44,7 +41,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
     }
     let mut waves = DestinationWaves::new(stored.0, d.indexes);
     let mut out = Vec::new();
-    let mut lost_claims = 0;
+    let mut lost_claims = 0u32;
     loop {
         let now = now_ms();
         match waves.next(now, &ctx.cfg.breaker) {
@@ -64,8 +61,9 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
                 retry_at_ms,
                 cause,
             } => {
+                let rejected = Rejected { retry_at_ms, cause };
                 for i in indexes {
-                    out.push((i, refused(ctx, d.url, retry_at_ms, cause, now)));
+                    out.push((i, refused(ctx, d.url, rejected, now)));
                 }
             }
         }
@@ -106,25 +104,34 @@ async fn probe_wave(
     url: &str,
     waves: &mut DestinationWaves,
     Probe { index, next }: Probe,
-    (stored, lost_claims): (&mut (BreakerState, i64), &mut usize),
+    (stored, lost_claims): (&mut (BreakerState, i64), &mut u32),
     out: &mut Vec<Call>,
 ) -> After {
     let now = now_ms();
     match claim_probe(ctx.db, ctx.component, url, *stored, next, now).await {
         Ok(true) => *stored = (next, stored.1 + 1),
-        Ok(false) if *lost_claims < CLAIM_ATTEMPTS => {
-            *lost_claims += 1;
-            if let Ok(newer) = breakers::load(ctx.db, url).await {
-                *stored = newer;
-                waves.reloaded(newer.0, Some(index), now, &ctx.cfg.breaker);
-                return After::Next;
-            }
-        }
         Ok(false) => {
-            let retry_at = now + ctx.cfg.breaker.cooldown_ms;
-            let rest = waves.take_rest();
-            refuse(ctx, url, (index, rest), retry_at, stored.0.cause(), out);
-            return After::Stop;
+            *lost_claims += 1;
+            match after_lost_claim(*lost_claims, stored.0, now, &ctx.cfg.breaker) {
+                LostClaim::Reload => {
+                    if let Ok(newer) = breakers::load(ctx.db, url).await {
+                        *stored = newer;
+                        waves.reloaded(newer.0, Some(index), now, &ctx.cfg.breaker);
+                        return After::Next;
+                    }
+                }
+                LostClaim::GiveUp { retry_at_ms, cause } => {
+                    let rest = waves.take_rest();
+                    refuse(
+                        ctx,
+                        url,
+                        (index, rest),
+                        Rejected { retry_at_ms, cause },
+                        out,
+                    );
+                    return After::Stop;
+                }
+            }
         }
         Err(e) => unwritable(ctx, url, &e),
     }
@@ -167,42 +174,23 @@ fn refuse(
     ctx: &Ctx<'_>,
     url: &str,
     (probe, rest): (usize, Vec<usize>),
-    retry_at_ms: i64,
-    cause: Option<ErrorCode>,
+    rejected: Rejected,
     out: &mut Vec<Call>,
 ) {
     let now = now_ms();
     for i in std::iter::once(probe).chain(rest) {
-        out.push((i, refused(ctx, url, retry_at_ms, cause, now)));
+        out.push((i, refused(ctx, url, rejected, now)));
     }
 }
 
 /// What a call the breaker refuses comes to: parked, or failed with
-/// `CIRCUIT_OPEN` (`hookrelay_core::parking::decide`).
-fn refused(
-    ctx: &Ctx<'_>,
-    url: &str,
-    retry_at_ms: i64,
-    cause: Option<ErrorCode>,
-    now: i64,
-) -> Attempt {
-    let admission = Admission::Reject { retry_at_ms, cause };
+/// `CIRCUIT_OPEN` (`hookrelay_core::parking::when_rejected`).
+fn refused(ctx: &Ctx<'_>, url: &str, rejected: Rejected, now: i64) -> Attempt {
     let label = destination_label(url);
-    match decide(
-        admission,
-        false,
-        ctx.cfg.breaker_open_action,
-        ctx.caller,
-        &label,
-        now,
-    ) {
-        CallDecision::Park { cause, probe_at_ms } => parked(url, cause, probe_at_ms),
-        CallDecision::Refuse(f) => Attempt::Called(Err(f)),
-        // A rejection is never a call.
-        CallDecision::Call => Attempt::Called(Err(Failure::new(
-            ErrorCode::CircuitOpen,
-            format!("circuit open for {label}; no call made"),
-        ))),
+    let action = ctx.cfg.breaker_open_action;
+    match when_rejected(rejected, action, ctx.caller, &label, now) {
+        NoCall::Park { cause, probe_at_ms } => parked(url, cause, probe_at_ms),
+        NoCall::Refuse(f) => Attempt::Called(Err(f)),
     }
 }
 

@@ -1,0 +1,145 @@
+//! One signed call to a downstream, and what the deliver phase and a
+//! drain step share about it: what a leased event came to ([`Attempt`]),
+//! what one batch's run of a destination works with ([`Ctx`]), the body
+//! of an event, and the breaker's admission of a lone call.
+
+use super::Item;
+use crate::breaker_store::{admit_call, record_call};
+use crate::db::error_message;
+use crate::{downstream, log, now_ms};
+use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
+use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::downstream_request::signed_headers;
+use hookrelay_core::downstream_response::breaker_cause;
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::metrics::Component;
+use hookrelay_core::parking::Caller;
+use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::redact::destination_label;
+use hookrelay_core::signature::SigningKey;
+use hookrelay_core::vec_map::VecMap;
+use worker::D1Database;
+
+/// What one leased event came to.
+#[derive(Debug, Clone)]
+pub enum Attempt {
+    /// A call was made (or could not be), with its result.
+    Called(Result<(), Failure>),
+    /// No call: the event is to be parked for `destination`.
+    Parked {
+        /// The destination URL.
+        destination: String,
+        /// The failure that opened the breaker, when known.
+        cause: Option<ErrorCode>,
+        /// When the breaker admits its next probe, when it is open.
+        probe_at_ms: Option<i64>,
+    },
+}
+
+/// One finished item: its index and what it came to.
+pub type Call = (usize, Attempt);
+
+/// What every destination's run of one batch shares.
+pub(super) struct Ctx<'a> {
+    pub db: &'a D1Database,
+    pub items: &'a [Item<'a>],
+    pub stored: VecMap<String, String>,
+    pub cfg: &'a DeliveryConfig,
+    pub key: &'a SigningKey,
+    pub component: Component,
+    pub caller: Caller,
+}
+
+/// The body of `event`: inline, or from the claim-checked bodies loaded.
+pub(crate) fn body_of<'a>(
+    event: &'a QueuedEvent,
+    stored: &'a VecMap<String, String>,
+) -> Result<&'a str, Failure> {
+    match &event.body {
+        EventBody::Inline { body } => Ok(body.as_str()),
+        EventBody::Stored { body_ref, .. } => {
+            stored.get(body_ref).map(String::as_str).ok_or_else(|| {
+                Failure::new(
+                    ErrorCode::D1Unavailable,
+                    "the claim-checked body could not be loaded from D1",
+                )
+            })
+        }
+    }
+}
+
+/// The breaker's admission for one call to `url` (a drain step), claiming
+/// the probe when it is due; an unreadable breaker admits
+/// (`ADMISSION_WHEN_UNREADABLE`).
+pub(crate) async fn admission(
+    db: &D1Database,
+    component: Component,
+    url: &str,
+    cfg: &DeliveryConfig,
+) -> Admission {
+    match admit_call(db, component, url, now_ms(), &cfg.breaker).await {
+        Ok(a) => a,
+        Err(e) => {
+            log::error(
+                component,
+                "breaker_unreadable",
+                log::fields! {"destination": destination_label(url), "err": error_message(&e)},
+            );
+            ADMISSION_WHEN_UNREADABLE
+        }
+    }
+}
+
+/// The failure when no downstream signing key is configured.
+pub(crate) fn no_signing_key() -> Failure {
+    Failure::new(
+        ErrorCode::Unknown,
+        "DOWNSTREAM_SIGNING_SECRET is not configured",
+    )
+}
+
+/// One signed call to `url`. The breaker is not touched: a batch folds
+/// its calls into its breaker once (`super::destination_run`), a drain step through
+/// [`call`].
+pub(crate) async fn call_downstream(
+    event: &QueuedEvent,
+    body: &str,
+    url: &str,
+    key: &SigningKey,
+    cfg: &DeliveryConfig,
+) -> Result<(), Failure> {
+    // The clock is read here, as the request is built: a paced replay or a
+    // drain never sends a stale X-Timestamp.
+    let sent_at = now_ms();
+    let headers = signed_headers(
+        &event.event_id,
+        &event.idempotency_key,
+        &event.source,
+        key,
+        sent_at.div_euclid(1000),
+        body.as_bytes(),
+    );
+    downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await
+}
+
+/// One signed call to `url`, with its result recorded on the breaker.
+pub(crate) async fn call(
+    db: &D1Database,
+    event: &QueuedEvent,
+    body: &str,
+    url: &str,
+    key: &SigningKey,
+    cfg: &DeliveryConfig,
+    component: Component,
+) -> Result<(), Failure> {
+    let result = call_downstream(event, body, url, key, cfg).await;
+    let cause = breaker_cause(&result);
+    if let Err(e) = record_call(db, component, url, cause, now_ms(), &cfg.breaker).await {
+        log::error(
+            component,
+            "breaker_unwritable",
+            log::fields! {"destination": destination_label(url), "err": error_message(&e)},
+        );
+    }
+    result
+}
