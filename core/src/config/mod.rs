@@ -5,367 +5,23 @@
 //! default. `build.rs` runs the same parsers over the committed
 //! `wrangler.toml`, so a broken demo configuration fails the build.
 
-use crate::breaker::{BreakerConfig, BreakerOpenAction};
-pub use crate::parking::config::ParkingConfig;
-use crate::retry_policy::RetrySchedule;
-use crate::signature::{Scheme, SigningKey};
-use serde_json::Value;
-use std::collections::BTreeMap;
-use std::fmt;
+mod delivery;
+pub mod env;
+mod sources;
 
-/// Default timestamp tolerance, either way, in seconds.
-pub const DEFAULT_TOLERANCE_S: u32 = 300;
+pub use crate::parking::config::ParkingConfig;
+pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use env::{parse_bounded, ConfigEnv, ConfigError};
+pub use sources::{
+    load_sources, parse_sources, secret_name, Source, SourceSpec, Sources, DEFAULT_TOLERANCE_S,
+};
+
+use crate::retry_policy::RetrySchedule;
+use crate::signature::SigningKey;
+use env::text;
+
 /// Default `MAX_BODY_BYTES`: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 1024 * 1024;
-/// Default `DELIVERY_TIMEOUT_MS`.
-pub const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 10_000;
-
-/// A configuration value that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The offending key, e.g. `SOURCES.demo-stripe.scheme`.
-    pub key: String,
-    /// What is wrong and what is expected.
-    pub problem: String,
-}
-
-impl ConfigError {
-    /// An error about `key`.
-    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
-        ConfigError {
-            key: key.into(),
-            problem: problem.into(),
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid configuration {}: {}", self.key, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// Where configuration values come from: wrangler vars and secrets.
-/// A var may be a string or (for `SOURCES`) a JSON object.
-pub trait ConfigEnv {
-    /// The value bound to `name`, if any.
-    fn get(&self, name: &str) -> Option<Value>;
-}
-
-impl ConfigEnv for BTreeMap<String, Value> {
-    fn get(&self, name: &str) -> Option<Value> {
-        BTreeMap::get(self, name).cloned()
-    }
-}
-
-/// One source as declared in `SOURCES`, before its secret is bound.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceSpec {
-    /// The name in `/webhooks/{source}`.
-    pub name: String,
-    /// Its signature scheme.
-    pub scheme: Scheme,
-    /// Allowed timestamp skew either way, in seconds.
-    pub tolerance_s: u32,
-    /// Where ingested events are forwarded, if anywhere.
-    pub downstream: Option<String>,
-}
-
-impl SourceSpec {
-    /// The secret binding that holds this source's key: `WEBHOOK_SECRET_`
-    /// and the name upper-cased with `-` as `_`.
-    pub fn secret_name(&self) -> String {
-        secret_name(&self.name)
-    }
-}
-
-/// The secret binding name for a source name.
-pub fn secret_name(source: &str) -> String {
-    format!(
-        "WEBHOOK_SECRET_{}",
-        source.to_ascii_uppercase().replace('-', "_")
-    )
-}
-
-/// A configured source with its key bound.
-#[derive(Debug, Clone)]
-pub struct Source {
-    /// The declaration.
-    pub spec: SourceSpec,
-    /// Its signing key, decoded from the secret.
-    pub key: SigningKey,
-}
-
-/// The configured sources, in name order. A relay has a handful, so they
-/// are a list looked up by name: a map keyed by name costs both workers
-/// its own copy of the map code.
-#[derive(Debug, Clone, Default)]
-pub struct Sources(Vec<Source>);
-
-impl Sources {
-    /// The source named `name`.
-    pub fn get(&self, name: &str) -> Option<&Source> {
-        self.0.iter().find(|s| s.spec.name == name)
-    }
-
-    /// Whether a source is named `name`.
-    pub fn contains_key(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
-    /// The names, in order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|s| s.spec.name.as_str())
-    }
-
-    /// Every source, in order.
-    pub fn values(&self) -> impl Iterator<Item = &Source> {
-        self.0.iter()
-    }
-
-    /// How many there are.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Parses `SOURCES`: a JSON object, or a JSON string holding one (so that
-/// `wrangler dev --var SOURCES:'{…}'` works).
-pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
-    const KEY: &str = "SOURCES";
-    let parsed;
-    let object = match raw {
-        Value::Object(map) => map,
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text).map_err(|e| {
-                ConfigError::new(KEY, format!("is a string but not JSON ({e}); expected a JSON object of source name to {{\"scheme\": …}}"))
-            })?;
-            match &parsed {
-                Value::Object(map) => map,
-                _ => {
-                    return Err(ConfigError::new(
-                        KEY,
-                        "must be a JSON object of source name to {\"scheme\": …}",
-                    ))
-                }
-            }
-        }
-        _ => {
-            return Err(ConfigError::new(
-                KEY,
-                "must be a JSON object of source name to {\"scheme\": …}",
-            ))
-        }
-    };
-    if object.is_empty() {
-        return Err(ConfigError::new(
-            KEY,
-            "declares no sources; add at least one",
-        ));
-    }
-    object
-        .iter()
-        .map(|(name, decl)| parse_source(name, decl))
-        .collect()
-}
-
-fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
-    let key = |field: &str| format!("SOURCES.{name}{field}");
-    let name_ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    if !name_ok {
-        return Err(ConfigError::new(
-            key(""),
-            "a source name must be 1-64 characters of a-z, 0-9, '-' or '_'",
-        ));
-    }
-    let Value::Object(fields) = decl else {
-        return Err(ConfigError::new(
-            key(""),
-            "must be an object such as {\"scheme\": \"stripe\"}",
-        ));
-    };
-    for field in fields.keys() {
-        if !["scheme", "tolerance_s", "downstream"].contains(&field.as_str()) {
-            return Err(ConfigError::new(
-                key(&format!(".{field}")),
-                "unknown field; expected scheme, tolerance_s or downstream",
-            ));
-        }
-    }
-    let scheme = scheme_of(fields, &key(".scheme"))?;
-    let tolerance_s = match fields.get("tolerance_s") {
-        None => DEFAULT_TOLERANCE_S,
-        Some(v) => v
-            .as_u64()
-            .filter(|t| (1..=86_400).contains(t))
-            .map(|t| t as u32)
-            .ok_or_else(|| {
-                ConfigError::new(
-                    key(".tolerance_s"),
-                    "must be a whole number of seconds from 1 to 86400",
-                )
-            })?,
-    };
-    let downstream = match fields.get("downstream") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(url)) if is_http_url(url) => Some(url.clone()),
-        Some(_) => {
-            return Err(ConfigError::new(
-                key(".downstream"),
-                "must be an http:// or https:// URL",
-            ))
-        }
-    };
-    Ok(SourceSpec {
-        name: name.to_string(),
-        scheme,
-        tolerance_s,
-        downstream,
-    })
-}
-
-fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Scheme, ConfigError> {
-    let expected = Scheme::ALL.map(Scheme::as_str).join(", ");
-    match fields.get("scheme") {
-        Some(Value::String(s)) => Scheme::parse(s).ok_or_else(|| {
-            ConfigError::new(
-                key,
-                format!("unknown scheme '{s}'; expected one of {expected}"),
-            )
-        }),
-        _ => Err(ConfigError::new(
-            key,
-            format!("is required; one of {expected}"),
-        )),
-    }
-}
-
-fn is_http_url(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    matches!(rest, Some(r) if !r.is_empty() && !r.starts_with('/') && !url.chars().any(char::is_whitespace))
-}
-
-/// An optional integer key within `range`; absent means `default`.
-pub fn parse_bounded(
-    env: &impl ConfigEnv,
-    key: &str,
-    default: u64,
-    range: std::ops::RangeInclusive<u64>,
-) -> Result<u64, ConfigError> {
-    let Some(value) = env.get(key) else {
-        return Ok(default);
-    };
-    let parsed = match &value {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
-    };
-    parsed.filter(|n| range.contains(n)).ok_or_else(|| {
-        ConfigError::new(
-            key,
-            format!(
-                "must be a whole number from {} to {}",
-                range.start(),
-                range.end()
-            ),
-        )
-    })
-}
-
-/// The text of a string key, if present.
-fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
-    match env.get(key)? {
-        Value::String(s) => Some(s),
-        other => Some(other.to_string()),
-    }
-}
-
-/// Downstream delivery settings, shared by the consumer and by replay.
-#[derive(Debug, Clone)]
-pub struct DeliveryConfig {
-    /// Source name to downstream URL, for sources that forward.
-    pub downstreams: BTreeMap<String, String>,
-    /// The key from `DOWNSTREAM_SIGNING_SECRET`; required when any source forwards.
-    pub signing_key: Option<SigningKey>,
-    /// `DELIVERY_TIMEOUT_MS`: per-attempt timeout.
-    pub timeout_ms: u64,
-    /// `BREAKER_FAILURE_THRESHOLD`, `BREAKER_SUCCESS_THRESHOLD`, `BREAKER_COOLDOWN_S`.
-    pub breaker: BreakerConfig,
-    /// `BREAKER_OPEN_ACTION`: `park` (default), `retry` or `dead-letter`.
-    pub breaker_open_action: BreakerOpenAction,
-    /// `DRAIN_RATE_PER_S` and `PARK_MAX_AGE`.
-    pub parking: ParkingConfig,
-}
-
-impl DeliveryConfig {
-    /// Whether events of `source` are forwarded to a downstream.
-    pub fn forwards(&self, source: &str) -> bool {
-        self.downstreams.contains_key(source)
-    }
-
-    /// Reads the delivery settings for the declared sources.
-    pub fn load(env: &impl ConfigEnv, specs: &[SourceSpec]) -> Result<DeliveryConfig, ConfigError> {
-        // Inserted one by one: `collect` into a map sorts first, and that
-        // sort is a few KB of wasm for this one type.
-        let mut downstreams = BTreeMap::new();
-        for s in specs {
-            if let Some(d) = &s.downstream {
-                downstreams.insert(s.name.clone(), d.clone());
-            }
-        }
-        let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")
-            .and_then(|s| SigningKey::from_secret(Scheme::HmacSha256, &s).ok());
-        if signing_key.is_none() && !downstreams.is_empty() {
-            let names: Vec<&str> = downstreams.keys().map(String::as_str).collect();
-            return Err(ConfigError::new(
-                "DOWNSTREAM_SIGNING_SECRET",
-                format!("is not set, but source(s) {} forward to a downstream; set it with `wrangler secret put DOWNSTREAM_SIGNING_SECRET`", names.join(", ")),
-            ));
-        }
-        let breaker_open_action = match text(env, "BREAKER_OPEN_ACTION") {
-            None => BreakerOpenAction::default(),
-            Some(raw) => BreakerOpenAction::parse(&raw).ok_or_else(|| {
-                ConfigError::new(
-                    "BREAKER_OPEN_ACTION",
-                    "must be `park`, `retry` or `dead-letter`",
-                )
-            })?,
-        };
-        Ok(DeliveryConfig {
-            downstreams,
-            signing_key,
-            timeout_ms: parse_bounded(
-                env,
-                "DELIVERY_TIMEOUT_MS",
-                DEFAULT_DELIVERY_TIMEOUT_MS,
-                100..=120_000,
-            )?,
-            breaker: BreakerConfig {
-                failure_threshold: parse_bounded(env, "BREAKER_FAILURE_THRESHOLD", 5, 1..=1000)?
-                    as u32,
-                success_threshold: parse_bounded(env, "BREAKER_SUCCESS_THRESHOLD", 1, 1..=100)?
-                    as u32,
-                cooldown_ms: parse_bounded(env, "BREAKER_COOLDOWN_S", 60, 1..=86_400)? as i64
-                    * 1000,
-            },
-            breaker_open_action,
-            parking: ParkingConfig::load(env)?,
-        })
-    }
-}
 
 /// Everything the relay worker needs, validated.
 #[derive(Debug, Clone)]
@@ -422,21 +78,12 @@ impl RelayConfig {
     }
 }
 
-/// Reads `SOURCES`, which is required.
-pub fn load_sources(env: &impl ConfigEnv) -> Result<Vec<SourceSpec>, ConfigError> {
-    let raw = env.get("SOURCES").ok_or_else(|| {
-        ConfigError::new(
-            "SOURCES",
-            "is not set; declare the sources in wrangler.toml [vars]",
-        )
-    })?;
-    parse_sources(&raw)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::breaker::{BreakerConfig, BreakerOpenAction};
+    use serde_json::{json, Value};
+    use std::collections::BTreeMap;
 
     fn env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
         pairs
@@ -494,65 +141,6 @@ mod tests {
         assert_eq!(d.breaker_open_action, BreakerOpenAction::DeadLetter);
         assert_eq!(d.downstreams["demo-standard"], "http://127.0.0.1:9/x");
         assert!(!format!("{d:?}").contains("down-secret"));
-    }
-
-    #[test]
-    fn sources_are_read_from_an_object_or_a_json_string() {
-        let object = json!({"a": {"scheme": "github"}});
-        let string = json!("{\"a\": {\"scheme\": \"github\"}}");
-        assert_eq!(
-            parse_sources(&object).unwrap(),
-            parse_sources(&string).unwrap()
-        );
-        let a = &parse_sources(&object).unwrap()[0];
-        assert_eq!(
-            (a.scheme, a.tolerance_s, a.downstream.as_deref()),
-            (Scheme::Github, 300, None)
-        );
-    }
-
-    #[test]
-    fn a_bad_source_declaration_names_its_key() {
-        let table = [
-            (json!(42), "SOURCES"),
-            (json!("not json"), "SOURCES"),
-            (json!({}), "SOURCES"),
-            (
-                json!({"Bad Name": {"scheme": "stripe"}}),
-                "SOURCES.Bad Name",
-            ),
-            (json!({"a": "stripe"}), "SOURCES.a"),
-            (json!({"a": {}}), "SOURCES.a.scheme"),
-            (json!({"a": {"scheme": "md5"}}), "SOURCES.a.scheme"),
-            (
-                json!({"a": {"scheme": "stripe", "tolerance_s": 0}}),
-                "SOURCES.a.tolerance_s",
-            ),
-            (
-                json!({"a": {"scheme": "stripe", "tolerance_s": "300"}}),
-                "SOURCES.a.tolerance_s",
-            ),
-            (
-                json!({"a": {"scheme": "stripe", "downstream": "ftp://x"}}),
-                "SOURCES.a.downstream",
-            ),
-            (
-                json!({"a": {"scheme": "stripe", "secret": "x"}}),
-                "SOURCES.a.secret",
-            ),
-        ];
-        for (raw, key) in table {
-            assert_eq!(parse_sources(&raw).unwrap_err().key, key, "{raw}");
-        }
-    }
-
-    #[test]
-    fn the_secret_name_upper_cases_and_replaces_dashes() {
-        assert_eq!(secret_name("demo-stripe"), "WEBHOOK_SECRET_DEMO_STRIPE");
-        assert_eq!(
-            secret_name("acme_billing-2"),
-            "WEBHOOK_SECRET_ACME_BILLING_2"
-        );
     }
 
     #[test]
@@ -658,7 +246,8 @@ impl DlqConfig {
 #[cfg(test)]
 mod dlq_config_tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+    use std::collections::BTreeMap;
 
     #[test]
     fn the_dlq_configuration_defaults_and_refuses_bad_values() {
