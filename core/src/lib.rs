@@ -41,6 +41,7 @@ pub mod replay_verdict;
 pub mod retry_policy;
 pub mod root_cause;
 pub mod signature;
+pub mod size;
 pub mod state;
 mod strict_json;
 pub mod triage_plan;

@@ -81,3 +81,40 @@ pub fn parse_bounded(
         )
     })
 }
+
+/// An optional duration key with a unit (`90s`, `15m`, `12h`, `30d`), in
+/// milliseconds; absent means `default_ms`. A bare number, zero or an
+/// unknown unit is refused naming `key`.
+pub fn parse_duration_key(
+    env: &impl ConfigEnv,
+    key: &str,
+    default_ms: i64,
+) -> Result<i64, ConfigError> {
+    match text(env, key) {
+        None => Ok(default_ms),
+        Some(raw) => crate::duration::parse_duration_ms(&raw)
+            .map_err(|problem| ConfigError::new(key, problem)),
+    }
+}
+
+/// An optional size key with a unit (`500MB`, `8GB`, `2GiB`), in bytes,
+/// at most `max`; absent means `default`.
+pub fn parse_size_key(
+    env: &impl ConfigEnv,
+    key: &str,
+    default: u64,
+    max: u64,
+) -> Result<u64, ConfigError> {
+    let Some(raw) = text(env, key) else {
+        return Ok(default);
+    };
+    let bytes =
+        crate::size::parse_size_bytes(&raw).map_err(|problem| ConfigError::new(key, problem))?;
+    if bytes > max {
+        return Err(ConfigError::new(
+            key,
+            format!("is {bytes} bytes, above the most allowed, {max} bytes"),
+        ));
+    }
+    Ok(bytes)
+}

@@ -5,13 +5,17 @@
 //! default. `build.rs` runs the same parsers over the committed
 //! `wrangler.toml`, so a broken demo configuration fails the build.
 
+mod alarms;
 mod delivery;
 pub mod env;
+mod lifecycle;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
+pub use alarms::{AlarmConfig, AlertUrl};
 pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
+pub use lifecycle::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use sources::{
     load_sources, parse_sources, secret_name, Source, SourceSpec, Sources, DEFAULT_TOLERANCE_S,
 };
@@ -37,6 +41,10 @@ pub struct RelayConfig {
     /// `RELAY_INTERNAL_SECRET`: proves the DLQ worker's replay calls. Without
     /// it the internal route refuses every call (and says which key).
     pub internal_key: Option<Vec<u8>>,
+    /// `EVENT_RETENTION`, `DLQ_RETENTION`, `D1_MAX_BYTES`: what the sweep keeps.
+    pub retention: RetentionConfig,
+    /// `ALERT_*`: the watchdog's thresholds and receiver.
+    pub alarms: AlarmConfig,
 }
 
 impl RelayConfig {
@@ -74,6 +82,8 @@ impl RelayConfig {
             internal_key: text(env, crate::internal_token::SECRET_NAME)
                 .filter(|s| !s.is_empty())
                 .map(String::into_bytes),
+            retention: RetentionConfig::load(env)?,
+            alarms: AlarmConfig::load(env)?,
         })
     }
 }
@@ -154,6 +164,8 @@ mod tests {
         assert_eq!(cfg.delivery.breaker_open_action, BreakerOpenAction::Park);
         assert_eq!(cfg.delivery.parking.drain_rate_per_s, 10.0);
         assert_eq!(cfg.delivery.parking.max_age_ms, 72 * 3_600_000);
+        assert_eq!(cfg.retention, RetentionConfig::default());
+        assert_eq!(cfg.alarms, AlarmConfig::default());
         assert_eq!(
             cfg.sources.get("demo-standard").unwrap().spec.tolerance_s,
             60
@@ -192,6 +204,14 @@ mod tests {
             ("PARK_MAX_AGE", json!("72")),
             ("PARK_MAX_AGE", json!("0h")),
             ("PARK_MAX_AGE", json!("3 weeks")),
+            ("EVENT_RETENTION", json!("30")),
+            ("DLQ_RETENTION", json!("-90d")),
+            ("D1_MAX_BYTES", json!("8")),
+            ("ALERT_DLQ_OLDEST", json!("1")),
+            ("ALERT_DLQ_INGRESS_PER_HOUR", json!("lots")),
+            ("ALERT_BREAKER_OPEN", json!("10")),
+            ("ALERT_PARKED_OLDEST", json!("half an hour")),
+            ("ALERT_WEBHOOK_URL", json!("not a url")),
         ];
         for (key, value) in table {
             let mut e = demo_env();
@@ -225,6 +245,10 @@ pub struct DlqConfig {
     pub retry_delay_s: u32,
     /// Failed replays before an entry becomes `poisoned` (`MAX_REPLAY_ATTEMPTS`).
     pub max_replay_attempts: u32,
+    /// `EVENT_RETENTION`, `DLQ_RETENTION`, `D1_MAX_BYTES`, for the stats
+    /// (the size cap and the effective dedupe window) and the audit route
+    /// (how far back D1 holds it).
+    pub retention: RetentionConfig,
 }
 
 impl DlqConfig {
@@ -239,6 +263,7 @@ impl DlqConfig {
             )?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,
             max_replay_attempts: parse_bounded(env, "MAX_REPLAY_ATTEMPTS", 5, 1..=100)? as u32,
+            retention: RetentionConfig::load(env)?,
         })
     }
 }
@@ -257,7 +282,8 @@ mod dlq_config_tests {
             DlqConfig {
                 capacity: 10_000,
                 retry_delay_s: 30,
-                max_replay_attempts: 5
+                max_replay_attempts: 5,
+                retention: RetentionConfig::default(),
             }
         );
         for (key, value) in [
@@ -265,6 +291,8 @@ mod dlq_config_tests {
             ("DLQ_CAPACITY", json!("lots")),
             ("DLQ_RETRY_DELAY_S", json!("43201")),
             ("MAX_REPLAY_ATTEMPTS", json!("0")),
+            ("EVENT_RETENTION", json!("30")),
+            ("D1_MAX_BYTES", json!("20GB")),
         ] {
             let env: BTreeMap<String, Value> = [(key.to_string(), value)].into_iter().collect();
             assert_eq!(DlqConfig::load(&env).unwrap_err().key, key);

@@ -18,6 +18,9 @@ pub struct SourceSpec {
     pub tolerance_s: u32,
     /// Where ingested events are forwarded, if anywhere.
     pub downstream: Option<String>,
+    /// `expect_every`: the `source_silent` alarm fires when nothing arrived
+    /// from this source for this long (milliseconds); `None` never alarms.
+    pub expect_every_ms: Option<i64>,
 }
 
 impl SourceSpec {
@@ -143,10 +146,10 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         ));
     };
     for field in fields.keys() {
-        if !["scheme", "tolerance_s", "downstream"].contains(&field.as_str()) {
+        if !["scheme", "tolerance_s", "downstream", "expect_every"].contains(&field.as_str()) {
             return Err(ConfigError::new(
                 key(&format!(".{field}")),
-                "unknown field; expected scheme, tolerance_s or downstream",
+                "unknown field; expected scheme, tolerance_s, downstream or expect_every",
             ));
         }
     }
@@ -179,7 +182,26 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         scheme,
         tolerance_s,
         downstream,
+        expect_every_ms: expect_every_of(fields, &key(".expect_every"))?,
     })
+}
+
+/// `expect_every`, a duration with a unit such as `6h`; absent or null is
+/// no expectation.
+fn expect_every_of(
+    fields: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<Option<i64>, ConfigError> {
+    match fields.get("expect_every") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(raw)) => crate::duration::parse_duration_ms(raw)
+            .map(Some)
+            .map_err(|problem| ConfigError::new(key, problem)),
+        Some(_) => Err(ConfigError::new(
+            key,
+            "must be a duration string with a unit, e.g. \"6h\" or \"30m\"",
+        )),
+    }
 }
 
 fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Scheme, ConfigError> {
@@ -198,7 +220,7 @@ fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Schem
     }
 }
 
-fn is_http_url(url: &str) -> bool {
+pub(super) fn is_http_url(url: &str) -> bool {
     let rest = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"));
@@ -265,6 +287,18 @@ mod tests {
                 json!({"a": {"scheme": "stripe", "secret": "x"}}),
                 "SOURCES.a.secret",
             ),
+            (
+                json!({"a": {"scheme": "stripe", "expect_every": "6"}}),
+                "SOURCES.a.expect_every",
+            ),
+            (
+                json!({"a": {"scheme": "stripe", "expect_every": 3600}}),
+                "SOURCES.a.expect_every",
+            ),
+            (
+                json!({"a": {"scheme": "stripe", "expect_every": "0m"}}),
+                "SOURCES.a.expect_every",
+            ),
         ];
         for (raw, key) in table {
             assert_eq!(parse_sources(&raw).unwrap_err().key, key, "{raw}");
@@ -278,5 +312,19 @@ mod tests {
             secret_name("acme_billing-2"),
             "WEBHOOK_SECRET_ACME_BILLING_2"
         );
+    }
+
+    #[test]
+    fn expect_every_is_an_optional_duration_per_source() {
+        let specs = parse_sources(&json!({
+            "quiet": {"scheme": "github", "expect_every": "6h"},
+            "loud": {"scheme": "github"},
+            "nulled": {"scheme": "github", "expect_every": null}
+        }))
+        .unwrap();
+        let by_name = |n: &str| specs.iter().find(|s| s.name == n).unwrap().expect_every_ms;
+        assert_eq!(by_name("quiet"), Some(21_600_000));
+        assert_eq!(by_name("loud"), None);
+        assert_eq!(by_name("nulled"), None);
     }
 }
