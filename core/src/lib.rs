@@ -6,6 +6,7 @@
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
 pub mod admin_query;
+pub mod alarms;
 pub mod base64;
 pub mod breaker;
 pub mod calendar;
@@ -45,6 +46,7 @@ pub mod size;
 pub mod state;
 mod strict_json;
 pub mod triage_plan;
+pub mod utc;
 pub mod vec_map;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.

@@ -3,6 +3,8 @@
 //! `parse`, so renaming a state breaks the build at every use instead of
 //! silently mismatching a string somewhere.
 
+mod alarm;
+mod archive;
 mod audit_action;
 mod delivery_status;
 mod downstream_result;
@@ -13,6 +15,8 @@ mod job_status;
 mod replay_outcome;
 mod store_outcome;
 
+pub use alarm::{AlarmKind, AlarmState};
+pub use archive::{ArchiveTable, TombstoneCause};
 pub use audit_action::AuditAction;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobEntryOutcome, JobStatus};
