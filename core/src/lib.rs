@@ -39,6 +39,7 @@ pub mod redact;
 pub mod replay_call;
 pub mod replay_plan;
 pub mod replay_verdict;
+pub mod retention;
 pub mod retry_policy;
 pub mod root_cause;
 pub mod signature;

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// The R2 key of the alarm's state.
-pub const OBJECT_KEY: &str = "alarms/dlq_cannot_store.json";
+pub const OBJECT_KEY: &str = "state/dlq_cannot_store.json";
 /// How long one sender may hold the right to POST before another may.
 pub const SEND_LEASE_MS: i64 = 60_000;
 /// How long without a reported failure, with D1 answering, before the
