@@ -1,7 +1,7 @@
 //! Sweep planning: what one bounded run archives and deletes, chunk by
 //! chunk, and whether work is left for the next run.
 //!
-//! The glue drives a [`SweepRun`]: `next()` answers a [`Step`]; for
+//! The glue drives a [`SweepRun`]: `next_step()` answers a [`Step`]; for
 //! `Read(query)` the glue reads candidate rows (ids, times, states; no
 //! bodies) ordered oldest first, and `select` picks the [`Chunk`] to move;
 //! the glue then writes the chunk to the journal (`sweep_state.journal`),
@@ -223,7 +223,7 @@ impl SweepRun {
     }
 
     /// What to do next.
-    pub fn next(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Step {
         if let Some(mut chunk) = self.journal.take() {
             // A redo finishes old work; it says nothing about what is left.
             chunk.exhausted = false;
@@ -286,7 +286,10 @@ impl SweepRun {
                 at: c.at,
             });
         }
-        (!rows.is_empty()).then(|| Chunk {
+        if rows.is_empty() {
+            return None;
+        }
+        Some(Chunk {
             table: q.table,
             rule: q.rule,
             rows,

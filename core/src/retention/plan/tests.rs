@@ -30,7 +30,7 @@ fn ids(chunk: &Option<Chunk>) -> Vec<&str> {
 }
 
 fn read(run: &mut SweepRun) -> ChunkQuery {
-    match run.next() {
+    match run.next_step() {
         Step::Read(q) => q,
         other => panic!("expected a read, got {other:?}"),
     }
@@ -73,7 +73,10 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
     let chunk = run.select(&q, &candidates).unwrap();
     assert_eq!(chunk.rows[0].id, "today");
     // As if more candidates had been left behind it.
-    let chunk = Chunk { exhausted: false, ..chunk };
+    let chunk = Chunk {
+        exhausted: false,
+        ..chunk
+    };
     run.done(
         &chunk,
         &Written {
@@ -83,7 +86,7 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
         },
     );
     assert_eq!(
-        run.next(),
+        run.next_step(),
         Step::Read(ChunkQuery {
             rule: Rule::Age,
             before: NOW - 30 * DAY,
@@ -123,7 +126,7 @@ fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
 /// Answers every read with nothing until the run finishes.
 fn drain(run: &mut SweepRun) -> Step {
     loop {
-        match run.next() {
+        match run.next_step() {
             Step::Read(q) => run.nothing(&q),
             other => return other,
         }
@@ -204,7 +207,7 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
 fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
     let mut run = SweepRun::start(NOW, cfg(), 0, None, 1_000);
     let mut visited = Vec::new();
-    while let Step::Read(q) = run.next() {
+    while let Step::Read(q) = run.next_step() {
         visited.push(q.table);
         if q.table == ArchiveTable::DeadLetters {
             let c = Candidate {
@@ -228,7 +231,7 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
     let mut run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
     let mut chunks = 0;
     let report = loop {
-        match run.next() {
+        match run.next_step() {
             Step::Read(q) => {
                 let full: Vec<Candidate> = (0..q.limit)
                     .map(|i| Candidate {
@@ -285,7 +288,7 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
     let stored = serde_json::to_string(&chunk).unwrap();
     let journal: Chunk = serde_json::from_str(&stored).unwrap();
     let mut run = SweepRun::start(NOW, cfg(), 0, Some(journal), DEFAULT_SUBREQUEST_BUDGET);
-    let Step::Redo(redo) = run.next() else {
+    let Step::Redo(redo) = run.next_step() else {
         panic!("the journal comes first")
     };
     assert_eq!(redo.keys(), chunk.keys());
