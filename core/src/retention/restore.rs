@@ -104,9 +104,16 @@ pub fn plan_restore(
     Ok(RestorePlan { status, key })
 }
 
-/// The row to put back: the archived line whose `id` is `id`, with its
-/// status set to the plan's. The object must hold exactly that entry.
-pub fn restored_row(plan: &RestorePlan, id: &str, object_text: &str) -> Result<Row, String> {
+/// The row to put back at `now`: the archived line whose `id` is `id`, with
+/// its status set to the plan's, and `resolved_at` set to `now` for a
+/// resolved status (cleared for `pending`), so `DLQ_RETENTION` counts from
+/// the restore and the next sweep does not take it straight back.
+pub fn restored_row(
+    plan: &RestorePlan,
+    id: &str,
+    object_text: &str,
+    now: UnixMillis,
+) -> Result<Row, String> {
     let mut rows = decode_rows(object_text)?;
     let at = rows
         .iter()
@@ -119,6 +126,8 @@ pub fn restored_row(plan: &RestorePlan, id: &str, object_text: &str) -> Result<R
         ));
     }
     row.insert("status".into(), Value::from(plan.status.as_str()));
+    let resolved_at = (plan.status != EntryStatus::Pending).then_some(now);
+    row.insert("resolved_at".into(), Value::from(resolved_at));
     Ok(row)
 }
 

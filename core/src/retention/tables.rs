@@ -9,7 +9,7 @@
 //! | `dead_letters` | `DLQ_RETENTION` | `resolved_at` | `replayed`, `poisoned`, `archived`, `discarded` (never `pending`) |
 //! | `replay_audit` | `DLQ_RETENTION` | `at` | always |
 //! | `jobs` (+ `job_entries`) | `DLQ_RETENTION` | `finished_at` | `completed`, `aborted`, `cancelled` |
-//! | `dead_letter_tombstones` | `DLQ_RETENTION` | `at` | always (the archive keeps the object) |
+//! | `dead_letter_tombstones` | `DLQ_RETENTION` | `evicted_at` (when it left D1) | always (the archive keeps the object) |
 //! | `drains` | `EVENT_RETENTION` | `updated_at` | no event is parked for its destination |
 //! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved`, and its alert delivered |
 
@@ -87,7 +87,7 @@ pub fn age_rules(cfg: &RetentionConfig) -> [AgeRule; 9] {
         rule(ArchiveTable::DeadLetters, "resolved_at", dlq),
         rule(ArchiveTable::Audit, "at", dlq),
         rule(ArchiveTable::Jobs, "finished_at", dlq),
-        rule(ArchiveTable::Tombstones, "at", dlq),
+        rule(ArchiveTable::Tombstones, "evicted_at", dlq),
         rule(ArchiveTable::Drains, "updated_at", ev),
         rule(ArchiveTable::Alarms, "resolved_at", dlq),
     ]

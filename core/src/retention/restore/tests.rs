@@ -72,10 +72,10 @@ fn the_capacity_refusal_names_the_capacity() {
 
 #[test]
 fn the_restored_row_is_the_archived_one_with_its_new_status() {
-    let original = json!({"id": "dlq_1", "status": "pending", "content_hash": "h", "envelope": "{\"a\":1}", "created_at": 1});
+    let original = json!({"id": "dlq_1", "status": "pending", "content_hash": "h", "envelope": "{\"a\":1}", "created_at": 1, "resolved_at": null});
     let text = encode_rows(&[original.as_object().unwrap().clone()]);
     let plan = plan_restore(&tomb(TombstoneCause::Evicted, None, Some(KEY)), 0, 10).unwrap();
-    let row = restored_row(&plan, "dlq_1", &text).unwrap();
+    let row = restored_row(&plan, "dlq_1", &text, 50).unwrap();
     assert_eq!(
         serde_json::Value::Object(row),
         original,
@@ -85,16 +85,17 @@ fn the_restored_row_is_the_archived_one_with_its_new_status() {
         status: EntryStatus::Archived,
         key: KEY.into(),
     };
+    let back = restored_row(&swept, "dlq_1", &text, 50).unwrap();
     assert_eq!(
-        restored_row(&swept, "dlq_1", &text).unwrap()["status"],
-        "archived"
+        (back["status"].as_str(), back["resolved_at"].as_i64()),
+        (Some("archived"), Some(50))
     );
-    assert!(restored_row(&plan, "dlq_2", &text)
+    assert!(restored_row(&plan, "dlq_2", &text, 50)
         .unwrap_err()
         .contains("no entry dlq_2"));
-    assert!(restored_row(&plan, "dlq_1", "not json").is_err());
+    assert!(restored_row(&plan, "dlq_1", "not json", 50).is_err());
     let discarded = text.replace("\"pending\"", "\"discarded\"");
-    assert!(restored_row(&plan, "dlq_1", &discarded).is_err());
+    assert!(restored_row(&plan, "dlq_1", &discarded, 50).is_err());
 }
 
 #[test]
