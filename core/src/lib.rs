@@ -31,6 +31,7 @@ pub mod ingest_batch;
 pub mod internal_token;
 pub mod jobs;
 pub mod jwt;
+pub mod maintenance_schedule;
 pub mod metrics;
 pub mod parking;
 pub mod poison_handoff;
