@@ -106,15 +106,9 @@ impl AlarmConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
-    use std::collections::BTreeMap;
+    use serde_json::json;
 
-    fn env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
+    use crate::config::env::test_env as env;
 
     #[test]
     fn the_defaults_match_the_design() {

@@ -118,3 +118,12 @@ pub fn parse_size_key(
     }
     Ok(bytes)
 }
+
+/// A configuration from `(key, value)` pairs, for the settings' tests.
+#[cfg(test)]
+pub(crate) fn test_env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}

@@ -61,15 +61,9 @@ impl RetentionConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
-    use std::collections::BTreeMap;
+    use serde_json::json;
 
-    fn env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
+    use crate::config::env::test_env as env;
 
     #[test]
     fn the_defaults_are_thirty_days_ninety_days_and_eight_gigabytes() {

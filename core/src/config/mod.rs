@@ -95,12 +95,7 @@ mod tests {
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
 
-    fn env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
+    use crate::config::env::test_env as env;
 
     fn demo_env() -> BTreeMap<String, Value> {
         env(&[
