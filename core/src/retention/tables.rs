@@ -140,62 +140,35 @@ mod tests {
 
     #[test]
     fn nothing_in_use_is_ever_eligible() {
+        use DeliveryStatus as D;
+        use EntryStatus as E;
+        let events = [
+            (D::Delivered, true),
+            (D::None, true),
+            (D::Failed, true),
+            (D::Pending, false),
+            (D::Delivering, false),
+            (D::Parked, false),
+        ];
+        for (s, want) in events {
+            let got = eligible(ArchiveTable::Events, RowState::Delivery(s), false);
+            assert_eq!(got, want, "event {s}");
+        }
+        let entries = [
+            (E::Pending, false),
+            (E::Archived, true),
+            (E::Discarded, true),
+        ];
+        for (s, want) in entries {
+            let got = eligible(ArchiveTable::DeadLetters, RowState::Entry(s), false);
+            assert_eq!(got, want, "entry {s}");
+        }
+    }
+
+    #[test]
+    fn unfinished_jobs_firing_alarms_held_rows_and_mismatched_states_stay() {
         use ArchiveTable as T;
-        let table: [(T, RowState, bool, bool); 16] = [
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::Delivered),
-                false,
-                true,
-            ),
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::None),
-                false,
-                true,
-            ),
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::Failed),
-                false,
-                true,
-            ),
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::Pending),
-                false,
-                false,
-            ),
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::Delivering),
-                false,
-                false,
-            ),
-            (
-                T::Events,
-                RowState::Delivery(DeliveryStatus::Parked),
-                false,
-                false,
-            ),
-            (
-                T::DeadLetters,
-                RowState::Entry(EntryStatus::Pending),
-                false,
-                false,
-            ),
-            (
-                T::DeadLetters,
-                RowState::Entry(EntryStatus::Archived),
-                false,
-                true,
-            ),
-            (
-                T::DeadLetters,
-                RowState::Entry(EntryStatus::Discarded),
-                false,
-                true,
-            ),
+        let table = [
             (T::Jobs, RowState::Job(JobStatus::Running), false, false),
             (T::Jobs, RowState::Job(JobStatus::Paused), false, false),
             (T::Jobs, RowState::Job(JobStatus::Completed), false, true),
@@ -210,6 +183,12 @@ mod tests {
                 RowState::Alarm(AlarmState::Resolved, false),
                 false,
                 false,
+            ),
+            (
+                T::Alarms,
+                RowState::Alarm(AlarmState::Resolved, true),
+                false,
+                true,
             ),
             (T::Payloads, RowState::Plain, true, false),
             (T::Events, RowState::Plain, false, false),

@@ -174,6 +174,19 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
         .iter()
         .all(|g| g.len() <= MAX_IDS_PER_STATEMENT));
     assert_eq!(c.id_groups().len(), 5);
+}
+
+#[test]
+fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
+    let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = ChunkQuery {
+        table: ArchiveTable::Events,
+        rule: Rule::Age,
+        column: "ingested_at",
+        before: NOW + 1,
+        limit: EVENT_CHUNK_ROWS,
+    };
+    let midnight = NOW - NOW.rem_euclid(DAY);
     let big: Vec<Candidate> = (0..3)
         .map(|i| Candidate {
             id: format!("b{i}"),
@@ -187,20 +200,8 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
         bytes: 2 * MAX_CHUNK_BYTES,
         ..event("huge", 0, DeliveryStatus::Delivered)
     }];
-    assert_eq!(
-        run.select(
-            &ChunkQuery {
-                before: NOW + 1,
-                ..q
-            },
-            &huge
-        )
-        .unwrap()
-        .rows
-        .len(),
-        1,
-        "the first row always fits"
-    );
+    let first = run.select(&q, &huge).unwrap();
+    assert_eq!(first.rows.len(), 1, "the first row always fits");
 }
 
 #[test]
