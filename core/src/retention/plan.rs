@@ -30,7 +30,7 @@
 use super::archive_key::ArchiveKey;
 use super::tables::{age_rules, eligible, linked, AgeRule, RowState};
 use crate::config::RetentionConfig;
-use crate::state::ArchiveTable;
+use crate::state::{ArchiveTable, SweepRule};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 
@@ -51,16 +51,6 @@ pub const DEFAULT_SUBREQUEST_BUDGET: u32 = 40;
 pub const CALLS_PER_CHUNK: u32 = 4;
 const DAY_MS: i64 = 86_400_000;
 
-/// Why a chunk's rows were chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rule {
-    /// Older than their table's retention.
-    Age,
-    /// D1 above `D1_MAX_BYTES`: the oldest sweepable events, any age.
-    Size,
-}
-
 /// What the glue reads next: candidates of `table` with `column < before`,
 /// in the table's sweepable states, oldest first, at most `limit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +58,7 @@ pub struct ChunkQuery {
     /// The table.
     pub table: ArchiveTable,
     /// Age or size.
-    pub rule: Rule,
+    pub rule: SweepRule,
     /// The time column to compare and order by.
     pub column: &'static str,
     /// Only rows strictly before this.
@@ -108,7 +98,7 @@ pub struct Chunk {
     /// Their table.
     pub table: ArchiveTable,
     /// Why they go.
-    pub rule: Rule,
+    pub rule: SweepRule,
     /// Oldest first, one UTC day.
     pub rows: Vec<ChunkRow>,
     /// No more candidates were left behind this chunk in its table.
@@ -245,7 +235,11 @@ impl SweepRun {
             rule.table == ArchiveTable::Events && above_cap && !self.report.size_unresponsive;
         ChunkQuery {
             table: rule.table,
-            rule: if by_size { Rule::Size } else { Rule::Age },
+            rule: if by_size {
+                SweepRule::Size
+            } else {
+                SweepRule::Age
+            },
             column: rule.column,
             before: if by_size {
                 self.now + 1
@@ -315,7 +309,7 @@ impl SweepRun {
                 None => self.report.archived.push((*table, *n)),
             }
         }
-        if chunk.rule == Rule::Size {
+        if chunk.rule == SweepRule::Size {
             let newest = chunk.rows.iter().map(|r| r.at).max();
             self.report.size_swept_through = self.report.size_swept_through.max(newest);
             self.report.size_unresponsive = written.size_after >= self.report.size_bytes;

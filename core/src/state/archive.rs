@@ -42,6 +42,16 @@ named_states! {
     }
 }
 
+named_states! {
+    /// Why the sweep moved a chunk (kept in `sweep_state.journal`).
+    pub enum SweepRule ("sweep rule") {
+        /// Older than the table's retention.
+        Age = "age",
+        /// D1 above `D1_MAX_BYTES`: the oldest sweepable events, any age.
+        Size = "size",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +63,9 @@ mod tests {
         }
         for c in TombstoneCause::ALL {
             assert_eq!(TombstoneCause::parse(c.as_str()), Ok(*c));
+        }
+        for r in SweepRule::ALL {
+            assert_eq!(SweepRule::parse(r.as_str()), Ok(*r));
         }
         assert!(ArchiveTable::parse("sqlite_master").is_err());
     }

@@ -16,7 +16,7 @@ mod replay_outcome;
 mod store_outcome;
 
 pub use alarm::{AlarmKind, AlarmState};
-pub use archive::{ArchiveTable, TombstoneCause};
+pub use archive::{ArchiveTable, SweepRule, TombstoneCause};
 pub use audit_action::AuditAction;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobEntryOutcome, JobStatus};

@@ -42,7 +42,7 @@ fn the_age_rule_takes_old_sweepable_events_and_never_parked_pending_or_in_flight
     let q = read(&mut run);
     assert_eq!(
         (q.table, q.rule, q.before),
-        (ArchiveTable::Events, Rule::Age, NOW - 30 * DAY)
+        (ArchiveTable::Events, SweepRule::Age, NOW - 30 * DAY)
     );
     let candidates = [
         event("parked", 40, DeliveryStatus::Parked),
@@ -65,7 +65,7 @@ fn the_age_rule_takes_old_sweepable_events_and_never_parked_pending_or_in_flight
 fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
     let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = read(&mut run);
-    assert_eq!((q.rule, q.before), (Rule::Size, NOW + 1));
+    assert_eq!((q.rule, q.before), (SweepRule::Size, NOW + 1));
     let candidates = [
         event("pending", 0, DeliveryStatus::Pending),
         event("today", 0, DeliveryStatus::Delivered),
@@ -88,7 +88,7 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
     assert_eq!(
         run.next_step(),
         Step::Read(ChunkQuery {
-            rule: Rule::Age,
+            rule: SweepRule::Age,
             before: NOW - 30 * DAY,
             ..q
         }),
@@ -115,7 +115,7 @@ fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
             size_after: 5_000,
         },
     );
-    assert_eq!(read(&mut run).rule, Rule::Age);
+    assert_eq!(read(&mut run).rule, SweepRule::Age);
     let Step::Finished(report) = drain(&mut run) else {
         unreachable!()
     };
@@ -138,7 +138,7 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = ChunkQuery {
         table: ArchiveTable::Events,
-        rule: Rule::Age,
+        rule: SweepRule::Age,
         column: "ingested_at",
         before: NOW,
         limit: EVENT_CHUNK_ROWS,
@@ -181,7 +181,7 @@ fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = ChunkQuery {
         table: ArchiveTable::Events,
-        rule: Rule::Age,
+        rule: SweepRule::Age,
         column: "ingested_at",
         before: NOW + 1,
         limit: EVENT_CHUNK_ROWS,
@@ -273,7 +273,7 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
 fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
     let chunk = Chunk {
         table: ArchiveTable::Events,
-        rule: Rule::Age,
+        rule: SweepRule::Age,
         rows: vec![
             ChunkRow {
                 id: "evt_a".into(),
@@ -322,7 +322,7 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
 fn dead_letter_chunks_write_one_object_per_entry() {
     let chunk = Chunk {
         table: ArchiveTable::DeadLetters,
-        rule: Rule::Age,
+        rule: SweepRule::Age,
         rows: vec![
             ChunkRow {
                 id: "dlq_1".into(),
