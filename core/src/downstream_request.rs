@@ -17,13 +17,27 @@ pub fn signed_headers(
     now_s: i64,
     body: &[u8],
 ) -> Vec<(&'static str, String)> {
-    vec![
+    let mut headers = signature_headers(event_id, key, now_s, body).to_vec();
+    headers.push(("x-hookrelay-source", source.to_string()));
+    headers.push(("x-idempotency-key", idempotency_key.to_string()));
+    headers
+}
+
+/// The headers that make any hookrelay POST verifiable as the generic
+/// `hmac-sha256` scheme: a JSON content type, `X-Operation-Id` for the
+/// receiver's dedupe, `X-Timestamp` and `X-Signature` over `{ts}.{body}`.
+/// Deliveries and alerts both use it, so a receiver verifies both alike.
+pub fn signature_headers(
+    operation_id: &str,
+    key: &SigningKey,
+    now_s: i64,
+    body: &[u8],
+) -> [(&'static str, String); 4] {
+    [
         ("content-type", "application/json".to_string()),
-        ("x-operation-id", event_id.to_string()),
+        ("x-operation-id", operation_id.to_string()),
         ("x-timestamp", now_s.to_string()),
         ("x-signature", sign_hmac_sha256(key, now_s, body)),
-        ("x-hookrelay-source", source.to_string()),
-        ("x-idempotency-key", idempotency_key.to_string()),
     ]
 }
 

@@ -6,6 +6,7 @@
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
 pub mod admin_query;
+pub mod alarms;
 pub mod base64;
 pub mod breaker;
 pub mod calendar;
@@ -29,6 +30,7 @@ pub mod ingest_batch;
 pub mod internal_token;
 pub mod jobs;
 pub mod jwt;
+pub mod maintenance_schedule;
 pub mod metrics;
 pub mod pacing;
 pub mod parking;
@@ -38,12 +40,15 @@ pub mod redact;
 pub mod replay_call;
 pub mod replay_plan;
 pub mod replay_verdict;
+pub mod retention;
 pub mod retry_policy;
 pub mod root_cause;
 pub mod signature;
+pub mod size;
 pub mod state;
 mod strict_json;
 pub mod triage_plan;
+pub mod utc;
 pub mod vec_map;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.

@@ -1,16 +1,8 @@
 //! `DRAIN_RATE_PER_S` and `PARK_MAX_AGE`, part of the delivery settings
 //! (`crate::config::DeliveryConfig::parking`).
 
-use crate::config::{ConfigEnv, ConfigError};
+use crate::config::env::{text, ConfigEnv, ConfigError};
 use serde_json::Value;
-
-/// The text of a string key, if present.
-fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
-    match env.get(key)? {
-        Value::String(s) => Some(s),
-        other => Some(other.to_string()),
-    }
-}
 
 /// Default `DRAIN_RATE_PER_S`: parked events delivered per second per destination.
 pub const DEFAULT_DRAIN_RATE_PER_S: f64 = 10.0;

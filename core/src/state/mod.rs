@@ -3,6 +3,8 @@
 //! `parse`, so renaming a state breaks the build at every use instead of
 //! silently mismatching a string somewhere.
 
+mod alarm;
+mod archive;
 mod audit_action;
 mod breaker_state_name;
 mod delivery_status;
@@ -14,6 +16,8 @@ mod job_status;
 mod replay_outcome;
 mod store_outcome;
 
+pub use alarm::{AlarmKind, AlarmState};
+pub use archive::{ArchiveTable, SweepRule, TombstoneCause};
 pub use audit_action::AuditAction;
 pub use breaker_state_name::BreakerStateName;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};

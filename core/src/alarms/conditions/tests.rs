@@ -1,0 +1,187 @@
+use super::*;
+
+const NOW: UnixMillis = 1_800_000_000_000;
+const MIN: i64 = 60_000;
+
+fn ids(f: &Figures) -> Vec<String> {
+    evaluate(f, &AlarmConfig::default(), NOW)
+        .iter()
+        .map(|c| c.id.to_string())
+        .collect()
+}
+
+fn dlq(pending: u64, oldest_age_ms: Option<i64>, ingress: u64, evicted: u64) -> Figures {
+    Figures {
+        dlq: DlqFigures {
+            pending,
+            capacity: 100,
+            oldest_pending: oldest_age_ms.map(|a| ("dlq_a".to_string(), NOW - a)),
+            ingress_last_hour: ingress,
+            dominant_code: Some(("UPSTREAM_5XX".into(), ingress)),
+            evicted_last_hour: evicted,
+        },
+        ..Figures::default()
+    }
+}
+
+#[test]
+fn dead_letter_conditions_fire_past_their_thresholds_only() {
+    let table: [(Figures, &[&str]); 8] = [
+        (dlq(0, None, 0, 0), &[]),
+        (dlq(1, Some(60 * MIN), 0, 0), &[]),
+        (dlq(1, Some(60 * MIN + 1), 0, 0), &["dlq_oldest:dlq"]),
+        (dlq(10, Some(1), 10, 0), &[]),
+        (dlq(11, Some(1), 11, 0), &["dlq_ingress:dlq"]),
+        (dlq(89, Some(1), 0, 0), &[]),
+        (dlq(90, Some(1), 0, 0), &["dlq_capacity:dlq"]),
+        (dlq(1, Some(1), 0, 1), &["dlq_capacity:dlq"]),
+    ];
+    for (figures, want) in table {
+        assert_eq!(ids(&figures), want, "{:?}", figures.dlq);
+    }
+}
+
+#[test]
+fn the_detail_carries_what_to_act_on() {
+    let c = evaluate(
+        &dlq(95, Some(2 * 3_600_000), 40, 3),
+        &AlarmConfig::default(),
+        NOW,
+    );
+    let oldest = c
+        .iter()
+        .find(|c| c.id.kind == AlarmKind::DlqOldest)
+        .unwrap();
+    assert_eq!(oldest.detail["oldest_id"], "dlq_a");
+    assert_eq!(oldest.detail["threshold_ms"], 3_600_000);
+    assert_eq!(oldest.detail["dominant_code"]["code"], "UPSTREAM_5XX");
+    let cap = c
+        .iter()
+        .find(|c| c.id.kind == AlarmKind::DlqCapacity)
+        .unwrap();
+    assert_eq!(
+        (
+            cap.detail["pending"].as_u64(),
+            cap.detail["capacity"].as_u64()
+        ),
+        (Some(95), Some(100))
+    );
+    assert_eq!(cap.detail["evicted_last_hour"], 3);
+    assert!(c.iter().all(|c| c.detail.is_object()));
+}
+
+fn breaker(state: &'static str, left_closed_ago: Option<i64>) -> Figures {
+    Figures {
+        breakers: vec![BreakerFigure {
+            destination: "https://down.example/hook".into(),
+            state,
+            left_closed_at: left_closed_ago.map(|a| NOW - a),
+            cause: Some("UPSTREAM_5XX".into()),
+        }],
+        ..Figures::default()
+    }
+}
+
+#[test]
+fn a_breaker_alarms_on_time_since_it_was_last_closed_whatever_its_cycles() {
+    // A breaker cycling OPEN -> HALF_OPEN -> OPEN keeps its left_closed_at,
+    // so HALF_OPEN past the threshold alarms too; CLOSED never does.
+    let table = [
+        (breaker("CLOSED", None), false),
+        (breaker("OPEN", Some(10 * MIN)), false),
+        (breaker("OPEN", Some(10 * MIN + 1)), true),
+        (breaker("HALF_OPEN", Some(11 * MIN)), true),
+    ];
+    for (figures, fires) in table {
+        let got = ids(&figures);
+        assert_eq!(got.len() == 1, fires, "{:?}", figures.breakers);
+        if fires {
+            assert_eq!(got[0], "breaker_open:https://down.example/hook");
+        }
+    }
+}
+
+#[test]
+fn parked_and_silent_and_storage_conditions_have_one_alarm_per_subject() {
+    let f = Figures {
+        parked: vec![
+            ParkedFigure {
+                destination: "https://a".into(),
+                count: 3,
+                oldest: ("evt_1".into(), NOW - 31 * MIN),
+            },
+            ParkedFigure {
+                destination: "https://b".into(),
+                count: 1,
+                oldest: ("evt_2".into(), NOW - 29 * MIN),
+            },
+        ],
+        sources: vec![
+            SourceFigure {
+                source: "quiet".into(),
+                expect_every_ms: 60 * MIN,
+                last_received_at: Some(NOW - 61 * MIN),
+                watched_since: 0,
+            },
+            SourceFigure {
+                source: "busy".into(),
+                expect_every_ms: 60 * MIN,
+                last_received_at: Some(NOW - MIN),
+                watched_since: 0,
+            },
+            SourceFigure {
+                source: "never".into(),
+                expect_every_ms: 60 * MIN,
+                last_received_at: None,
+                watched_since: NOW - 2 * 60 * MIN,
+            },
+            SourceFigure {
+                source: "new".into(),
+                expect_every_ms: 60 * MIN,
+                last_received_at: None,
+                watched_since: NOW - MIN,
+            },
+        ],
+        storage: Some(StorageFigure {
+            size_bytes: 50,
+            cap_bytes: 100,
+            effective_window_ms: 10,
+            event_retention_ms: 10,
+        }),
+        ..Figures::default()
+    };
+    assert_eq!(
+        ids(&f),
+        [
+            "parked_oldest:https://a",
+            "source_silent:never",
+            "source_silent:quiet"
+        ]
+    );
+}
+
+#[test]
+fn storage_fires_near_the_cap_or_when_the_cap_shortened_the_dedupe_window() {
+    let s = |size, window| Figures {
+        storage: Some(StorageFigure {
+            size_bytes: size,
+            cap_bytes: 1000,
+            effective_window_ms: window,
+            event_retention_ms: 100,
+        }),
+        ..Figures::default()
+    };
+    let table = [
+        (899, 100, false),
+        (900, 100, true),
+        (10, 99, true),
+        (10, 100, false),
+    ];
+    for (size, window, fires) in table {
+        assert_eq!(
+            ids(&s(size, window)) == ["storage:d1"],
+            fires,
+            "{size} {window}"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! The alarm state machine: one alarm per id, fired once when its condition
+//! starts, resolved once when it ends, never repeated while it persists.
+//!
+//! Each firing is an *episode* keyed by `(id, since)`: a condition that ends
+//! and later starts again opens a new episode with a new `since`, so the
+//! receiver's `X-Operation-Id` (`{id}:{state}:{since}`) differs, and the old
+//! episode stays as history until the sweep ages it out.
+//!
+//! **Flapping.** An episode resolves only after its condition was absent on
+//! [`CLEAR_RUNS_TO_RESOLVE`] consecutive runs (at the 5-minute cron, 5 to 10
+//! minutes of quiet); one run that sees the condition again resets the count.
+//! A condition that comes and goes on alternate runs therefore stays one
+//! firing episode and sends nothing more, instead of a fire/resolve pair
+//! every ten minutes.
+//!
+//! **Delivery.** An episode owes an alert while the last state delivered to
+//! `ALERT_WEBHOOK_URL` is not its current state. A failed POST leaves it owed,
+//! so the next run sends it again; an episode that resolved before its
+//! firing alert got through sends only the `resolved` alert (which carries
+//! `since`). At most [`MAX_ALERTS_PER_RUN`] alerts go out per run, oldest
+//! first, so a storm of alarms stays inside the invocation's subrequests.
+
+use super::conditions::Condition;
+use super::AlarmId;
+use crate::state::AlarmState;
+use crate::UnixMillis;
+use serde_json::Value;
+
+/// Consecutive runs without the condition before an episode resolves.
+pub const CLEAR_RUNS_TO_RESOLVE: u32 = 2;
+/// Alerts POSTed per run at most; the rest wait for the next run.
+pub const MAX_ALERTS_PER_RUN: usize = 10;
+/// Longest `last_error` kept, in characters.
+pub const MAX_ERROR_CHARS: usize = 300;
+
+/// How an episode's alerts have reached the receiver.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// The last state the receiver acknowledged with a 2xx, if any.
+    pub sent: Option<AlarmState>,
+    /// POSTs tried for this episode, successful or not.
+    pub attempts: u32,
+    /// When the last POST was tried.
+    pub last_attempt_at: Option<UnixMillis>,
+    /// Why the last POST failed; `None` after a success.
+    pub last_error: Option<String>,
+}
+
+/// One firing episode of one alarm, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlarmRecord {
+    /// `{kind}:{subject}`.
+    pub id: AlarmId,
+    /// Firing or resolved.
+    pub state: AlarmState,
+    /// When the condition started.
+    pub since: UnixMillis,
+    /// When the episode resolved.
+    pub resolved_at: Option<UnixMillis>,
+    /// The latest figures while firing (frozen once resolved).
+    pub detail: Value,
+    /// Consecutive runs that did not see the condition.
+    pub clear_runs: u32,
+    /// Its alerts' delivery.
+    pub delivery: Delivery,
+}
+
+impl AlarmRecord {
+    /// Whether an alert for the current state is still owed.
+    pub fn owes_alert(&self) -> bool {
+        self.delivery.sent != Some(self.state)
+    }
+}
+
+/// What one run decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOutcome {
+    /// Episodes to write (new, or changed in any field).
+    pub changed: Vec<AlarmRecord>,
+    /// Ids that started firing in this run.
+    pub fired: Vec<AlarmId>,
+    /// Ids that resolved in this run.
+    pub resolved: Vec<AlarmId>,
+}
+
+/// Advances the alarms by one run. `firing` holds the stored episodes in
+/// state `firing` (at most one per id); `active` the conditions that hold at
+/// `now`.
+pub fn advance(firing: &[AlarmRecord], active: &[Condition], now: UnixMillis) -> RunOutcome {
+    let mut out = RunOutcome::default();
+    for rec in firing {
+        let next = match active.iter().find(|c| c.id == rec.id) {
+            Some(c) => still_firing(rec, c),
+            None => clearing(rec, now),
+        };
+        if next.state == AlarmState::Resolved {
+            out.resolved.push(next.id.clone());
+        }
+        if next != *rec {
+            out.changed.push(next);
+        }
+    }
+    for c in active {
+        if !firing.iter().any(|r| r.id == c.id) {
+            out.fired.push(c.id.clone());
+            out.changed.push(AlarmRecord {
+                id: c.id.clone(),
+                state: AlarmState::Firing,
+                since: now,
+                resolved_at: None,
+                detail: c.detail.clone(),
+                clear_runs: 0,
+                delivery: Delivery::default(),
+            });
+        }
+    }
+    out
+}
+
+fn still_firing(rec: &AlarmRecord, c: &Condition) -> AlarmRecord {
+    AlarmRecord {
+        detail: c.detail.clone(),
+        clear_runs: 0,
+        ..rec.clone()
+    }
+}
+
+fn clearing(rec: &AlarmRecord, now: UnixMillis) -> AlarmRecord {
+    let clear_runs = rec.clear_runs + 1;
+    if clear_runs < CLEAR_RUNS_TO_RESOLVE {
+        return AlarmRecord {
+            clear_runs,
+            ..rec.clone()
+        };
+    }
+    AlarmRecord {
+        state: AlarmState::Resolved,
+        resolved_at: Some(now),
+        clear_runs,
+        ..rec.clone()
+    }
+}
+
+/// The episodes whose alert is owed, oldest first, at most
+/// [`MAX_ALERTS_PER_RUN`]. Without a receiver nothing is due: the alarms are
+/// still recorded and listed.
+pub fn due_alerts(episodes: &[AlarmRecord], has_receiver: bool) -> Vec<&AlarmRecord> {
+    if !has_receiver {
+        return Vec::new();
+    }
+    let mut due: Vec<&AlarmRecord> = episodes.iter().filter(|e| e.owes_alert()).collect();
+    due.sort_by_key(|e| (e.since, e.id.clone()));
+    due.truncate(MAX_ALERTS_PER_RUN);
+    due
+}
+
+/// The episode after a POST of its current state at `now`: `Ok` is a 2xx,
+/// `Err` says what the receiver (or the network) answered.
+pub fn after_post(rec: &AlarmRecord, now: UnixMillis, result: Result<(), String>) -> AlarmRecord {
+    let mut next = rec.clone();
+    next.delivery.attempts += 1;
+    next.delivery.last_attempt_at = Some(now);
+    match result {
+        Ok(()) => {
+            next.delivery.sent = Some(rec.state);
+            next.delivery.last_error = None;
+        }
+        Err(e) => next.delivery.last_error = Some(e.chars().take(MAX_ERROR_CHARS).collect()),
+    }
+    next
+}
+
+#[cfg(test)]
+mod tests;

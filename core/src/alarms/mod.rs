@@ -1,0 +1,20 @@
+//! The watchdog's decisions (DESIGN §5, Alarms), as values.
+//!
+//! - [`conditions`]: from a snapshot of figures the glue read, the set of
+//!   alarm conditions that hold now, each with the `detail` to act on.
+//! - [`machine`]: from the stored alarms and those conditions, which alarms
+//!   fire, which resolve, and which alerts still have to be sent.
+//! - [`alert_payload`]: the JSON an alert receiver gets, and its signed headers.
+//! - [`cannot_store`]: the `dlq_cannot_store` alarm, whose state lives in
+//!   one R2 object (written with a conditional put) because D1 is what fails.
+//!
+//! Out of scope: reading the figures, storing the alarms, and the POST; the
+//! relay's glue does those and applies what these functions return.
+
+pub mod alert_payload;
+pub mod cannot_store;
+pub mod conditions;
+mod id;
+pub mod machine;
+
+pub use id::AlarmId;

@@ -1,0 +1,161 @@
+//! The watchdog's thresholds and where alerts go (DESIGN §5, Alarms):
+//! `ALERT_DLQ_OLDEST`, `ALERT_DLQ_INGRESS_PER_HOUR`, `ALERT_BREAKER_OPEN`,
+//! `ALERT_PARKED_OLDEST` and the secret `ALERT_WEBHOOK_URL`.
+
+use super::env::{parse_bounded, parse_duration_key, text, ConfigEnv, ConfigError};
+use super::sources::is_http_url;
+use std::fmt;
+
+/// Default `ALERT_DLQ_OLDEST`: 1 hour.
+pub const DEFAULT_ALERT_DLQ_OLDEST_MS: i64 = 3_600_000;
+/// Default `ALERT_DLQ_INGRESS_PER_HOUR`.
+pub const DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR: u64 = 10;
+/// Default `ALERT_BREAKER_OPEN`: 10 minutes.
+pub const DEFAULT_ALERT_BREAKER_OPEN_MS: i64 = 600_000;
+/// Default `ALERT_PARKED_OLDEST`: 30 minutes.
+pub const DEFAULT_ALERT_PARKED_OLDEST_MS: i64 = 1_800_000;
+
+/// `ALERT_WEBHOOK_URL`. It is a secret (a Slack incoming-webhook URL is a
+/// credential), so `Debug` never prints it and nothing serializes it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AlertUrl(String);
+
+impl AlertUrl {
+    /// The URL, for the one call that POSTs to it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AlertUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AlertUrl(<secret>)")
+    }
+}
+
+/// When each alarm kind fires, and where its alerts are sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlarmConfig {
+    /// `ALERT_DLQ_OLDEST`: the oldest pending dead letter's age that fires `dlq_oldest`.
+    pub dlq_oldest_ms: i64,
+    /// `ALERT_DLQ_INGRESS_PER_HOUR`: more dead letters than this in the last hour fire `dlq_ingress`.
+    pub dlq_ingress_per_hour: u64,
+    /// `ALERT_BREAKER_OPEN`: time since a breaker was last CLOSED that fires `breaker_open`.
+    pub breaker_open_ms: i64,
+    /// `ALERT_PARKED_OLDEST`: a destination's oldest parked event's age that fires `parked_oldest`.
+    pub parked_oldest_ms: i64,
+    /// `ALERT_WEBHOOK_URL`: without it the watchdog still records and lists alarms.
+    pub webhook_url: Option<AlertUrl>,
+}
+
+impl Default for AlarmConfig {
+    fn default() -> Self {
+        AlarmConfig {
+            dlq_oldest_ms: DEFAULT_ALERT_DLQ_OLDEST_MS,
+            dlq_ingress_per_hour: DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR,
+            breaker_open_ms: DEFAULT_ALERT_BREAKER_OPEN_MS,
+            parked_oldest_ms: DEFAULT_ALERT_PARKED_OLDEST_MS,
+            webhook_url: None,
+        }
+    }
+}
+
+impl AlarmConfig {
+    /// Reads the alarm settings; each bad value is refused naming its key.
+    /// An empty `ALERT_WEBHOOK_URL` counts as unset (wrangler cannot unset a
+    /// secret locally, only blank it).
+    pub fn load(env: &impl ConfigEnv) -> Result<AlarmConfig, ConfigError> {
+        let webhook_url = match text(env, "ALERT_WEBHOOK_URL").filter(|u| !u.trim().is_empty()) {
+            None => None,
+            Some(url) if is_http_url(url.trim()) => Some(AlertUrl(url.trim().to_string())),
+            // The value is a secret: the error never repeats it.
+            Some(_) => {
+                return Err(ConfigError::new(
+                    "ALERT_WEBHOOK_URL",
+                    "must be an http:// or https:// URL (set it with `wrangler secret put ALERT_WEBHOOK_URL`)",
+                ))
+            }
+        };
+        Ok(AlarmConfig {
+            dlq_oldest_ms: parse_duration_key(
+                env,
+                "ALERT_DLQ_OLDEST",
+                DEFAULT_ALERT_DLQ_OLDEST_MS,
+            )?,
+            dlq_ingress_per_hour: parse_bounded(
+                env,
+                "ALERT_DLQ_INGRESS_PER_HOUR",
+                DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR,
+                0..=1_000_000,
+            )?,
+            breaker_open_ms: parse_duration_key(
+                env,
+                "ALERT_BREAKER_OPEN",
+                DEFAULT_ALERT_BREAKER_OPEN_MS,
+            )?,
+            parked_oldest_ms: parse_duration_key(
+                env,
+                "ALERT_PARKED_OLDEST",
+                DEFAULT_ALERT_PARKED_OLDEST_MS,
+            )?,
+            webhook_url,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::config::env::test_env as env;
+
+    #[test]
+    fn the_defaults_match_the_design() {
+        let cfg = AlarmConfig::load(&env(&[])).unwrap();
+        assert_eq!(cfg, AlarmConfig::default());
+        assert_eq!(
+            (
+                cfg.dlq_oldest_ms,
+                cfg.dlq_ingress_per_hour,
+                cfg.breaker_open_ms,
+                cfg.parked_oldest_ms
+            ),
+            (3_600_000, 10, 600_000, 1_800_000)
+        );
+        assert!(cfg.webhook_url.is_none());
+    }
+
+    #[test]
+    fn the_webhook_url_is_read_but_never_printed() {
+        let url = "https://hooks.example/services/T0/B0/secret-token";
+        let cfg = AlarmConfig::load(&env(&[("ALERT_WEBHOOK_URL", json!(url))])).unwrap();
+        assert_eq!(cfg.webhook_url.as_ref().map(AlertUrl::expose), Some(url));
+        assert!(!format!("{cfg:?}").contains("secret-token"));
+        let blank = AlarmConfig::load(&env(&[("ALERT_WEBHOOK_URL", json!(" "))])).unwrap();
+        assert!(blank.webhook_url.is_none());
+    }
+
+    #[test]
+    fn every_bad_value_is_refused_naming_its_key_and_no_secret() {
+        let table = [
+            ("ALERT_DLQ_OLDEST", json!("60")),
+            ("ALERT_DLQ_INGRESS_PER_HOUR", json!("-1")),
+            ("ALERT_DLQ_INGRESS_PER_HOUR", json!("ten")),
+            ("ALERT_BREAKER_OPEN", json!("0m")),
+            ("ALERT_PARKED_OLDEST", json!("30 min")),
+            ("ALERT_WEBHOOK_URL", json!("hooks.example/secret-token")),
+        ];
+        for (key, value) in table {
+            let err = AlarmConfig::load(&env(&[(key, value.clone())])).unwrap_err();
+            assert_eq!(err.key, key, "{key}={value}");
+            assert!(!err.to_string().contains("secret-token"));
+        }
+        let zero = AlarmConfig::load(&env(&[("ALERT_DLQ_INGRESS_PER_HOUR", json!("0"))]));
+        assert_eq!(
+            zero.unwrap().dlq_ingress_per_hour,
+            0,
+            "0: alert on any dead letter"
+        );
+    }
+}

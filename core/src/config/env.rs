@@ -1,0 +1,129 @@
+//! Where configuration comes from, and how a bad value is reported: the leaf
+//! that every settings file reads through, so none of them imports the file
+//! that pulls the whole configuration together.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The offending key, e.g. `SOURCES.demo-stripe.scheme`.
+    pub key: String,
+    /// What is wrong and what is expected.
+    pub problem: String,
+}
+
+impl ConfigError {
+    /// An error about `key`.
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+        ConfigError {
+            key: key.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid configuration {}: {}", self.key, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Where configuration values come from: wrangler vars and secrets.
+/// A var may be a string or (for `SOURCES`) a JSON object.
+pub trait ConfigEnv {
+    /// The value bound to `name`, if any.
+    fn get(&self, name: &str) -> Option<Value>;
+}
+
+impl ConfigEnv for BTreeMap<String, Value> {
+    fn get(&self, name: &str) -> Option<Value> {
+        BTreeMap::get(self, name).cloned()
+    }
+}
+
+/// The text of a key, if present: a string as it is, any other JSON value
+/// as its JSON text (so `--var N:5` and `N = 5` read alike).
+pub fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
+    match env.get(key)? {
+        Value::String(s) => Some(s),
+        other => Some(other.to_string()),
+    }
+}
+
+/// An optional integer key within `range`; absent means `default`.
+pub fn parse_bounded(
+    env: &impl ConfigEnv,
+    key: &str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ConfigError> {
+    let Some(value) = env.get(key) else {
+        return Ok(default);
+    };
+    let parsed = match &value {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    parsed.filter(|n| range.contains(n)).ok_or_else(|| {
+        ConfigError::new(
+            key,
+            format!(
+                "must be a whole number from {} to {}",
+                range.start(),
+                range.end()
+            ),
+        )
+    })
+}
+
+/// An optional duration key with a unit (`90s`, `15m`, `12h`, `30d`), in
+/// milliseconds; absent means `default_ms`. A bare number, zero or an
+/// unknown unit is refused naming `key`.
+pub fn parse_duration_key(
+    env: &impl ConfigEnv,
+    key: &str,
+    default_ms: i64,
+) -> Result<i64, ConfigError> {
+    match text(env, key) {
+        None => Ok(default_ms),
+        Some(raw) => crate::duration::parse_duration_ms(&raw)
+            .map_err(|problem| ConfigError::new(key, problem)),
+    }
+}
+
+/// An optional size key with a unit (`500MB`, `8GB`, `2GiB`), in bytes,
+/// at most `max`; absent means `default`.
+pub fn parse_size_key(
+    env: &impl ConfigEnv,
+    key: &str,
+    default: u64,
+    max: u64,
+) -> Result<u64, ConfigError> {
+    let Some(raw) = text(env, key) else {
+        return Ok(default);
+    };
+    let bytes =
+        crate::size::parse_size_bytes(&raw).map_err(|problem| ConfigError::new(key, problem))?;
+    if bytes > max {
+        return Err(ConfigError::new(
+            key,
+            format!("is {bytes} bytes, above the most allowed, {max} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A configuration from `(key, value)` pairs, for the settings' tests.
+#[cfg(test)]
+pub(crate) fn test_env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}

@@ -1,0 +1,17 @@
+//! Retention and the archive (DESIGN §5), as decisions: what leaves D1,
+//! under which keys it lands in R2, and how an entry comes back.
+//!
+//! - [`tables`]: which rows of each table may go, and by which age.
+//! - [`plan`]: one bounded sweep run, chunk by chunk, with its journal.
+//! - [`archive_key`]: the deterministic key layout, and parsing it back.
+//! - [`ndjson`]: an archive object's rows, one JSON object per line.
+//! - [`restore`]: bringing an evicted or swept dead letter back.
+//!
+//! Out of scope: the D1 reads and writes and the R2 calls; the relay's glue
+//! makes them and applies what these functions return.
+
+pub mod archive_key;
+pub mod ndjson;
+pub mod plan;
+pub mod restore;
+pub mod tables;

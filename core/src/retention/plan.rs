@@ -1,0 +1,350 @@
+//! Sweep planning: what one bounded run archives and deletes, chunk by
+//! chunk, and whether work is left for the next run.
+//!
+//! The glue drives a [`SweepRun`]: `next_step()` answers a [`Step`]; for
+//! `Read(query)` the glue reads candidate rows (ids, times, states; no
+//! bodies) ordered oldest first, and `select` picks the [`Chunk`] to move;
+//! the glue then writes the chunk to the journal (`sweep_state.journal`),
+//! reads its rows by id, puts them to R2 under the chunk's keys, deletes
+//! them and clears the journal in one D1 batch, and calls `done` with
+//! `meta.size_after`. A run that crashed between the put and the delete
+//! left the chunk in the journal; the next run starts with `Redo(chunk)`,
+//! which rewrites the same keys and deletes the same ids, so each row is
+//! archived once by key.
+//!
+//! **Bounds.** A statement binds at most [`MAX_IDS_PER_STATEMENT`] ids (D1
+//! allows 100 bound parameters and 100 KB of SQL; ids travel as
+//! parameters, so the text stays a few hundred bytes). A chunk holds at
+//! most [`EVENT_CHUNK_ROWS`] rows (five statements in one batch) and about
+//! [`MAX_CHUNK_BYTES`] of bodies, and never spans two UTC days (one object
+//! per table per chunk). A run stops before it could pass its subrequest
+//! budget (every D1 call and R2 put counts), answering `more: true`; the
+//! sweep then continues through a queue message or the next cron.
+//!
+//! **Size.** While `meta.size_after` is above `D1_MAX_BYTES`, events are
+//! read with no age limit, oldest sweepable first. If a chunk's delete did
+//! not lower the size (SQLite may keep freed pages), the size rule stops
+//! for the rest of the run, so one run cannot empty the table chasing a
+//! number that does not move; the `storage` alarm stays firing.
+
+use super::archive_key::ArchiveKey;
+use super::tables::{age_rules, eligible, linked, AgeRule, RowState};
+use crate::config::RetentionConfig;
+use crate::state::{ArchiveTable, SweepRule};
+use crate::UnixMillis;
+use serde::{Deserialize, Serialize};
+
+/// Ids bound in one statement at most: D1 allows 100 parameters, and a
+/// statement keeps a few for its own conditions.
+pub const MAX_IDS_PER_STATEMENT: usize = 90;
+/// Rows in a chunk of events (or other rows) at most: five statements.
+pub const EVENT_CHUNK_ROWS: usize = 5 * MAX_IDS_PER_STATEMENT;
+/// Dead-letter entries in a chunk at most: each is its own object (and a
+/// payload object when claim-checked).
+pub const ENTRY_CHUNK_ROWS: usize = 10;
+/// Bytes of bodies in one chunk at most (the first row always fits).
+pub const MAX_CHUNK_BYTES: u64 = 4_000_000;
+/// Subrequests one run may spend, well inside the Workers free plan's 50.
+pub const DEFAULT_SUBREQUEST_BUDGET: u32 = 40;
+/// D1 calls per chunk: read candidates, write the journal, read the rows
+/// (one batch), delete and clear the journal (one batch).
+pub const CALLS_PER_CHUNK: u32 = 4;
+const DAY_MS: i64 = 86_400_000;
+
+/// What the glue reads next: candidates of `table` with `column < before`,
+/// in the table's sweepable states, oldest first, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkQuery {
+    /// The table.
+    pub table: ArchiveTable,
+    /// Age or size.
+    pub rule: SweepRule,
+    /// The time column to compare and order by.
+    pub column: &'static str,
+    /// Only rows strictly before this.
+    pub before: UnixMillis,
+    /// How many candidates to read.
+    pub limit: usize,
+}
+
+/// One candidate row, as the glue read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its id (`event_id`, `id`, `destination`, …).
+    pub id: String,
+    /// Its time column.
+    pub at: UnixMillis,
+    /// Its state, for the eligibility check.
+    pub state: RowState,
+    /// Whether the read found something that keeps it.
+    pub held: bool,
+    /// Its body's bytes (0 for tables without bodies).
+    pub bytes: u64,
+}
+
+/// One row of a chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkRow {
+    /// Its id.
+    pub id: String,
+    /// Its time column (an entry's key uses its `created_at` instead; the
+    /// glue passes that as `at` for dead letters).
+    pub at: UnixMillis,
+}
+
+/// The rows one step moves; stored as the journal until deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunk {
+    /// Their table.
+    pub table: ArchiveTable,
+    /// Why they go.
+    pub rule: SweepRule,
+    /// Oldest first, one UTC day.
+    pub rows: Vec<ChunkRow>,
+    /// No more candidates were left behind this chunk in its table.
+    #[serde(default)]
+    pub exhausted: bool,
+}
+
+impl Chunk {
+    /// Every object this chunk writes: per entry for dead letters, else one
+    /// range key for the table and one per linked table (the glue skips a
+    /// linked object that has no rows).
+    pub fn keys(&self) -> Vec<ArchiveKey> {
+        if self.table == ArchiveTable::DeadLetters {
+            return self
+                .rows
+                .iter()
+                .map(|r| ArchiveKey::entry(&r.id, r.at))
+                .collect();
+        }
+        let (first, last) = (&self.rows[0], &self.rows[self.rows.len() - 1]);
+        let key = ArchiveKey::range(self.table, first.at, &first.id, &last.id);
+        let mut keys = vec![key.clone()];
+        keys.extend(linked(self.table).iter().map(|t| key.sibling(*t)));
+        keys
+    }
+
+    /// The ids, in groups that each fit one statement.
+    pub fn id_groups(&self) -> Vec<Vec<&str>> {
+        let ids: Vec<&str> = self.rows.iter().map(|r| r.id.as_str()).collect();
+        ids.chunks(MAX_IDS_PER_STATEMENT)
+            .map(<[&str]>::to_vec)
+            .collect()
+    }
+}
+
+/// What the glue did with a chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Rows archived and deleted, per table (linked tables included).
+    pub rows: Vec<(ArchiveTable, u64)>,
+    /// R2 objects put.
+    pub objects: u32,
+    /// `meta.size_after` of the delete batch.
+    pub size_after: u64,
+}
+
+/// What a run did, for `maintenance/run` and `sweep_state`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Rows archived per table, in first-archived order.
+    pub archived: Vec<(ArchiveTable, u64)>,
+    /// R2 objects written.
+    pub objects_written: u32,
+    /// The run stopped at its budget with work left.
+    pub more: bool,
+    /// The newest `ingested_at` the size rule swept in this run.
+    pub size_swept_through: Option<UnixMillis>,
+    /// The database size after the run's last statement.
+    pub size_bytes: u64,
+    /// A size-rule delete did not lower the size.
+    pub size_unresponsive: bool,
+}
+
+/// The next thing to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Finish the journal's chunk first: read its rows by id, put, delete.
+    Redo(Chunk),
+    /// Read candidates, then `select`.
+    Read(ChunkQuery),
+    /// Stop; the report says whether work is left.
+    Finished(SweepReport),
+}
+
+/// One bounded run of the sweep.
+#[derive(Debug, Clone)]
+pub struct SweepRun {
+    now: UnixMillis,
+    cfg: RetentionConfig,
+    rules: [AgeRule; 9],
+    phase: usize,
+    spent: u32,
+    budget: u32,
+    journal: Option<Chunk>,
+    report: SweepReport,
+}
+
+impl SweepRun {
+    /// A run at `now` over a database of `size_bytes` (from a cheap
+    /// statement's `meta.size_after`), resuming `journal` if a previous run
+    /// left one, spending at most `budget` subrequests.
+    pub fn start(
+        now: UnixMillis,
+        cfg: RetentionConfig,
+        size_bytes: u64,
+        journal: Option<Chunk>,
+        budget: u32,
+    ) -> SweepRun {
+        SweepRun {
+            now,
+            cfg,
+            rules: age_rules(&cfg),
+            phase: 0,
+            spent: 0,
+            budget,
+            journal,
+            report: SweepReport {
+                size_bytes,
+                ..SweepReport::default()
+            },
+        }
+    }
+
+    /// What to do next.
+    pub fn next_step(&mut self) -> Step {
+        if let Some(mut chunk) = self.journal.take() {
+            // A redo finishes old work; it says nothing about what is left.
+            chunk.exhausted = false;
+            return Step::Redo(chunk);
+        }
+        let Some(rule) = self.rules.get(self.phase).copied() else {
+            return Step::Finished(self.report.clone());
+        };
+        if self.spent + max_cost(rule.table) > self.budget {
+            self.report.more = true;
+            return Step::Finished(self.report.clone());
+        }
+        Step::Read(self.query(rule))
+    }
+
+    fn query(&self, rule: AgeRule) -> ChunkQuery {
+        let above_cap = self.report.size_bytes > self.cfg.d1_max_bytes;
+        let by_size =
+            rule.table == ArchiveTable::Events && above_cap && !self.report.size_unresponsive;
+        ChunkQuery {
+            table: rule.table,
+            rule: if by_size {
+                SweepRule::Size
+            } else {
+                SweepRule::Age
+            },
+            column: rule.column,
+            before: if by_size {
+                self.now + 1
+            } else {
+                rule.cutoff(self.now)
+            },
+            limit: if rule.table == ArchiveTable::DeadLetters {
+                ENTRY_CHUNK_ROWS
+            } else {
+                EVENT_CHUNK_ROWS
+            },
+        }
+    }
+
+    /// The chunk to move from `candidates` (read for `q`, oldest first):
+    /// the eligible ones before `q.before`, within one UTC day, up to the
+    /// row and byte bounds. `None` when none is eligible; call `nothing`.
+    pub fn select(&self, q: &ChunkQuery, candidates: &[Candidate]) -> Option<Chunk> {
+        let max_rows = q.limit.min(EVENT_CHUNK_ROWS);
+        let (mut rows, mut bytes, mut cut) = (Vec::new(), 0_u64, false);
+        for c in candidates {
+            if c.at >= q.before || !eligible(q.table, c.state, c.held) {
+                continue;
+            }
+            let other_day = rows
+                .first()
+                .is_some_and(|f: &ChunkRow| f.at.div_euclid(DAY_MS) != c.at.div_euclid(DAY_MS));
+            if other_day
+                || rows.len() == max_rows
+                || (!rows.is_empty() && bytes + c.bytes > MAX_CHUNK_BYTES)
+            {
+                cut = true;
+                break;
+            }
+            bytes += c.bytes;
+            rows.push(ChunkRow {
+                id: c.id.clone(),
+                at: c.at,
+            });
+        }
+        if rows.is_empty() {
+            return None;
+        }
+        Some(Chunk {
+            table: q.table,
+            rule: q.rule,
+            rows,
+            exhausted: !cut && candidates.len() < q.limit,
+        })
+    }
+
+    /// The read for `q` found nothing to move: its table is done.
+    pub fn nothing(&mut self, q: &ChunkQuery) {
+        self.spent += 1;
+        if self.rules.get(self.phase).map(|r| r.table) == Some(q.table) {
+            self.phase += 1;
+        }
+    }
+
+    /// `chunk` was archived and deleted as `written` says.
+    pub fn done(&mut self, chunk: &Chunk, written: &Written) {
+        self.spent += CALLS_PER_CHUNK + written.objects;
+        self.report.objects_written += written.objects;
+        for (table, n) in &written.rows {
+            match self.report.archived.iter_mut().find(|(t, _)| t == table) {
+                Some((_, total)) => *total += n,
+                None => self.report.archived.push((*table, *n)),
+            }
+        }
+        if chunk.rule == SweepRule::Size {
+            let newest = chunk.rows.iter().map(|r| r.at).max();
+            self.report.size_swept_through = self.report.size_swept_through.max(newest);
+            self.report.size_unresponsive = written.size_after >= self.report.size_bytes;
+        }
+        self.report.size_bytes = written.size_after;
+        let current = self.rules.get(self.phase).map(|r| r.table);
+        if chunk.exhausted && current == Some(chunk.table) {
+            self.phase += 1;
+        }
+    }
+}
+
+/// The most subrequests one chunk of `table` can cost.
+fn max_cost(table: ArchiveTable) -> u32 {
+    let objects = match table {
+        ArchiveTable::DeadLetters => 2 * ENTRY_CHUNK_ROWS,
+        t => 1 + linked(t).len(),
+    };
+    CALLS_PER_CHUNK + objects as u32
+}
+
+/// How far back an idempotency key is remembered: `EVENT_RETENTION`, or
+/// less while the size rule has swept events younger than that (a
+/// redelivery of one of them is ingested anew). `size_swept_through` is
+/// the newest `ingested_at` the size rule ever swept (kept in `sweep_state`).
+pub fn effective_dedupe_window_ms(
+    now: UnixMillis,
+    event_retention_ms: i64,
+    size_swept_through: Option<UnixMillis>,
+) -> i64 {
+    match size_swept_through {
+        Some(t) if now - t < event_retention_ms => (now - t).max(0),
+        _ => event_retention_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests;

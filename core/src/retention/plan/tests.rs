@@ -1,0 +1,363 @@
+use super::*;
+use crate::state::{DeliveryStatus, EntryStatus};
+
+const NOW: UnixMillis = 1_796_300_000_000; // 2026-12-03 12:13 UTC
+const DAY: i64 = 86_400_000;
+
+fn cfg() -> RetentionConfig {
+    RetentionConfig {
+        event_retention_ms: 30 * DAY,
+        dlq_retention_ms: 90 * DAY,
+        d1_max_bytes: 1_000,
+    }
+}
+
+fn event(id: &str, age_days: i64, status: DeliveryStatus) -> Candidate {
+    Candidate {
+        id: id.into(),
+        at: NOW - age_days * DAY,
+        state: RowState::Delivery(status),
+        held: false,
+        bytes: 100,
+    }
+}
+
+fn ids(chunk: &Option<Chunk>) -> Vec<&str> {
+    chunk
+        .iter()
+        .flat_map(|c| c.rows.iter().map(|r| r.id.as_str()))
+        .collect()
+}
+
+fn read(run: &mut SweepRun) -> ChunkQuery {
+    match run.next_step() {
+        Step::Read(q) => q,
+        other => panic!("expected a read, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_age_rule_takes_old_sweepable_events_and_never_parked_pending_or_in_flight() {
+    let mut run = SweepRun::start(NOW, cfg(), 500, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = read(&mut run);
+    assert_eq!(
+        (q.table, q.rule, q.before),
+        (ArchiveTable::Events, SweepRule::Age, NOW - 30 * DAY)
+    );
+    let candidates = [
+        event("parked", 40, DeliveryStatus::Parked),
+        event("old-a", 40, DeliveryStatus::Delivered),
+        event("pending", 40, DeliveryStatus::Pending),
+        event("old-b", 40, DeliveryStatus::None),
+        event("flying", 40, DeliveryStatus::Delivering),
+        event("old-c", 40, DeliveryStatus::Failed),
+        event("young", 29, DeliveryStatus::Delivered),
+    ];
+    let chunk = run.select(&q, &candidates);
+    assert_eq!(ids(&chunk), ["old-a", "old-b", "old-c"]);
+    assert!(
+        chunk.unwrap().exhausted,
+        "fewer candidates than the limit: the table is done"
+    );
+}
+
+#[test]
+fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
+    let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = read(&mut run);
+    assert_eq!((q.rule, q.before), (SweepRule::Size, NOW + 1));
+    let candidates = [
+        event("pending", 0, DeliveryStatus::Pending),
+        event("today", 0, DeliveryStatus::Delivered),
+    ];
+    let chunk = run.select(&q, &candidates).unwrap();
+    assert_eq!(chunk.rows[0].id, "today");
+    // As if more candidates had been left behind it.
+    let chunk = Chunk {
+        exhausted: false,
+        ..chunk
+    };
+    run.done(
+        &chunk,
+        &Written {
+            rows: vec![(ArchiveTable::Events, 1)],
+            objects: 1,
+            size_after: 900,
+        },
+    );
+    assert_eq!(
+        run.next_step(),
+        Step::Read(ChunkQuery {
+            rule: SweepRule::Age,
+            before: NOW - 30 * DAY,
+            ..q
+        }),
+        "under the cap again: back to the age rule"
+    );
+}
+
+#[test]
+fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
+    let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = read(&mut run);
+    let chunk = run
+        .select(&q, &[event("a", 1, DeliveryStatus::Delivered)])
+        .map(|c| Chunk {
+            exhausted: false,
+            ..c
+        })
+        .unwrap();
+    run.done(
+        &chunk,
+        &Written {
+            rows: vec![(ArchiveTable::Events, 1)],
+            objects: 1,
+            size_after: 5_000,
+        },
+    );
+    assert_eq!(read(&mut run).rule, SweepRule::Age);
+    let Step::Finished(report) = drain(&mut run) else {
+        unreachable!()
+    };
+    assert!(report.size_unresponsive);
+    assert_eq!(report.size_swept_through, Some(NOW - DAY));
+}
+
+/// Answers every read with nothing until the run finishes.
+fn drain(run: &mut SweepRun) -> Step {
+    loop {
+        match run.next_step() {
+            Step::Read(q) => run.nothing(&q),
+            other => return other,
+        }
+    }
+}
+
+#[test]
+fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
+    let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = ChunkQuery {
+        table: ArchiveTable::Events,
+        rule: SweepRule::Age,
+        column: "ingested_at",
+        before: NOW,
+        limit: EVENT_CHUNK_ROWS,
+    };
+    let midnight = NOW - NOW.rem_euclid(DAY);
+    let two_days = [
+        Candidate {
+            at: midnight - 1,
+            ..event("late", 0, DeliveryStatus::Delivered)
+        },
+        Candidate {
+            at: midnight,
+            ..event("early", 0, DeliveryStatus::Delivered)
+        },
+    ];
+    let c = run.select(&q, &two_days);
+    assert_eq!(ids(&c), ["late"]);
+    assert!(
+        !c.unwrap().exhausted,
+        "the next day is left for the next chunk"
+    );
+    let many: Vec<Candidate> = (0..EVENT_CHUNK_ROWS + 5)
+        .map(|i| Candidate {
+            id: format!("e{i:04}"),
+            at: midnight + i as i64,
+            ..event("", 0, DeliveryStatus::Delivered)
+        })
+        .collect();
+    let c = run.select(&q, &many).unwrap();
+    assert_eq!(c.rows.len(), EVENT_CHUNK_ROWS);
+    assert!(c
+        .id_groups()
+        .iter()
+        .all(|g| g.len() <= MAX_IDS_PER_STATEMENT));
+    assert_eq!(c.id_groups().len(), 5);
+}
+
+#[test]
+fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
+    let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = ChunkQuery {
+        table: ArchiveTable::Events,
+        rule: SweepRule::Age,
+        column: "ingested_at",
+        before: NOW + 1,
+        limit: EVENT_CHUNK_ROWS,
+    };
+    let midnight = NOW - NOW.rem_euclid(DAY);
+    let big: Vec<Candidate> = (0..3)
+        .map(|i| Candidate {
+            id: format!("b{i}"),
+            bytes: MAX_CHUNK_BYTES / 2,
+            at: midnight + i,
+            ..event("", 0, DeliveryStatus::Delivered)
+        })
+        .collect();
+    assert_eq!(run.select(&q, &big).unwrap().rows.len(), 2);
+    let huge = [Candidate {
+        bytes: 2 * MAX_CHUNK_BYTES,
+        ..event("huge", 0, DeliveryStatus::Delivered)
+    }];
+    let first = run.select(&q, &huge).unwrap();
+    assert_eq!(first.rows.len(), 1, "the first row always fits");
+}
+
+#[test]
+fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
+    let mut run = SweepRun::start(NOW, cfg(), 0, None, 1_000);
+    let mut visited = Vec::new();
+    while let Step::Read(q) = run.next_step() {
+        visited.push(q.table);
+        if q.table == ArchiveTable::DeadLetters {
+            let c = Candidate {
+                id: "dlq_p".into(),
+                at: NOW - 100 * DAY,
+                state: RowState::Entry(EntryStatus::Pending),
+                held: false,
+                bytes: 0,
+            };
+            assert_eq!(run.select(&q, &[c]), None);
+            assert_eq!(q.limit, ENTRY_CHUNK_ROWS);
+        }
+        run.nothing(&q);
+    }
+    let want: Vec<ArchiveTable> = age_rules(&cfg()).iter().map(|r| r.table).collect();
+    assert_eq!(visited, want);
+}
+
+#[test]
+fn a_run_stops_at_its_budget_and_says_more_is_left() {
+    let mut run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let mut chunks = 0;
+    let report = loop {
+        match run.next_step() {
+            Step::Read(q) => {
+                let full: Vec<Candidate> = (0..q.limit)
+                    .map(|i| Candidate {
+                        id: format!("e{i:04}"),
+                        at: NOW - 40 * DAY,
+                        ..event("", 0, DeliveryStatus::Delivered)
+                    })
+                    .collect();
+                let c = run.select(&q, &full).unwrap();
+                assert!(!c.exhausted);
+                run.done(
+                    &c,
+                    &Written {
+                        rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
+                        objects: 4,
+                        size_after: 0,
+                    },
+                );
+                chunks += 1;
+            }
+            Step::Finished(r) => break r,
+            Step::Redo(_) => unreachable!(),
+        }
+    };
+    assert!(report.more);
+    assert_eq!(chunks, DEFAULT_SUBREQUEST_BUDGET / (CALLS_PER_CHUNK + 4));
+    assert_eq!(
+        report.archived,
+        [(
+            ArchiveTable::Events,
+            (chunks as usize * EVENT_CHUNK_ROWS) as u64
+        )]
+    );
+    assert_eq!(report.objects_written, 4 * chunks);
+}
+
+#[test]
+fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
+    let chunk = Chunk {
+        table: ArchiveTable::Events,
+        rule: SweepRule::Age,
+        rows: vec![
+            ChunkRow {
+                id: "evt_a".into(),
+                at: NOW,
+            },
+            ChunkRow {
+                id: "evt_b".into(),
+                at: NOW,
+            },
+        ],
+        exhausted: true,
+    };
+    let stored = serde_json::to_string(&chunk).unwrap();
+    let journal: Chunk = serde_json::from_str(&stored).unwrap();
+    let mut run = SweepRun::start(NOW, cfg(), 0, Some(journal), DEFAULT_SUBREQUEST_BUDGET);
+    let Step::Redo(redo) = run.next_step() else {
+        panic!("the journal comes first")
+    };
+    assert_eq!(redo.keys(), chunk.keys());
+    let keys: Vec<String> = redo.keys().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        keys,
+        [
+            "events/2026-12-03/evt_a~evt_b.ndjson",
+            "attempts/2026-12-03/evt_a~evt_b.ndjson",
+            "payloads/2026-12-03/evt_a~evt_b.ndjson",
+            "event_steps/2026-12-03/evt_a~evt_b.ndjson",
+        ]
+    );
+    run.done(
+        &redo,
+        &Written {
+            rows: vec![(ArchiveTable::Events, 2)],
+            objects: 1,
+            size_after: 0,
+        },
+    );
+    assert_eq!(
+        read(&mut run).table,
+        ArchiveTable::Events,
+        "a redo does not skip the events phase"
+    );
+}
+
+#[test]
+fn dead_letter_chunks_write_one_object_per_entry() {
+    let chunk = Chunk {
+        table: ArchiveTable::DeadLetters,
+        rule: SweepRule::Age,
+        rows: vec![
+            ChunkRow {
+                id: "dlq_1".into(),
+                at: NOW,
+            },
+            ChunkRow {
+                id: "dlq_2".into(),
+                at: NOW - DAY,
+            },
+        ],
+        exhausted: false,
+    };
+    let keys: Vec<String> = chunk.keys().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        keys,
+        [
+            "dead_letters/2026-12-03/dlq_1.ndjson",
+            "dead_letters/2026-12-02/dlq_2.ndjson"
+        ]
+    );
+}
+
+#[test]
+fn the_dedupe_window_shortens_only_while_the_size_rule_swept_young_events() {
+    let table = [
+        (None, 30 * DAY),
+        (Some(NOW - 2 * DAY), 2 * DAY),
+        (Some(NOW - 31 * DAY), 30 * DAY),
+        (Some(NOW + 5), 0),
+    ];
+    for (through, want) in table {
+        assert_eq!(
+            effective_dedupe_window_ms(NOW, 30 * DAY, through),
+            want,
+            "{through:?}"
+        );
+    }
+}

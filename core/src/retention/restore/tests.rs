@@ -1,0 +1,123 @@
+use super::*;
+use crate::retention::ndjson::encode_rows;
+use serde_json::json;
+
+fn tomb(cause: TombstoneCause, prior: Option<EntryStatus>, key: Option<&str>) -> Tombstone {
+    Tombstone {
+        id: "dlq_1".into(),
+        cause,
+        prior_status: prior,
+        archive_key: key.map(str::to_string),
+    }
+}
+
+const KEY: &str = "dead_letters/2026-12-03/dlq_1.ndjson";
+
+#[test]
+fn restore_follows_the_designed_rules() {
+    use EntryStatus as S;
+    use TombstoneCause as C;
+    let table: [(Tombstone, u64, Result<S, &str>); 8] = [
+        (tomb(C::Evicted, None, Some(KEY)), 5, Ok(S::Pending)),
+        (tomb(C::Evicted, None, Some(KEY)), 10, Err("AT_CAPACITY")),
+        (tomb(C::Evicted, None, None), 5, Err("NOT_ARCHIVED")),
+        (
+            tomb(C::Swept, Some(S::Replayed), Some(KEY)),
+            10,
+            Ok(S::Replayed),
+        ),
+        (
+            tomb(C::Swept, Some(S::Archived), Some(KEY)),
+            10,
+            Ok(S::Archived),
+        ),
+        (
+            tomb(C::Swept, Some(S::Poisoned), Some(KEY)),
+            10,
+            Ok(S::Poisoned),
+        ),
+        (
+            tomb(C::Swept, Some(S::Discarded), Some(KEY)),
+            0,
+            Err("DISCARDED"),
+        ),
+        (
+            tomb(C::Swept, Some(S::Discarded), None),
+            0,
+            Err("DISCARDED"),
+        ),
+    ];
+    for (t, pending, want) in table {
+        let got = plan_restore(&t, pending, 10)
+            .map(|p| p.status)
+            .map_err(|r| r.code());
+        assert_eq!(got, want, "{t:?} with {pending} pending");
+    }
+}
+
+#[test]
+fn the_capacity_refusal_names_the_capacity() {
+    let r = plan_restore(
+        &tomb(TombstoneCause::Evicted, None, Some(KEY)),
+        10_000,
+        10_000,
+    )
+    .unwrap_err();
+    assert!(
+        r.message().contains("DLQ_CAPACITY 10000"),
+        "{}",
+        r.message()
+    );
+}
+
+#[test]
+fn the_restored_row_is_the_archived_one_with_its_new_status() {
+    let original = json!({"id": "dlq_1", "status": "pending", "content_hash": "h", "envelope": "{\"a\":1}", "created_at": 1, "resolved_at": null});
+    let text = encode_rows(&[original.as_object().unwrap().clone()]);
+    let plan = plan_restore(&tomb(TombstoneCause::Evicted, None, Some(KEY)), 0, 10).unwrap();
+    let row = restored_row(&plan, "dlq_1", &text, 50).unwrap();
+    assert_eq!(
+        serde_json::Value::Object(row),
+        original,
+        "an evicted entry equals the original"
+    );
+    let swept = RestorePlan {
+        status: EntryStatus::Archived,
+        key: KEY.into(),
+    };
+    let back = restored_row(&swept, "dlq_1", &text, 50).unwrap();
+    assert_eq!(
+        (back["status"].as_str(), back["resolved_at"].as_i64()),
+        (Some("archived"), Some(50))
+    );
+    assert!(restored_row(&plan, "dlq_2", &text, 50)
+        .unwrap_err()
+        .contains("no entry dlq_2"));
+    assert!(restored_row(&plan, "dlq_1", "not json", 50).is_err());
+    let discarded = text.replace("\"pending\"", "\"discarded\"");
+    assert!(restored_row(&plan, "dlq_1", &discarded, 50).is_err());
+}
+
+#[test]
+fn only_a_pending_restore_joins_an_identical_pending_entry() {
+    assert_eq!(
+        dedupe(EntryStatus::Pending, Some("dlq_9")),
+        RestoreWrite::JoinExisting {
+            existing_id: "dlq_9".into()
+        }
+    );
+    assert_eq!(dedupe(EntryStatus::Pending, None), RestoreWrite::Insert);
+    assert_eq!(
+        dedupe(EntryStatus::Archived, Some("dlq_9")),
+        RestoreWrite::Insert
+    );
+}
+
+#[test]
+fn a_discard_erases_the_envelope_and_the_payload_copies() {
+    let keys: Vec<String> = archived_copies("dlq_1", 1_796_300_000_000)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(keys, [KEY, "payloads/2026-12-03/dlq_1.ndjson"]);
+}
