@@ -7,18 +7,18 @@
 //! caller is refused before the body is looked at.
 
 use crate::config_cache::relay_config;
+use crate::internal_auth;
 use crate::responses;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::error_code::Failure;
-use hookrelay_core::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::queued_event::decode_value;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::pipeline::{self, Item};
-use hookrelay_platform::{body, log, now_ms};
-use worker::{Env, Method, Request, Response, Result};
+use hookrelay_platform::{body, now_ms};
+use worker::{Env, Request, Response, Result};
 
 /// Handles one internal replay call.
 pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
@@ -30,7 +30,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
             return responses::config_invalid(e);
         }
     };
-    if let Some(refused) = refuse_caller(&req, cfg) {
+    if let Some(refused) = internal_auth::refuse_caller(&req, cfg, "replays") {
         body::drain(&req).await;
         return refused;
     }
@@ -47,35 +47,6 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     };
     let answer = replay(env, cfg, &call).await?;
     Response::from_json(&answer)
-}
-
-/// The answer for a caller that may not use this route, if it may not.
-fn refuse_caller(req: &Request, cfg: &RelayConfig) -> Option<Result<Response>> {
-    if req.method() != Method::Post {
-        return Some(responses::error(405, "METHOD_NOT_ALLOWED", "use POST"));
-    }
-    let Some(key) = cfg.internal_key.as_deref() else {
-        return Some(responses::unavailable(
-            &format!("{SECRET_NAME} is not set on the relay, so replays cannot be proven to come from the DLQ worker; set it in both workers"),
-            60,
-        ));
-    };
-    let header = req.headers().get("authorization").ok().flatten();
-    match authorize_internal(header.as_deref(), key, now_ms().div_euclid(1000)) {
-        Ok(_) => None,
-        Err(e) => {
-            log::warn(
-                Component::Relay,
-                "internal_call_refused",
-                log::fields! {"code": e.code(), "path": req.path()},
-            );
-            Some(responses::error(
-                e.status(),
-                e.code(),
-                "this route only answers the DLQ worker's own calls",
-            ))
-        }
-    }
 }
 
 /// Runs the pipeline for the entry's event, unless the replay must be refused.

@@ -14,6 +14,7 @@ mod consumer;
 mod fetch_entry;
 mod health_route;
 mod ingest_route;
+mod internal_auth;
 mod internal_replay_route;
 mod parking;
 mod queue_entry;

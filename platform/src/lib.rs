@@ -5,6 +5,7 @@
 //! it decides anything. If a function here grows an `if` about business
 //! rules, that rule belongs in the core.
 
+pub mod archive_bucket;
 pub mod body;
 pub mod breaker_store;
 pub mod db;
