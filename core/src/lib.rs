@@ -6,6 +6,7 @@
 //! decisions they return. Everything here is tested natively with `cargo test`.
 
 pub mod admin_query;
+pub mod attempt;
 pub mod base64;
 pub mod breaker;
 pub mod calendar;
@@ -20,7 +21,7 @@ pub mod downstream_request;
 pub mod downstream_response;
 pub mod drain_plan;
 pub mod duration;
-pub mod entry_decision;
+pub mod entry_action;
 pub mod envelope;
 pub mod error_code;
 pub mod error_signature;

@@ -7,8 +7,8 @@
 //!   relay's service binding.
 
 mod admin;
+mod apply_entry_action;
 mod config_cache;
-mod decisions;
 mod fetch_entry;
 mod job_queue;
 mod jobs;
