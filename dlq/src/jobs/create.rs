@@ -4,6 +4,7 @@ use super::error::{JobError, JobResult};
 use hookrelay_core::jobs::canary::{compose, SignatureGroup};
 use hookrelay_core::jobs::request::MAX_CANARY_SIZE;
 use hookrelay_core::jobs::JobRequest;
+use hookrelay_core::state::JobStatus;
 use hookrelay_platform::db::job_entries::{self, SetSummary};
 use hookrelay_platform::db::jobs;
 use serde_json::{json, Value};
@@ -63,7 +64,7 @@ pub async fn create(
     super::enqueue(env, &id, 1, now, now)
         .await
         .map_err(|e| JobError::NotQueued(format!("the job was created but its first step could not be queued ({e}); it resumes on its own within a minute")))?;
-    Ok(json!({"id": id, "status": "queued", "matched": matched}))
+    Ok(json!({"id": id, "status": JobStatus::Queued, "matched": matched}))
 }
 
 /// `GET /jobs/:id`: the job with its counts and canary.

@@ -31,7 +31,7 @@ pub struct JobContext<'a> {
 
 /// Whether an entry is still eligible: in the status the job's filter names.
 fn eligible(status: EntryStatus, req: &JobRequest) -> bool {
-    req.filter.entries.status.as_deref() == Some(status.as_str())
+    req.filter.entries.status == Some(status)
 }
 
 /// Handles one entry; a D1 failure is an error, so the step is retried and
