@@ -92,10 +92,12 @@ mod tests {
 
     /// `Err(id)`: the canary fails, naming entry `id`.
     type Want = Result<SliceEnd, &'static str>;
+    /// Each canary entry and its outcome so far.
+    type Canary<'a> = &'a [(&'a str, Option<JobEntryOutcome>)];
 
     #[test]
     fn a_canary_fails_on_its_first_failed_entry_passes_when_all_are_done_and_otherwise_continues() {
-        let table: [(&[(&str, Option<JobEntryOutcome>)], Want); 7] = [
+        let table: [(Canary, Want); 7] = [
             (
                 &[("a", Some(Succeeded)), ("b", Some(Succeeded))],
                 Ok(SliceEnd::CanaryPassed),

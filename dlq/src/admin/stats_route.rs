@@ -68,16 +68,17 @@ struct Slots {
 
 fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
     let mut b = Batch::new("the stats");
-    let [pending, ingress, dominant, by_status, by_class] =
-        <[_; 5]>::try_from(dead_letters::stats_statements(db, now - 3_600_000)?)
-            .ok()
-            .expect("dead_letters::stats_statements answers its five statements, in this order");
+    let mut dead = dead_letters::stats_statements(db, now - 3_600_000)?.into_iter();
+    let mut dead_letter_part = || {
+        dead.next()
+            .expect("dead_letters::stats_statements answers its five statements, in this order")
+    };
     let slots = Slots {
-        pending: b.add("the pending dead letters", pending),
-        ingress: b.add("the dead letters of the last hour", ingress),
-        dominant: b.add("the dominant failure code", dominant),
-        by_status: b.add("the dead letters by status", by_status),
-        by_class: b.add("the pending dead letters by class", by_class),
+        pending: b.add("the pending dead letters", dead_letter_part()),
+        ingress: b.add("the dead letters of the last hour", dead_letter_part()),
+        dominant: b.add("the dominant failure code", dead_letter_part()),
+        by_status: b.add("the dead letters by status", dead_letter_part()),
+        by_class: b.add("the pending dead letters by class", dead_letter_part()),
         replay: b.add("the replay outcomes", replay_audit::outcome_counts(db)?),
         counters: b.add("the counters", counters::totals_by_metric(db)),
         breakers: b.add("the breakers", breakers::all(db)),
