@@ -34,7 +34,7 @@ test("an archive job whose second entry changed meanwhile archives one, skips th
   try {
     const created = await t.admin.post("jobs", { action: "archive", reason: REASON, filter: { source: "race" }, concurrency: 2, rate_per_s: 10 });
     assert.equal(created.status, 202, JSON.stringify(created.json));
-    const job = await t.status(created.data.id, "succeeded");
+    const job = await t.status(created.data.id, "completed");
     assertCounts(job);
     assert.deepEqual([job.matched, job.attempted, job.succeeded, job.skipped], [2, 1, 1, 1], JSON.stringify(job));
 
@@ -65,7 +65,7 @@ test("a discard job discards through the same path: the entry's payload is erase
   const logFrom = t.relay.logs.length;
   const created = await t.admin.post("jobs", { action: "discard", reason: REASON, filter: { source: "tidy" } });
   assert.equal(created.status, 202, JSON.stringify(created.json));
-  const job = await t.status(created.data.id, "succeeded");
+  const job = await t.status(created.data.id, "completed");
   assert.deepEqual([job.matched, job.succeeded, job.skipped], [1, 1, 0]);
   const entry = (await t.admin.get(`webhook-dlq/${e.id}`)).data;
   assert.equal(entry.status, "discarded");
