@@ -42,20 +42,7 @@ pub struct ActionResult {
 }
 
 /// Why an action changed nothing.
-#[derive(Debug)]
-pub enum ActionError {
-    /// The rule refuses it from the entry's status, or a concurrent
-    /// decision changed the status first (the 409 message).
-    Refused(String),
-    /// D1 could not apply it.
-    Storage(worker::Error),
-}
-
-impl From<worker::Error> for ActionError {
-    fn from(e: worker::Error) -> Self {
-        ActionError::Storage(e)
-    }
-}
+pub type ActionError = crate::entry_change_error::EntryChangeError;
 
 /// Applies `action` to `entry` as it was read: the audit record and the
 /// status update (with the payload erasure for a discard) in one batch,

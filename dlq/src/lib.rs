@@ -9,6 +9,7 @@
 mod admin;
 mod apply_entry_action;
 mod config_cache;
+mod entry_change_error;
 mod fetch_entry;
 mod job_queue;
 mod jobs;
