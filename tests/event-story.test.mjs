@@ -52,7 +52,14 @@ test("the story of a dead-lettered, then replayed event shows the failed call, t
   assert.equal(event.duplicate_count, 0);
   assert.ok(event.received_at > 0);
   assert.equal(event.parked_at, null);
-  assert.ok(!("body" in event) && !("headers" in event), "the story carries no payload");
+  // The event itself, as kept: its body inline, its headers with the
+  // signature redacted.
+  assert.equal(event.body, JSON.stringify({ n: 1 }));
+  assert.equal(event.body_ref, null);
+  assert.equal(event.body_bytes, event.body.length);
+  assert.equal(event.headers["content-type"], "application/json");
+  assert.equal(event.headers["x-operation-id"], "story-1");
+  assert.equal(event.headers["x-signature"], "[REDACTED]");
 
   assert.ok(attempts.length >= 1, "the consumer's failed attempt");
   assert.equal(attempts[0].code, "UPSTREAM_4XX");
@@ -77,6 +84,20 @@ test("the story of a dead-lettered, then replayed event shows the failed call, t
   assert.deepEqual(later.map((d) => d.action), ["replay", "discard"]);
 });
 
+test("the story of a claim-checked event carries its body from the payload store, and its redacted headers", async () => {
+  const payload = { n: 3, pad: "z".repeat(200_000) };
+  const eventId = await send("quiet", payload, "quiet-big");
+  const story = await waitFor(async () => {
+    const res = await admin.get(`events/${eventId}`);
+    return res.status === 200 && res.data;
+  }, { what: "the claim-checked event" });
+  assert.equal(story.event.body_ref, eventId, "kept in the payload store, not inline");
+  assert.equal(story.event.body, JSON.stringify(payload));
+  assert.equal(story.event.body_bytes, JSON.stringify(payload).length);
+  assert.equal(story.event.headers["x-signature"], "[REDACTED]");
+  assert.equal(story.event.headers["x-timestamp"].length > 0, true);
+});
+
 test("an event that simply arrived has a story with no failure, and an unknown id is a 404 naming it", async () => {
   const eventId = await send("quiet", { n: 2 }, "quiet-2");
   const story = await waitFor(async () => {
@@ -84,6 +105,8 @@ test("an event that simply arrived has a story with no failure, and an unknown i
     return res.status === 200 && res.data;
   }, { what: "the ingested event" });
   assert.equal(story.event.delivery_status, "none");
+  assert.equal(story.event.body, JSON.stringify({ n: 2 }));
+  assert.equal(story.event.headers["x-operation-id"], "quiet-2");
   assert.deepEqual([story.attempts, story.steps, story.dead_letters, story.decisions], [[], [], [], []]);
 
   const missing = await admin.get("events/evt_00000000000000000000000000000000");

@@ -7,6 +7,7 @@
 //! moved after `max_retries` with no reason at all. Both become one
 //! envelope shape.
 
+pub use crate::attempt::AttemptRecord;
 use crate::error_code::{ErrorCode, Failure, FailureClass};
 pub use crate::error_signature::{error_signature, normalize_message};
 use crate::poison_handoff::PoisonHandoff;
@@ -21,24 +22,6 @@ use std::collections::BTreeMap;
 
 /// Bytes of the original body kept for display.
 pub const EXCERPT_BYTES: usize = 4096;
-
-/// One failed consumer attempt, as recorded in D1's `attempts` table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AttemptRecord {
-    /// Platform attempt number.
-    pub attempt: u32,
-    /// Failure class.
-    pub class: FailureClass,
-    /// Stable code.
-    pub code: ErrorCode,
-    /// Message (no payload, no secret).
-    pub message: String,
-    /// When it failed (unix ms).
-    pub at_ms: UnixMillis,
-    /// For `CIRCUIT_OPEN`: the failure that opened the breaker.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cause: Option<ErrorCode>,
-}
 
 /// How the message reached the DLQ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

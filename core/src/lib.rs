@@ -7,6 +7,7 @@
 
 pub mod admin_query;
 pub mod alarms;
+pub mod attempt;
 pub mod base64;
 pub mod breaker;
 pub mod calendar;
@@ -20,7 +21,7 @@ pub mod dlq_store_retry;
 pub mod downstream_request;
 pub mod downstream_response;
 pub mod duration;
-pub mod entry_decision;
+pub mod entry_action;
 pub mod envelope;
 pub mod error_code;
 pub mod error_signature;

@@ -210,7 +210,7 @@ pub fn parse_replay_all(body: &Value) -> Result<ReplayAllRequest, BodyError> {
 /// The filter of replay-all, which replays pending entries only.
 fn replay_filter(raw: &Value) -> Result<DeadLetterFilter, BodyError> {
     let filter = dead_letter_filter_from_json(raw).map_err(|e| body_error(&e.param, e.message))?;
-    if filter.status.as_deref().is_some_and(|s| s != "pending") {
+    if filter.status.is_some_and(|s| s != EntryStatus::Pending) {
         return Err(body_error(
             "filter.status",
             "replay-all replays pending entries only; omit it or use \"pending\"",

@@ -7,8 +7,9 @@
 //!   relay's service binding.
 
 mod admin;
+mod apply_entry_action;
 mod config_cache;
-mod decisions;
+mod entry_change_error;
 mod fetch_entry;
 mod job_queue;
 mod jobs;

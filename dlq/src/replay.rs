@@ -82,19 +82,7 @@ pub struct ReplayResult {
 }
 
 /// Why a replay changed nothing.
-#[derive(Debug)]
-pub enum ReplayError {
-    /// The relay refused it before doing anything (the 409 message).
-    Refused(String),
-    /// D1 could not record the result.
-    Storage(worker::Error),
-}
-
-impl From<worker::Error> for ReplayError {
-    fn from(e: worker::Error) -> Self {
-        ReplayError::Storage(e)
-    }
-}
+pub type ReplayError = crate::entry_change_error::EntryChangeError;
 
 /// Asks the relay to replay the entry's original event.
 async fn attempt(relay: &Relay, entry: &EntryRow) -> ReplayAnswer {

@@ -6,11 +6,12 @@
 use super::params::{check_source, name_shown, one_of, refuse_unknown, set_once};
 use super::QueryError;
 use crate::error_code::{ErrorCode, FailureClass};
+use crate::state::EntryStatus;
 use crate::strict_json::{unknown_field, Field};
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The dead-letter statuses a filter may name.
+/// The dead-letter statuses a filter may name (`EntryStatus`'s spellings).
 pub const DEAD_LETTER_STATUSES: [&str; 5] =
     ["pending", "replayed", "poisoned", "archived", "discarded"];
 /// The failure classes a filter may name, as `FailureClass::as_str` spells them.
@@ -27,15 +28,15 @@ pub const DEAD_LETTER_PARAMS: [&str; 7] = [
 ];
 
 /// Which dead letters a list or replay-all applies to. `None` matches all.
-/// Values are stored in their canonical spelling.
+/// Statuses, classes and codes are typed; text outside them is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeadLetterFilter {
-    /// One of `DEAD_LETTER_STATUSES`.
-    pub status: Option<String>,
-    /// A failure class: `transient`, `poison` or `unknown`.
-    pub class: Option<String>,
+    /// An entry status.
+    pub status: Option<EntryStatus>,
+    /// A failure class.
+    pub class: Option<FailureClass>,
     /// A stable error code such as `UPSTREAM_5XX`.
-    pub code: Option<String>,
+    pub code: Option<ErrorCode>,
     /// A source name.
     pub source: Option<String>,
     /// An error signature (`sig_` and 16 lowercase hex), grouping entries
@@ -77,32 +78,30 @@ impl DeadLetterField {
         DeadLetterField::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    fn slot(self, f: &mut DeadLetterFilter) -> &mut Option<String> {
+    /// Validates a non-empty value and sets it in `f`: a value outside
+    /// the field's type is refused naming the allowed ones, and a field
+    /// given twice is refused.
+    fn set(self, f: &mut DeadLetterFilter, param: &str, value: &str) -> Result<(), QueryError> {
         match self {
-            DeadLetterField::Status => &mut f.status,
-            DeadLetterField::Class => &mut f.class,
-            DeadLetterField::Code => &mut f.code,
-            DeadLetterField::Source => &mut f.source,
-            DeadLetterField::Signature => &mut f.signature,
-        }
-    }
-
-    /// Validates a non-empty value, returning its canonical spelling.
-    fn check(self, param: &str, value: &str) -> Result<String, QueryError> {
-        match self {
-            DeadLetterField::Status => DEAD_LETTER_STATUSES
-                .into_iter()
-                .find(|s| *s == value)
-                .map(str::to_owned)
-                .ok_or_else(|| one_of(param, value, &DEAD_LETTER_STATUSES)),
-            DeadLetterField::Class => FailureClass::parse(value)
-                .map(|c| c.as_str().to_owned())
-                .ok_or_else(|| one_of(param, value, &FAILURE_CLASSES)),
-            DeadLetterField::Code => ErrorCode::parse(value)
-                .map(|c| c.as_str().to_owned())
-                .ok_or_else(|| one_of(param, value, &ErrorCode::ALL.map(ErrorCode::as_str))),
-            DeadLetterField::Source => check_source(param, value),
-            DeadLetterField::Signature => check_signature(param, value),
+            DeadLetterField::Status => {
+                let status = EntryStatus::parse(value)
+                    .map_err(|_| one_of(param, value, &DEAD_LETTER_STATUSES))?;
+                set_once(&mut f.status, param, status)
+            }
+            DeadLetterField::Class => {
+                let class = FailureClass::parse(value)
+                    .ok_or_else(|| one_of(param, value, &FAILURE_CLASSES))?;
+                set_once(&mut f.class, param, class)
+            }
+            DeadLetterField::Code => {
+                let code = ErrorCode::parse(value)
+                    .ok_or_else(|| one_of(param, value, &ErrorCode::ALL.map(ErrorCode::as_str)))?;
+                set_once(&mut f.code, param, code)
+            }
+            DeadLetterField::Source => set_once(&mut f.source, param, check_source(param, value)?),
+            DeadLetterField::Signature => {
+                set_once(&mut f.signature, param, check_signature(param, value)?)
+            }
         }
     }
 }
@@ -136,8 +135,7 @@ pub fn parse_dead_letter_filter(
         if value.is_empty() {
             continue;
         }
-        let checked = field.check(name, value)?;
-        set_once(field.slot(&mut filter), name, checked)?;
+        field.set(&mut filter, name, value)?;
     }
     Ok(filter)
 }
@@ -191,7 +189,7 @@ pub fn dead_letter_filter_from_json(v: &Value) -> Result<DeadLetterFilter, Query
         match given {
             Field::Absent => {}
             Field::Given(s) if s.is_empty() => {}
-            Field::Given(s) => *field.slot(&mut filter) = Some(field.check(&param, &s)?),
+            Field::Given(s) => field.set(&mut filter, &param, &s)?,
             Field::WrongType => return Err(QueryError::new(param, "must be a string or null")),
         }
     }

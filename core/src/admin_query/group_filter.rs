@@ -22,7 +22,7 @@ pub fn parse_group_filter(params: &[(String, String)]) -> Result<DeadLetterFilte
     refuse_unknown(params, &GROUP_PARAMS)?;
     let mut filter = parse_dead_letter_filter(params)?;
     if filter.status.is_none() {
-        filter.status = Some(EntryStatus::Pending.as_str().to_owned());
+        filter.status = Some(EntryStatus::Pending);
     }
     Ok(filter)
 }
@@ -31,6 +31,7 @@ pub fn parse_group_filter(params: &[(String, String)]) -> Result<DeadLetterFilte
 mod tests {
     use super::super::pairs;
     use super::*;
+    use crate::error_code::{ErrorCode, FailureClass};
 
     /// Query pairs, then the status, source and code they parse to.
     type Case<'a> = (
@@ -61,12 +62,12 @@ mod tests {
         ];
         for (params, status, source, code) in table {
             let f = parse_group_filter(&pairs(params)).unwrap();
-            assert_eq!(f.status.as_deref(), status, "{params:?}");
+            assert_eq!(f.status.map(EntryStatus::as_str), status, "{params:?}");
             assert_eq!(f.source.as_deref(), source, "{params:?}");
-            assert_eq!(f.code.as_deref(), code, "{params:?}");
+            assert_eq!(f.code.map(ErrorCode::as_str), code, "{params:?}");
         }
         let f = parse_group_filter(&pairs(&[("class", "poison")])).unwrap();
-        assert_eq!(f.class.as_deref(), Some("poison"));
+        assert_eq!(f.class, Some(FailureClass::Poison));
     }
 
     #[test]

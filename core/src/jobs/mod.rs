@@ -8,6 +8,7 @@ pub mod canary;
 pub mod lifecycle;
 pub mod pacing;
 pub mod request;
+pub mod slice_end;
 
 pub use request::{parse_job_request, Approval, JobFilter, JobRequest};
 

@@ -254,13 +254,14 @@ fn parse_filter(raw: Option<&Value>, action: JobAction) -> Result<JobFilter, Bod
         since_ms,
         until_ms,
     });
-    let status = filter.entries.status.as_deref().unwrap_or_default();
-    let allowed = match action {
-        JobAction::Archive => status == EntryStatus::Pending.as_str(),
-        JobAction::Replay | JobAction::Discard => {
-            status == EntryStatus::Pending.as_str() || status == EntryStatus::Archived.as_str()
-        }
-    };
+    let allowed = matches!(
+        (action, filter.entries.status),
+        (_, Some(EntryStatus::Pending))
+            | (
+                JobAction::Replay | JobAction::Discard,
+                Some(EntryStatus::Archived)
+            )
+    );
     if !allowed {
         return Err(err(
             "filter.status",
@@ -279,7 +280,7 @@ fn parse_filter(raw: Option<&Value>, action: JobAction) -> Result<JobFilter, Bod
 
 fn pending_only(mut f: JobFilter) -> JobFilter {
     if f.entries.status.is_none() {
-        f.entries.status = Some(EntryStatus::Pending.as_str().to_string());
+        f.entries.status = Some(EntryStatus::Pending);
     }
     f
 }

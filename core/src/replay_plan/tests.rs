@@ -1,4 +1,5 @@
 use super::*;
+use crate::error_code::ErrorCode;
 use serde_json::json;
 
 fn c(id: &str, hash: &str) -> Candidate {
@@ -64,7 +65,7 @@ fn a_replay_all_body_is_parsed_with_its_defaults() {
         (r.concurrency, r.canary, r.rate_per_s, r.max_entries),
         (20, Some(3), Some(2.5), 500)
     );
-    assert_eq!(r.filter.code.as_deref(), Some("UPSTREAM_5XX"));
+    assert_eq!(r.filter.code, Some(ErrorCode::Upstream5xx));
 }
 
 #[test]

@@ -49,3 +49,13 @@ named_states! {
         Skipped = "skipped",
     }
 }
+
+named_states! {
+    /// Where one entry of a job's set stands (`job_entries.state`).
+    pub enum JobEntryState ("job entry state") {
+        /// Its turn has not come (or its step failed before recording it).
+        Pending = "pending",
+        /// Handled; its outcome is recorded.
+        Done = "done",
+    }
+}

@@ -1,8 +1,10 @@
 //! One error type for the admin API, mapped to responses in one place:
 //! `{"status":"error","error":{"code","message"}}` with the right status.
 
+use crate::jobs::error::JobError;
 use hookrelay_core::config::ConfigError;
 use hookrelay_core::jwt::AuthError;
+use hookrelay_platform::db::error_message;
 use serde_json::{json, Value};
 use worker::{Response, Result};
 
@@ -25,7 +27,24 @@ pub enum ApiError {
     Conflict(String),
     /// 500: the worker is misconfigured.
     Config(ConfigError),
-    /// 503: D1 did not answer.
+    /// 500: a binding the worker needs (named) is not configured.
+    BindingMissing(&'static str),
+    /// 503: a D1 call failed (busy, unreachable, a table missing); it keeps
+    /// D1's own error, which names the table or statement that failed.
+    D1 {
+        /// What the call was for.
+        what: &'static str,
+        /// D1's error.
+        source: worker::Error,
+    },
+    /// 500: D1 answered rows this version cannot read.
+    Decode {
+        /// What was being read.
+        what: &'static str,
+        /// The decoder's error.
+        source: worker::Error,
+    },
+    /// 503: something else did not answer (the relay, the jobs queue).
     Unavailable(String),
 }
 
@@ -43,6 +62,27 @@ impl ApiError {
             }
             ApiError::Conflict(m) => (409, "CONFLICT".into(), m),
             ApiError::Config(e) => (500, "CONFIG_INVALID".into(), e.to_string()),
+            ApiError::BindingMissing(name) => (
+                500,
+                "BINDING_MISSING".into(),
+                format!("the {name} binding is not configured in dlq/wrangler.toml"),
+            ),
+            ApiError::D1 { what, source } => (
+                503,
+                "UNAVAILABLE".into(),
+                format!(
+                    "D1 failed while reading or writing {what}: {}; try again, and if it persists check the D1 database and its migrations",
+                    error_message(&source)
+                ),
+            ),
+            ApiError::Decode { what, source } => (
+                500,
+                "DECODE_FAILED".into(),
+                format!(
+                    "D1 answered {what} that this version cannot read ({}); apply the migrations in migrations/",
+                    error_message(&source)
+                ),
+            ),
             ApiError::Unavailable(m) => (503, "UNAVAILABLE".into(), m),
         };
         let resp = Response::from_json(
@@ -59,12 +99,25 @@ impl ApiError {
     }
 }
 
+/// A failed platform call, kept whole. Rows decoded through
+/// `super::batch_reader` are told apart as [`ApiError::Decode`].
 impl From<worker::Error> for ApiError {
-    fn from(e: worker::Error) -> Self {
-        ApiError::Unavailable(format!(
-            "D1 did not answer: {}",
-            hookrelay_platform::db::error_message(&e)
-        ))
+    fn from(source: worker::Error) -> Self {
+        ApiError::D1 {
+            what: "the admin data",
+            source,
+        }
+    }
+}
+
+impl From<JobError> for ApiError {
+    fn from(e: JobError) -> Self {
+        match e {
+            JobError::NotFound(m) => ApiError::NotFound(m),
+            JobError::Conflict(m) => ApiError::Conflict(m),
+            JobError::NotQueued(m) => ApiError::Unavailable(m),
+            JobError::Storage(e) => e.into(),
+        }
     }
 }
 

@@ -44,7 +44,7 @@ pub async fn route(
 /// `POST /jobs`.
 pub async fn post(db: &D1Database, env: &Env, body: &Value, actor: &str, now: i64) -> ApiResult {
     let req = parse_job_request(body)?;
-    create::create(db, env, req, actor, now).await
+    Ok(create::create(db, env, req, actor, now).await?)
 }
 
 /// Whether a `POST /jobs` answer is an accepted job (`202`) rather than a
@@ -72,10 +72,10 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
 
 /// `GET /jobs/:id`.
 pub async fn get(db: &D1Database, id: &str) -> ApiResult {
-    create::describe(db, id).await
+    Ok(create::describe(db, id).await?)
 }
 
 /// `POST /jobs/:id/{approve,pause,resume,cancel}`.
 pub async fn command(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> ApiResult {
-    steer::steer(db, env, id, segment, now).await
+    Ok(steer::steer(db, env, id, segment, now).await?)
 }

@@ -4,8 +4,9 @@
 
 mod api_error;
 mod audit_route;
+mod batch_reader;
 mod dead_letter_routes;
-mod decision_routes;
+mod entry_action_routes;
 mod event_story_route;
 mod events_route;
 mod job_routes;
@@ -83,7 +84,10 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         .trim_end_matches('/')
         .split('/')
         .collect();
-    let db = env.d1("DB")?;
+    let Ok(db) = env.d1("DB") else {
+        hookrelay_platform::body::drain(&req).await;
+        return ApiError::BindingMissing("DB").into_response();
+    };
     let method = req.method();
     let ctx = RouteContext {
         db: &db,
@@ -146,11 +150,11 @@ async fn route(
         (Method::Get, ["webhook-dlq", id]) => dead_letter_routes::get(db, id).await,
         (Method::Post, ["webhook-dlq", id, segment @ ("archive" | "unarchive" | "discard")]) => {
             let body = json_body(req).await?;
-            let caller = decision_routes::Caller {
+            let caller = entry_action_routes::Caller {
                 actor: &actor,
                 now_ms: now,
             };
-            decision_routes::decide(db, id, segment, &body, &caller).await
+            entry_action_routes::decide(db, id, segment, &body, &caller).await
         }
         (Method::Post, ["webhook-dlq", id, "replay"]) => {
             let body = json_body(req).await?;

@@ -1,11 +1,11 @@
 //! `GET /webhook-dlq/stats`: the numbers an on-call engineer reads first.
 
+use super::batch_reader::{Batch, Slot};
 use super::ApiResult;
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
-use hookrelay_platform::db::Rows;
 use hookrelay_platform::db::{dead_letters, events, replay_audit};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -51,47 +51,75 @@ fn counts_with_zeros<'a>(rows: Vec<CounterRow>, names: impl Iterator<Item = &'a 
     Value::Object(m)
 }
 
+/// The statements of the stats, each read by its slot.
+struct Slots {
+    pending: Slot<Pending>,
+    ingress: Slot<CounterRow>,
+    dominant: Slot<CounterRow>,
+    by_status: Slot<CounterRow>,
+    by_class: Slot<CounterRow>,
+    replay: Slot<CounterRow>,
+    counters: Slot<CounterRow>,
+    breakers: Slot<BreakerRow>,
+    by_label: Slot<CounterRow>,
+    parked_total: Slot<Pending>,
+    parked_by: Slot<ParkedByDestination>,
+}
+
+fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
+    let mut b = Batch::new("the stats");
+    let mut dead = dead_letters::stats_statements(db, now - 3_600_000)?.into_iter();
+    let mut dead_letter_part = || {
+        dead.next()
+            .expect("dead_letters::stats_statements answers its five statements, in this order")
+    };
+    let slots = Slots {
+        pending: b.add("the pending dead letters", dead_letter_part()),
+        ingress: b.add("the dead letters of the last hour", dead_letter_part()),
+        dominant: b.add("the dominant failure code", dead_letter_part()),
+        by_status: b.add("the dead letters by status", dead_letter_part()),
+        by_class: b.add("the pending dead letters by class", dead_letter_part()),
+        replay: b.add("the replay outcomes", replay_audit::outcome_counts(db)?),
+        counters: b.add("the counters", counters::totals_by_metric(db)),
+        breakers: b.add("the breakers", breakers::all(db)),
+        by_label: b.add("the counters by label", counters::totals_by_label(db)),
+        parked_total: b.add("the parked events", events::parked_total(db)?),
+        parked_by: b.add(
+            "the parked events by destination",
+            events::parked_by_destination(db)?,
+        ),
+    };
+    Ok((b, slots))
+}
+
 /// Depth, oldest pending age, ingress in the last hour, the dominant failure
 /// code, counts by status and class, replay outcomes, breaker states, and
 /// every counter (totals by metric, and by metric and code), and the parked
-/// events, in one D1 round trip.
+/// events, in one D1 round trip. A part that cannot be read fails the
+/// whole answer, naming it: a zero here would tell on-call "nothing pending"
+/// when the truth is "unknown".
 pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
-    let mut statements = dead_letters::stats_statements(db, now - 3_600_000)?;
-    statements.extend([
-        replay_audit::outcome_counts(db)?,
-        counters::totals_by_metric(db),
-        breakers::all(db),
-        counters::totals_by_label(db),
-        events::parked_total(db)?,
-        events::parked_by_destination(db)?,
-    ]);
-    let results = hookrelay_platform::db::batch(db, statements).await?;
-    let rows = |i: usize| read::<CounterRow>(&results, i);
-    let pending = read::<Pending>(&results, 0)
-        .pop()
+    let (batch, s) = statements(db, now)?;
+    let a = batch.run(db).await?;
+    let pending = a
+        .first(&s.pending)?
         .unwrap_or(Pending { n: 0, oldest: None });
-    let breakers: Vec<Value> = read::<BreakerRow>(&results, 7)
+    let breakers: Vec<Value> = a
+        .rows(&s.breakers)?
         .into_iter()
         .map(|b| json!({"destination": destination_label(&b.destination), "state": b.state_name, "since": b.updated_at}))
         .collect();
     Ok(json!({
         "depth": pending.n,
         "oldest_pending_age_s": pending.oldest.map(|t| (now - t).max(0) / 1000),
-        "ingress_last_hour": rows(1).first().map_or(0, |r| r.n),
-        "dominant_failure_code": rows(2).into_iter().next().and_then(|r| r.k),
-        "by_status": counts_with_zeros(rows(3), EntryStatus::ALL.iter().map(|s| s.as_str())),
-        "by_class": counts(rows(4)),
-        "replay": counts_with_zeros(rows(5), ReplayOutcome::ALL.iter().map(|s| s.as_str())),
+        "ingress_last_hour": a.first(&s.ingress)?.map_or(0, |r| r.n),
+        "dominant_failure_code": a.first(&s.dominant)?.and_then(|r| r.k),
+        "by_status": counts_with_zeros(a.rows(&s.by_status)?, EntryStatus::ALL.iter().map(|s| s.as_str())),
+        "by_class": counts(a.rows(&s.by_class)?),
+        "replay": counts_with_zeros(a.rows(&s.replay)?, ReplayOutcome::ALL.iter().map(|s| s.as_str())),
         "breakers": breakers,
-        "counters": counts(rows(6)),
-        "counters_by_label": counts(rows(8)),
-        "parked": parked(read::<Pending>(&results, 9).pop(), read(&results, 10), now),
+        "counters": counts(a.rows(&s.counters)?),
+        "counters_by_label": counts(a.rows(&s.by_label)?),
+        "parked": parked(a.first(&s.parked_total)?, a.rows(&s.parked_by)?, now),
     }))
-}
-
-fn read<T: for<'de> Deserialize<'de>>(results: &[Rows], i: usize) -> Vec<T> {
-    results
-        .get(i)
-        .and_then(|r| r.decode::<T>().ok())
-        .unwrap_or_default()
 }

@@ -1,9 +1,10 @@
 //! `POST /api/v1/admin/jobs`: a dry run, or a job with its fixed set.
 
-use crate::admin::{ApiError, ApiResult};
+use super::error::{JobError, JobResult};
 use hookrelay_core::jobs::canary::{compose, SignatureGroup};
 use hookrelay_core::jobs::request::MAX_CANARY_SIZE;
 use hookrelay_core::jobs::JobRequest;
+use hookrelay_core::state::JobStatus;
 use hookrelay_platform::db::job_entries::{self, SetSummary};
 use hookrelay_platform::db::jobs;
 use serde_json::{json, Value};
@@ -27,7 +28,7 @@ pub async fn create(
     req: JobRequest,
     actor: &str,
     now: i64,
-) -> ApiResult {
+) -> JobResult {
     let set = job_entries::summarize(db, &req.filter, now, MAX_CANARY_SIZE).await?;
     let canary = canary_ids(&req, &set);
     if req.dry_run {
@@ -62,15 +63,15 @@ pub async fn create(
         .unwrap_or(set.matched as i64);
     super::enqueue(env, &id, 1, now, now)
         .await
-        .map_err(|e| ApiError::Unavailable(format!("the job was created but its first step could not be queued ({e}); it resumes on its own within a minute")))?;
-    Ok(json!({"id": id, "status": "queued", "matched": matched}))
+        .map_err(|e| JobError::NotQueued(format!("the job was created but its first step could not be queued ({e}); it resumes on its own within a minute")))?;
+    Ok(json!({"id": id, "status": JobStatus::Queued, "matched": matched}))
 }
 
 /// `GET /jobs/:id`: the job with its counts and canary.
-pub async fn describe(db: &D1Database, id: &str) -> ApiResult {
+pub async fn describe(db: &D1Database, id: &str) -> JobResult {
     let job = jobs::get(db, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
+        .ok_or_else(|| JobError::NotFound(format!("no job '{id}'")))?;
     let canary = job_entries::canary(db, id).await?;
     Ok(view(&job, &canary))
 }

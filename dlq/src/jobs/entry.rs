@@ -1,10 +1,12 @@
 //! What a job does to one entry of its set.
 
+use crate::apply_entry_action::{apply, ActionContext, ActionError};
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError};
+use hookrelay_core::entry_action::EntryAction;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::jobs::JobRequest;
-use hookrelay_core::state::{EntryStatus, JobAction, JobEntryOutcome, ReplayOutcome};
+use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::job_entries::NextEntry;
 use hookrelay_platform::db::Query;
@@ -29,7 +31,7 @@ pub struct JobContext<'a> {
 
 /// Whether an entry is still eligible: in the status the job's filter names.
 fn eligible(status: EntryStatus, req: &JobRequest) -> bool {
-    req.filter.entries.status.as_deref() == Some(status.as_str())
+    req.filter.entries.status == Some(status)
 }
 
 /// Handles one entry; a D1 failure is an error, so the step is retried and
@@ -54,6 +56,9 @@ pub async fn handle(
     if !eligible(entry.summary.status, c.req) {
         return Ok(JobEntryOutcome::Skipped);
     }
+    if let Some(action) = EntryAction::of_job(c.req.action) {
+        return apply_action(db, &entry, action, c).await;
+    }
     let ctx = ReplayContext {
         actor: c.actor,
         reason: &c.req.reason,
@@ -62,10 +67,33 @@ pub async fn handle(
         max_replay_attempts: c.max_replay_attempts,
         now_ms: c.now_ms,
     };
-    match c.req.action {
-        JobAction::Replay if next.duplicate == 1 => close_duplicate(db, &entry, c, &ctx).await,
-        JobAction::Replay => replay(db, &entry, c, &ctx).await,
-        JobAction::Archive | JobAction::Discard => super::decide::apply(db, &entry, c, &ctx).await,
+    if next.duplicate == 1 {
+        close_duplicate(db, &entry, c, &ctx).await
+    } else {
+        replay(db, &entry, c, &ctx).await
+    }
+}
+
+/// Archives or discards one entry through the single-entry routes' path
+/// (audited, counted and logged the same way, with the job id). An entry
+/// the rule refuses, or one that changed meanwhile, is skipped, and then
+/// no audit record is written for it.
+async fn apply_action(
+    db: &D1Database,
+    entry: &EntryRow,
+    action: EntryAction,
+    c: &JobContext<'_>,
+) -> worker::Result<JobEntryOutcome> {
+    let ctx = ActionContext {
+        actor: c.actor,
+        reason: &c.req.reason,
+        job_id: Some(c.job_id),
+        now_ms: c.now_ms,
+    };
+    match apply(db, &entry.summary, action, &ctx).await {
+        Ok(_) => Ok(JobEntryOutcome::Succeeded),
+        Err(ActionError::Refused(_)) => Ok(JobEntryOutcome::Skipped),
+        Err(ActionError::Storage(e)) => Err(e),
     }
 }
 

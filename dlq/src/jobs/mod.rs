@@ -5,8 +5,8 @@
 //! nor skips an entry (`job_entries`).
 
 pub mod create;
-pub mod decide;
 pub mod entry;
+pub mod error;
 pub mod resume;
 pub mod steer;
 pub mod step;

@@ -3,7 +3,7 @@
 //! step already in flight finds the generation moved on and stops.
 
 use super::create::view;
-use crate::admin::{ApiError, ApiResult};
+use super::error::{JobError, JobResult};
 use hookrelay_core::jobs::lifecycle::{is_final, next, Event};
 use hookrelay_core::state::JobStatus;
 use hookrelay_platform::db::job_entries;
@@ -22,10 +22,10 @@ fn event_of(segment: &str, canary_done: bool) -> Option<Event> {
 }
 
 /// Applies one steering command and answers the job as it is now.
-pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> ApiResult {
+pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> JobResult {
     let job = jobs::get(db, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
+        .ok_or_else(|| JobError::NotFound(format!("no job '{id}'")))?;
     let canary = job_entries::canary(db, id).await?;
     // Past the canary only once a step saw it pass (and, with manual
     // approval, an operator approved it): a job paused while its last canary
@@ -33,9 +33,9 @@ pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64
     // aborts it, so a resume never skips the approval.
     let canary_done = canary.is_empty() || job.canary_passed == Some(1);
     let event = event_of(segment, canary_done).ok_or_else(|| {
-        ApiError::NotFound("no such job command; use approve, pause, resume or cancel".into())
+        JobError::NotFound("no such job command; use approve, pause, resume or cancel".into())
     })?;
-    let to = next(job.status, event).map_err(ApiError::Conflict)?;
+    let to = next(job.status, event).map_err(JobError::Conflict)?;
     let t = Transition {
         id,
         generation: job.generation,
@@ -46,17 +46,17 @@ pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64
         bump: true,
     };
     if !jobs::transition(db, &t, now).await? {
-        return Err(ApiError::Conflict(
+        return Err(JobError::Conflict(
             "the job changed while this command ran; read it again and retry".into(),
         ));
     }
     if matches!(to, JobStatus::Running | JobStatus::Canary) {
         super::enqueue(env, id, job.generation + 1, now, now).await.map_err(|e| {
-            ApiError::Unavailable(format!("the job moved to {to} but its next step could not be queued ({e}); it resumes on its own within a minute"))
+            JobError::NotQueued(format!("the job moved to {to} but its next step could not be queued ({e}); it resumes on its own within a minute"))
         })?;
     }
     let job = jobs::get(db, id)
         .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no job '{id}'")))?;
+        .ok_or_else(|| JobError::NotFound(format!("no job '{id}'")))?;
     Ok(view(&job, &canary))
 }

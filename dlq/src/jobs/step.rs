@@ -12,7 +12,7 @@ use super::entry::{self, JobContext};
 use crate::relay_client::Relay;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::pacing::step_entries;
-use hookrelay_core::jobs::{abort, unique_prefix, JobRequest, JobStep};
+use hookrelay_core::jobs::{abort, slice_end, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::pacing::Pacer;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
@@ -217,7 +217,8 @@ async fn abort_if_over_threshold(
     Ok(true)
 }
 
-/// Moves the job on after a slice; whether another step follows.
+/// Moves the job on after a slice, as core's `slice_end` rules decide;
+/// whether another step follows.
 async fn after_slice(
     db: &D1Database,
     job: &mut JobRow,
@@ -225,35 +226,28 @@ async fn after_slice(
     canary_phase: bool,
     taken: usize,
 ) -> worker::Result<bool> {
-    if canary_phase {
+    let end = if canary_phase {
         let canary = job_entries::canary(db, &job.id).await?;
-        if let Some(failed) = canary
+        let outcomes: Vec<(&str, Option<JobEntryOutcome>)> = canary
             .iter()
-            .find(|c| c.outcome == Some(JobEntryOutcome::Failed))
-        {
-            let reason = format!("canary entry {} failed, so nothing past the canary was touched; read its audit record, fix the cause, then create a new job", failed.entry_id);
-            let to = next(job.status, Event::CanaryFailed).map_err(worker::Error::RustError)?;
-            move_to(db, job, to, Some(false), Some(&reason)).await?;
+            .map(|c| (c.entry_id.as_str(), c.outcome))
+            .collect();
+        slice_end::after_canary(&outcomes)
+    } else {
+        let fresh = jobs::get(db, &job.id).await?.unwrap_or_else(|| job.clone());
+        if abort_if_over_threshold(db, job, &fresh, req).await? {
             return Ok(false);
         }
-        if canary.iter().all(|c| c.outcome.is_some()) {
-            let auto = req.approve == hookrelay_core::jobs::Approval::Auto;
-            let to =
-                next(job.status, Event::CanaryPassed { auto }).map_err(worker::Error::RustError)?;
-            return Ok(move_to(db, job, to, Some(true), None).await? && to == JobStatus::Running);
-        }
+        let pending_left = !job_entries::next(db, &job.id, false, 1).await?.is_empty();
+        slice_end::after_run(taken, pending_left)
+    };
+    let Some(event) = end.event(req.approve) else {
         return Ok(true);
-    }
-    let fresh = jobs::get(db, &job.id).await?.unwrap_or_else(|| job.clone());
-    if abort_if_over_threshold(db, job, &fresh, req).await? {
-        return Ok(false);
-    }
-    if taken == 0 || job_entries::next(db, &job.id, false, 1).await?.is_empty() {
-        let to = next(job.status, Event::Finished).map_err(worker::Error::RustError)?;
-        move_to(db, job, to, None, None).await?;
-        return Ok(false);
-    }
-    Ok(true)
+    };
+    let to = next(job.status, event).map_err(worker::Error::RustError)?;
+    let applied = move_to(db, job, to, end.canary_passed(), end.abort_reason()).await?;
+    // Only a passed canary with auto-approval goes on to a running step.
+    Ok(applied && to == JobStatus::Running)
 }
 
 /// A fenced transition; on success `job` follows it. Whether it applied (if

@@ -7,13 +7,13 @@ use super::{int, text, Where};
 use crate::db::Query;
 use hookrelay_core::jobs::canary::SignatureGroup;
 use hookrelay_core::jobs::JobFilter;
-use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
+use hookrelay_core::state::{EntryStatus, JobEntryOutcome, JobEntryState, ReplayOutcome};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// The state of an entry whose turn has not come (or whose step failed).
-pub const PENDING: &str = "pending";
-const DONE: &str = "done";
+/// The states of an entry whose turn has not come, and of one handled.
+const PENDING: JobEntryState = JobEntryState::Pending;
+const DONE: JobEntryState = JobEntryState::Done;
 
 /// The job's selection over `dead_letters`, frozen at `as_of`: entries that
 /// arrive later are not in the set.
@@ -123,9 +123,10 @@ pub fn insert_set(
 ) -> Result<D1PreparedStatement> {
     let mut w = selection(filter, as_of);
     let job = w.bind(text(job_id));
+    let pending = w.bind(text(PENDING.as_str()));
     let sql = format!(
-        "INSERT INTO job_entries (job_id, entry_id, seq, in_canary, content_hash) \
-         SELECT {job}, id, ROW_NUMBER() OVER (ORDER BY created_at, id), 0, content_hash FROM dead_letters {}",
+        "INSERT INTO job_entries (job_id, entry_id, seq, in_canary, content_hash, state) \
+         SELECT {job}, id, ROW_NUMBER() OVER (ORDER BY created_at, id), 0, content_hash, {pending} FROM dead_letters {}",
         w.clause()
     );
     db.prepare(sql).bind(&w.params)
@@ -180,7 +181,7 @@ pub async fn next(
                 FROM job_entries je WHERE je.job_id = ?1 AND je.state = ?2 AND je.in_canary >= ?3 ORDER BY je.seq LIMIT ?5")
         .bind(&[
             text(job_id),
-            text(PENDING),
+            text(PENDING.as_str()),
             int(i64::from(canary_only)),
             text(JobEntryOutcome::Succeeded.as_str()),
             int(i64::from(limit)),
@@ -205,9 +206,9 @@ pub fn done(
     .bind(&[
         text(job_id),
         text(entry_id),
-        text(DONE),
+        text(DONE.as_str()),
         text(outcome.as_str()),
-        text(PENDING),
+        text(PENDING.as_str()),
     ])
 }
 
@@ -225,7 +226,7 @@ pub struct CanaryEntry {
 /// without a scan of the job's whole set.
 pub async fn canary(db: &D1Database, job_id: &str) -> Result<Vec<CanaryEntry>> {
     db.prepare("SELECT entry_id, outcome FROM job_entries WHERE job_id = ?1 AND state IN (?2, ?3) AND seq < 0 AND in_canary = 1 ORDER BY seq")
-        .bind(&[text(job_id), text(PENDING), text(DONE)])?
+        .bind(&[text(job_id), text(PENDING.as_str()), text(DONE.as_str())])?
         .query()
         .await?
         .decode()

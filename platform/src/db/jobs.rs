@@ -5,7 +5,7 @@ use super::{changes, int, opt_text, text};
 use crate::db::Query;
 use hookrelay_core::admin_query::Cursor;
 use hookrelay_core::jobs::JobRequest;
-use hookrelay_core::state::{JobEntryOutcome, JobStatus};
+use hookrelay_core::state::{JobEntryOutcome, JobEntryState, JobStatus};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -111,7 +111,7 @@ pub fn add_outcomes(
     outcomes: &[(&str, JobEntryOutcome)],
     now: i64,
 ) -> Result<D1PreparedStatement> {
-    let mut params = vec![text(id), int(now), text(super::job_entries::PENDING)];
+    let mut params = vec![text(id), int(now), text(JobEntryState::Pending.as_str())];
     let mut count_of = |want: JobEntryOutcome| -> String {
         let ids: Vec<&str> = outcomes
             .iter()

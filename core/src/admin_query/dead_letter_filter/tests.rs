@@ -22,13 +22,13 @@ fn every_dead_letter_filter_value_is_accepted() {
     for (param, value) in table {
         let f = parse_dead_letter_filter(&pairs(&[(param, value)])).unwrap();
         let got = match param {
-            "status" => f.status,
-            "class" => f.class,
-            "code" => f.code,
-            "signature" => f.signature,
-            _ => f.source,
+            "status" => f.status.map(EntryStatus::as_str),
+            "class" => f.class.map(FailureClass::as_str),
+            "code" => f.code.map(ErrorCode::as_str),
+            "signature" => f.signature.as_deref(),
+            _ => f.source.as_deref(),
         };
-        assert_eq!(got.as_deref(), Some(value), "{param}={value}");
+        assert_eq!(got, Some(value), "{param}={value}");
         let f = dead_letter_filter_from_json(&json!({ param: value })).unwrap();
         assert_eq!(
             f,
@@ -43,6 +43,10 @@ fn the_statuses_are_the_five_lifecycle_names() {
         DEAD_LETTER_STATUSES,
         ["pending", "replayed", "poisoned", "archived", "discarded"]
     );
+    for name in DEAD_LETTER_STATUSES {
+        assert_eq!(EntryStatus::parse(name).map(EntryStatus::as_str), Ok(name));
+    }
+    assert_eq!(EntryStatus::ALL.len(), DEAD_LETTER_STATUSES.len());
 }
 
 #[test]
@@ -103,8 +107,8 @@ fn the_dead_letter_query_ignores_empty_params_and_leaves_the_page_to_parse_page(
         ("class", "transient"),
     ]);
     let want = DeadLetterFilter {
-        class: Some("transient".into()),
-        code: Some("TIMEOUT".into()),
+        class: Some(FailureClass::Transient),
+        code: Some(ErrorCode::Timeout),
         ..DeadLetterFilter::default()
     };
     assert_eq!(parse_dead_letter_filter(&params), Ok(want));
@@ -156,7 +160,7 @@ fn the_json_filter_takes_nulls_and_empty_strings_as_absent() {
         (
             json!({"status": null, "class": "", "code": "RATE_LIMITED", "source": "demo-github", "signature": null}),
             DeadLetterFilter {
-                code: Some("RATE_LIMITED".into()),
+                code: Some(ErrorCode::RateLimited),
                 source: Some("demo-github".into()),
                 ..DeadLetterFilter::default()
             },
@@ -164,7 +168,7 @@ fn the_json_filter_takes_nulls_and_empty_strings_as_absent() {
         (
             json!({"signature": SIG, "status": "pending"}),
             DeadLetterFilter {
-                status: Some("pending".into()),
+                status: Some(EntryStatus::Pending),
                 signature: Some(SIG.into()),
                 ..DeadLetterFilter::default()
             },

@@ -27,7 +27,7 @@ fn the_defaults_follow_the_contract() {
             min_attempts: 10
         }
     );
-    assert_eq!(r.filter.entries.status.as_deref(), Some("pending"));
+    assert_eq!(r.filter.entries.status, Some(EntryStatus::Pending));
     let archive =
         parse_job_request(&json!({"action": "archive", "reason": "known bad sender"})).unwrap();
     assert_eq!(archive.canary.size, 0, "only replay jobs have a canary");
@@ -123,7 +123,7 @@ fn the_edges_are_accepted() {
     assert!(r.dry_run);
     assert_eq!(r.filter.since_ms, Some(0));
     assert_eq!(r.filter.until_ms, Some(1_796_083_200_000));
-    assert_eq!(r.filter.entries.status.as_deref(), Some("archived"));
+    assert_eq!(r.filter.entries.status, Some(EntryStatus::Archived));
     assert_eq!(r.canary.size, 0);
     assert_eq!(r.approve, Approval::Auto);
     assert_eq!(r.concurrency, 50);

@@ -4,6 +4,7 @@
 use super::{int, text, Where};
 use crate::db::Query;
 use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
+use hookrelay_core::error_code::{ErrorCode, FailureClass};
 use hookrelay_core::state::EntryStatus;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -95,9 +96,9 @@ pub async fn get(db: &D1Database, id: &str) -> Result<Option<EntryRow>> {
 }
 
 pub(crate) fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
-    w.eq("status", filter.status.as_deref())
-        .eq("error_class", filter.class.as_deref())
-        .eq("error_code", filter.code.as_deref())
+    w.eq("status", filter.status.map(EntryStatus::as_str))
+        .eq("error_class", filter.class.map(FailureClass::as_str))
+        .eq("error_code", filter.code.map(ErrorCode::as_str))
         .eq("source", filter.source.as_deref())
         .eq("error_signature", filter.signature.as_deref());
 }
@@ -163,7 +164,7 @@ pub struct CandidateRow {
 
 fn pending_filter(filter: &DeadLetterFilter) -> DeadLetterFilter {
     DeadLetterFilter {
-        status: Some(EntryStatus::Pending.as_str().into()),
+        status: Some(EntryStatus::Pending),
         ..filter.clone()
     }
 }

@@ -3,8 +3,10 @@
 use crate::db::Query;
 use crate::db::{text, Where};
 use hookrelay_core::admin_query::{Cursor, EventFilter};
+use hookrelay_core::redact::redact_map;
 use hookrelay_core::state::DeliveryStatus;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// An ingested event, as `GET /events` shows it.
@@ -59,8 +61,9 @@ pub async fn list(
     db.prepare(sql).bind(&w.params)?.query().await?.decode()
 }
 
-/// One event as its story shows it: the listing fields plus where it is
-/// parked and what carried it (never its body).
+/// One event as its story shows it: the listing fields, where it is parked,
+/// what carried it, and the event itself as kept: its redacted headers and
+/// its body (inline, or the claim-checked payload).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EventRow {
     /// The listing fields.
@@ -74,13 +77,34 @@ pub struct EventRow {
     pub queue_message_id: Option<String>,
     /// Its body's size in bytes.
     pub body_bytes: i64,
+    /// Its request headers as kept (credentials were redacted at ingest).
+    #[serde(deserialize_with = "headers_of")]
+    pub headers: BTreeMap<String, String>,
+    /// Its body as kept: inline, or the claim-checked payload; null once
+    /// retention swept it.
+    pub body: Option<String>,
+    /// The `payloads` key, when the body was claim-checked.
+    pub body_ref: Option<String>,
+}
+
+/// The stored headers' JSON text as a map, redacted again on the way out:
+/// an error if it is not a JSON object of strings.
+fn headers_of<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<BTreeMap<String, String>, D::Error> {
+    let text = String::deserialize(d)?;
+    let headers: BTreeMap<String, String> =
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)?;
+    Ok(redact_map(&headers))
 }
 
 /// The event row of one event id (a statement for the story batch).
 pub fn story_row(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
     db.prepare(
         "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error, \
-         parked_at, parked_destination, queue_message_id, body_bytes FROM events WHERE event_id = ?1",
+         parked_at, parked_destination, queue_message_id, body_bytes, headers, body_ref, \
+         COALESCE(body, (SELECT p.body FROM payloads p WHERE p.event_id = events.body_ref)) AS body \
+         FROM events WHERE event_id = ?1",
     )
     .bind(&[text(event_id)])
 }

@@ -1,8 +1,9 @@
 //! Archive, unarchive and discard of one dead-letter entry: the rule is
-//! `core::entry_decision::decide`; this module applies it to D1 and counts
-//! it. Jobs apply the same function per entry, with their job id.
+//! `core::entry_action::next_status`; this module applies it to D1, audits,
+//! counts and logs it. The single-entry routes and jobs (per entry, with
+//! their job id) both apply an action here and nowhere else.
 
-use hookrelay_core::entry_decision::{decide, Decision};
+use hookrelay_core::entry_action::{next_status, EntryAction};
 use hookrelay_core::metrics::{Component, Metric};
 use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::changes;
@@ -12,11 +13,11 @@ use hookrelay_platform::{log, metrics};
 use serde::Serialize;
 use worker::D1Database;
 
-/// The log and metric label of a decision.
+/// The log and metric label of an entry action.
 const COMPONENT: Component = Component::Admin;
 
 /// Who decides, and why.
-pub struct DecisionContext<'a> {
+pub struct ActionContext<'a> {
     /// The token subject.
     pub actor: &'a str,
     /// The stated reason.
@@ -27,9 +28,9 @@ pub struct DecisionContext<'a> {
     pub now_ms: i64,
 }
 
-/// What one decision did: `{"id","status","previous_status","action"}`.
+/// What one action did: `{"id","status","previous_status","action"}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct DecisionResult {
+pub struct ActionResult {
     /// The entry.
     pub id: String,
     /// Its status now.
@@ -40,40 +41,27 @@ pub struct DecisionResult {
     pub action: AuditAction,
 }
 
-/// Why a decision changed nothing.
-#[derive(Debug)]
-pub enum DecisionError {
-    /// The rule refuses it from the entry's status, or a concurrent
-    /// decision changed the status first (the 409 message).
-    Refused(String),
-    /// D1 could not apply it.
-    Storage(worker::Error),
-}
+/// Why an action changed nothing.
+pub type ActionError = crate::entry_change_error::EntryChangeError;
 
-impl From<worker::Error> for DecisionError {
-    fn from(e: worker::Error) -> Self {
-        DecisionError::Storage(e)
-    }
-}
-
-/// Applies `decision` to `entry` as it was read: the audit record and the
+/// Applies `action` to `entry` as it was read: the audit record and the
 /// status update (with the payload erasure for a discard) in one batch,
 /// both guarded by the status read, so a concurrent change makes neither
 /// happen and answers `Refused`.
 pub async fn apply(
     db: &D1Database,
     entry: &EntrySummary,
-    decision: Decision,
-    ctx: &DecisionContext<'_>,
-) -> Result<DecisionResult, DecisionError> {
+    action: EntryAction,
+    ctx: &ActionContext<'_>,
+) -> Result<ActionResult, ActionError> {
     let from = entry.status;
-    let to = decide(from, decision).map_err(DecisionError::Refused)?;
+    let to = next_status(from, action).map_err(ActionError::Refused)?;
     let audit = AuditRecord {
         entry_id: &entry.id,
         event_id: entry.event_id.as_deref(),
         actor: ctx.actor,
         reason: ctx.reason,
-        action: decision.action(),
+        action: action.action(),
         outcome: ReplayOutcome::Succeeded,
         error: None,
         run_id: None,
@@ -84,31 +72,31 @@ pub async fn apply(
         db,
         vec![
             replay_audit::insert_if_status(db, &audit, from)?,
-            dead_letters::set_status_if(db, &entry.id, from, to, decision.erases_payload())?,
+            dead_letters::set_status_if(db, &entry.id, from, to, action.erases_payload())?,
         ],
     )
     .await?;
     if results.get(1).map_or(0, changes) == 0 {
-        return Err(DecisionError::Refused(format!(
+        return Err(ActionError::Refused(format!(
             "this entry stopped being {from} while the {} was applied (another decision won); read it again and decide once more",
-            decision.action()
+            action.action()
         )));
     }
-    let result = DecisionResult {
+    let result = ActionResult {
         id: entry.id.clone(),
         status: to,
         previous_status: from,
-        action: decision.action(),
+        action: action.action(),
     };
-    report(entry, decision, &result, ctx);
+    report(entry, action, &result, ctx);
     Ok(result)
 }
 
-/// The decision's counter and its log line (no payload, no reason text:
+/// The action's counter and its log line (no payload, no reason text:
 /// the reason is in the audit record).
-fn report(entry: &EntrySummary, decision: Decision, r: &DecisionResult, ctx: &DecisionContext<'_>) {
+fn report(entry: &EntrySummary, action: EntryAction, r: &ActionResult, ctx: &ActionContext<'_>) {
     let source = entry.source.as_deref().unwrap_or("");
-    metrics::count(Metric::new(decision.metric(), COMPONENT).source(source), 1);
+    metrics::count(Metric::new(action.metric(), COMPONENT).source(source), 1);
     log::info(
         COMPONENT,
         "entry_decision",

@@ -2,8 +2,8 @@
 //! `{"reason"}` body.
 
 use super::{ApiError, ApiResult};
-use crate::decisions::{apply, DecisionContext, DecisionError};
-use hookrelay_core::entry_decision::Decision;
+use crate::apply_entry_action::{apply, ActionContext, ActionError};
+use hookrelay_core::entry_action::EntryAction;
 use hookrelay_core::replay_plan::parse_reason_body;
 use hookrelay_platform::db::dead_letters;
 use serde_json::Value;
@@ -26,7 +26,7 @@ pub async fn decide(
     body: &Value,
     caller: &Caller<'_>,
 ) -> ApiResult {
-    let decision = Decision::parse(segment).ok_or_else(|| {
+    let action = EntryAction::parse(segment).ok_or_else(|| {
         ApiError::NotFound(format!(
             "no decision '{segment}'; the decisions are archive, unarchive and discard"
         ))
@@ -35,15 +35,15 @@ pub async fn decide(
     let entry = dead_letters::get(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
-    let ctx = DecisionContext {
+    let ctx = ActionContext {
         actor: caller.actor,
         reason: &reason,
         job_id: None,
         now_ms: caller.now_ms,
     };
-    match apply(db, &entry.summary, decision, &ctx).await {
+    match apply(db, &entry.summary, action, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
-        Err(DecisionError::Refused(why)) => Err(ApiError::Conflict(why)),
-        Err(DecisionError::Storage(e)) => Err(e.into()),
+        Err(ActionError::Refused(why)) => Err(ApiError::Conflict(why)),
+        Err(ActionError::Storage(e)) => Err(e.into()),
     }
 }
