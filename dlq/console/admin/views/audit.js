@@ -2,7 +2,7 @@
 // steps), newest first, by entry or job, in cursor pages.
 import { h, heading, loadInto, labelled } from "../dom.js";
 import { get, query } from "../api.js";
-import { auditTable } from "./entry.js";
+import { auditTable } from "./audit-table.js";
 
 export function audit(main, { params }) {
   const filter = { entry_id: params.get("entry_id") ?? "", job_id: params.get("job_id") ?? "" };

@@ -1,9 +1,10 @@
 // One entry: its envelope, the attempt history as a timeline, the excerpt
 // and the redacted headers, its audit records, and the actions. Each action
 // takes a reason typed into the page and shows the API's answer.
-import { h, replace, heading, loadInto, fields, table, cell, age, apiError } from "../dom.js";
+import { h, replace, heading, loadInto, fields, table, age, apiError } from "../dom.js";
 import { get, post, query } from "../api.js";
 import { reasonField, confirmStep } from "./actions.js";
+import { auditTable } from "./audit-table.js";
 
 export function entry(main, { arg: id }) {
   const body = h("section", { "aria-label": "Entry" });
@@ -16,23 +17,6 @@ export function entry(main, { arg: id }) {
     await loadInto(trail, "the audit records", () => get(`audit${query({ entry_id: id })}`), (d) => auditTable(d.items, now(), "trail-h"));
   };
   load();
-}
-
-/** The audit records of one entry (or any list of them). */
-export function auditTable(items, now, headingId) {
-  return h("div", {}, h("h2", { id: headingId }, "Audit records"),
-    items.length
-      ? table(items, [
-        ["When", (r) => cell("at", r.at, now)],
-        ["Action", (r) => r.action],
-        ["Outcome", (r) => h("span", { class: `outcome ${r.outcome}` }, r.outcome)],
-        ["Who", (r) => r.actor],
-        ["Reason", (r) => r.reason],
-        ["Entry", (r) => h("a", { href: `#/entry/${encodeURIComponent(r.entry_id)}`, class: "mono" }, r.entry_id)],
-        ["Job", (r) => (r.job_id ? h("a", { href: `#/job/${encodeURIComponent(r.job_id)}` }, r.job_id) : "—")],
-        ["Error", (r) => (r.error_code ? `${r.error_code}: ${r.error_message ?? ""}` : "—")],
-      ], "Audit records")
-      : h("p", { "data-count": "0" }, "No decision recorded yet."));
 }
 
 /** The actions panel: one reason field, a button per action, the answer below. */

@@ -5,7 +5,7 @@ import { h, replace, heading, loadInto, fields, table, cell, select, labelled, a
 import { get, post, query } from "../api.js";
 import { filterFields, filterOf } from "./entries.js";
 import { reasonField, confirmStep } from "./actions.js";
-import { auditTable } from "./entry.js";
+import { auditTable } from "./audit-table.js";
 
 const TERMINAL = ["completed", "aborted", "cancelled"];
 /** A job on more than this many entries asks for confirmation (DESIGN §6). */
@@ -99,7 +99,10 @@ export function job(main, { arg: id }) {
   const tick = async () => {
     const res = await get(`jobs/${encodeURIComponent(id)}`);
     if (stopped) return;
+    // Each poll redraws the job; a keyboard user keeps focus on the same button.
+    const focused = region.contains(document.activeElement) ? document.activeElement.textContent : null;
     replace(region, res.ok ? jobView(res.data, steer) : apiError(res, "Reading the job"));
+    if (focused) [...region.querySelectorAll("button")].find((b) => b.textContent === focused && !b.disabled)?.focus();
     if (!res.ok || !TERMINAL.includes(res.data.status)) timer = setTimeout(tick, 1000);
     else loadInto(trail, "the job's audit records", () => get(`audit${query({ job_id: id, limit: 200 })}`), (d) => auditTable(d.items, Date.now(), "job-trail-h"));
   };

@@ -11,7 +11,7 @@ const SHOWN = ["depth", "oldest_pending_age_s", "ingress_last_hour", "dominant_f
 export function overview(main) {
   const stats = h("section", { "aria-label": "Stats" });
   const alarms = h("section", { "aria-labelledby": "alarms-h" });
-  main.append(heading("Overview"), h("p", {}, h("button", { type: "button", onclick: () => load() }, "Refresh")), stats, alarms);
+  main.append(heading("Overview"), h("p", {}, h("button", { type: "button", onclick: () => load() }, "Refresh")), alarms, stats);
   const load = async () => {
     replace(stats, h("p", { class: "loading" }, "Loading the stats…"));
     stats.setAttribute("aria-busy", "true");

@@ -37,6 +37,6 @@ export function hourlyPlot(hourly) {
     h("text", { class: "tick", x: W, y: H - 6, "text-anchor": "end" }, "now"),
   ];
   return h("figure", { class: "plot" },
-    h("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Dead letters and parked events per hour, last 24 hours", preserveAspectRatio: "none" }, axis, bars),
+    h("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Dead letters and parked events per hour, last 24 hours" }, axis, bars),
     h("figcaption", {}, h("span", { class: "key-dead" }, "■"), " dead letters  ", h("span", { class: "key-parked" }, "■"), " parked events"));
 }

@@ -3,7 +3,7 @@
 // found by event id or by idempotency key.
 import { h, heading, loadInto, fields, table, cell, labelled, age } from "../dom.js";
 import { get, query } from "../api.js";
-import { auditTable } from "./entry.js";
+import { auditTable } from "./audit-table.js";
 
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 
