@@ -5,7 +5,8 @@
 // refuses them), plus one crafted hand-off for a hostile error message.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, mkdir, rm } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, readdir, readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
@@ -135,6 +136,12 @@ test("GET /admin is the console with a strict CSP, and its files are the DLQ wor
   }
   assert.match((await relay.fetch("/admin")).headers.get("content-type"), /text\/html/);
   assert.match((await relay.fetch("/admin/app.js")).headers.get("content-type"), /javascript/);
+  // The page's budget: its JS and CSS, each gzipped as served, at most 60 KB together.
+  const files = (await readdir(path.join(ROOT, "dlq/console/admin"), { recursive: true })).filter((f) => /\.(js|css)$/.test(f));
+  let gzipped = 0;
+  for (const f of files) gzipped += gzipSync(await readFile(path.join(ROOT, "dlq/console/admin", f)), { level: 9 }).length;
+  console.log(`[console] ${files.length} JS and CSS files, ${(gzipped / 1024).toFixed(1)} KB gzipped`);
+  assert.ok(files.length >= 10 && gzipped <= 60 * 1024, `${gzipped} bytes gzipped`);
   const missing = await relay.fetch("/admin/nope.js");
   assert.equal(missing.status, 404);
   await missing.arrayBuffer();
@@ -249,8 +256,7 @@ test("entries: filter by source, page through, and open one", async () => {
 
 test("replay from the keyboard with a typed reason: the status changes and the audit record shows", async () => {
   const id = shopEntries[0];
-  await page.goto(`${origin}/admin#/entry/${id}`);
-  await page.waitForSelector("[data-status=pending]");
+  await openEntry(id);
   // Too short a reason is refused in the page, and nothing is sent.
   await reason(page, "abc");
   await page.keyboard.press("Tab");
@@ -270,24 +276,30 @@ test("replay from the keyboard with a typed reason: the status changes and the a
   await screenshot(page, "entry");
 });
 
+/** Opens an entry and waits for its status. */
+async function openEntry(id, status = "pending") {
+  await page.goto(`${origin}/admin#/entry/${id}`);
+  await page.waitForSelector(`[data-status=${status}]`);
+}
+
+/** Types `why`, presses `action`, and waits until the page and D1 both show `status`. */
+async function decide(id, action, why, status) {
+  await reason(page, why);
+  await click(page, action);
+  await page.waitForSelector(`[data-status=${status}]`);
+  assert.equal(await entryStatus(id), status);
+}
+
 test("archive, then unarchive; discard only after Confirm", async () => {
   const id = shopEntries[1];
-  await page.goto(`${origin}/admin#/entry/${id}`);
-  await page.waitForSelector("[data-status=pending]");
-  await reason(page, "known noise, keep as history");
-  await click(page, "Archive");
-  await page.waitForSelector("[data-status=archived]");
-  assert.equal(await entryStatus(id), "archived");
-  await reason(page, "needed after all, back to pending");
-  await click(page, "Unarchive");
-  await page.waitForSelector("[data-status=pending]");
-  assert.equal(await entryStatus(id), "pending");
+  await openEntry(id);
+  await decide(id, "Archive", "known noise, keep as history", "archived");
+  await decide(id, "Unarchive", "needed after all, back to pending", "pending");
   const actions = await until(page, () => document.querySelectorAll("[aria-labelledby=trail-h] tbody tr").length === 2 && [...document.querySelectorAll("[aria-labelledby=trail-h] tbody tr td:nth-child(2)")].map((td) => td.textContent));
   assert.deepEqual(actions.sort(), ["archive", "unarchive"]);
 
   const gone = shopEntries[2];
-  await page.goto(`${origin}/admin#/entry/${gone}`);
-  await page.waitForSelector("[data-status=pending]");
+  await openEntry(gone);
   await reason(page, "test data, erase it");
   await click(page, "Discard");
   await page.waitForSelector("[role=alertdialog]");
@@ -371,6 +383,8 @@ test("every view: a failed read shows the API's error; the token is in no URL, n
   assert.match(shown, /Reading the alerts failed \(HTTP 404\): NOT_FOUND/);
   await click(page, "Overview", "#nav");
   assert.match(await until(page, () => document.querySelector("[aria-labelledby=alarms-h] [role=alert]")?.textContent), /HTTP 404/);
+  await click(page, "Archive objects");
+  assert.match(await until(page, () => document.querySelector("main [role=alert]")?.textContent), /Reading the archive failed \(HTTP 404\)/);
 
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.equal(await page.evaluate(() => localStorage.length), 0);

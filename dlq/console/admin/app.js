@@ -11,8 +11,9 @@ import { story } from "./views/story.js";
 import { jobs, job } from "./views/jobs.js";
 import { alerts } from "./views/alerts.js";
 import { audit } from "./views/audit.js";
+import { archive } from "./views/archive.js";
 
-const VIEWS = { overview, groups, entries, entry, story, jobs, job, alerts, audit };
+const VIEWS = { overview, groups, entries, entry, story, jobs, job, alerts, audit, archive };
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 let cleanup = null;

@@ -74,7 +74,9 @@ const bytes = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e6 ? `${(n
 function more(d) {
   const rest = Object.fromEntries(Object.entries(d).filter(([k]) => !SHOWN.includes(k)));
   const storage = d.storage ? [h("h3", {}, "Storage"), fields(d.storage)] : [];
-  return h("details", {}, h("summary", {}, "More figures from the stats answer"), storage, fields(rest));
+  return h("div", {},
+    h("details", {}, h("summary", {}, "More figures from the stats answer"), storage, fields(rest)),
+    h("p", {}, h("a", { href: "#/archive" }, "Archive objects"), " (what the R2 archive holds, by table and day)"));
 }
 
 function firing(data, now) {
