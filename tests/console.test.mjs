@@ -394,4 +394,11 @@ test("every view: a failed read shows the API's error; the token is in no URL, n
   assert.deepEqual(leaked, []);
   assert.ok(relay.logs.length > 0, "the workers logged");
   assert.equal(relay.logs.filter((l) => l.includes(TOKEN.split(".")[2])).length, 0, "the token is in no log line");
+
+  // A token that expires mid-session: the next read returns to sign-in with the API's message.
+  await page.evaluate((t) => sessionStorage.setItem("hookrelay.adminToken", t), token({ claims: { exp: Math.floor(Date.now() / 1000) - 1 } }));
+  await click(page, "Groups", "#nav");
+  assert.match(await until(page, () => document.querySelector("main [role=alert]")?.textContent), /refused the token \(HTTP 401, UNAUTHORIZED\): token expired/);
+  assert.ok(await page.$("input[name=token]"));
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, "the refused token is forgotten");
 });
