@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 bash scripts/setup.sh
+# The console's browser test drives Debian's Chromium (never a downloaded build).
+command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 
 echo "[test] cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,7 +1,8 @@
 //! The relay worker (`hookrelay`).
 //!
 //! - `fetch`: `POST /webhooks/{source}` verifies and enqueues; `GET /healthz`;
-//!   `/api/v1/admin/…` is passed to the DLQ worker through a service binding.
+//!   `/api/v1/admin/…` and the console at `/admin…` are passed to the DLQ
+//!   worker through a service binding.
 //! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once;
 //!   consumes `hookrelay-control`, whose messages drain parked events.
 //! - `scheduled`: the safety net that resends lost drain chains.
@@ -71,7 +72,7 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::replay_call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
-    if path.starts_with("/api/v1/admin/") || path == "/api/v1/admin" {
+    if admin_proxy::forwards(path) {
         return admin_proxy::handle(req, env).await;
     }
     if path == test_fault_route::PATH && test_fault_route::armed(env) {

@@ -4,7 +4,9 @@
 //!   in D1 and logs it. A D1 failure retries the message: a dead letter is
 //!   never acked before it is stored.
 //! - `fetch`: the admin API under `/api/v1/admin/…`, reached through the
-//!   relay's service binding.
+//!   relay's service binding. The console (`/admin`) is static assets
+//!   (`dlq/console/`, `[assets]` in dlq/wrangler.toml), served before this
+//!   code runs.
 
 mod admin;
 mod apply_entry_action;
@@ -27,7 +29,10 @@ async fn route(req: Request, env: Env, ctx: Context) -> Result<Response> {
     if req.path().starts_with("/api/v1/admin/") {
         return admin::handle(req, &env).await;
     }
-    admin::ApiError::NotFound("the DLQ worker serves /api/v1/admin/… only".into()).into_response()
+    admin::ApiError::NotFound(
+        "the DLQ worker serves /api/v1/admin/… and the console's files under /admin only".into(),
+    )
+    .into_response()
 }
 
 /// Resumes jobs whose step message was lost (at most once per 30 s per isolate).

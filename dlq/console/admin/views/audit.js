@@ -1,0 +1,24 @@
+// Audit: every decision (replay, archive, unarchive, discard, restore, job
+// steps), newest first, by entry or job, in cursor pages.
+import { h, heading, loadInto, labelled } from "../dom.js";
+import { get, query } from "../api.js";
+import { auditTable } from "./audit-table.js";
+
+export function audit(main, { params }) {
+  const filter = { entry_id: params.get("entry_id") ?? "", job_id: params.get("job_id") ?? "" };
+  const cursor = params.get("cursor") ?? "";
+  const form = h("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    location.hash = `#/audit${query({ entry_id: form.elements.entry_id.value.trim(), job_id: form.elements.job_id.value.trim() })}`;
+  } },
+  labelled("Entry id", h("input", { name: "entry_id", value: filter.entry_id, autocomplete: "off", placeholder: "dlq_…" })),
+  labelled("Job id", h("input", { name: "job_id", value: filter.job_id, autocomplete: "off" })),
+  h("button", { type: "submit" }, "Apply"));
+  const region = h("section", { "aria-label": "Audit records" });
+  main.append(heading("Audit"), form, region);
+  loadInto(region, "the audit log", () => get(`audit${query({ ...filter, cursor })}`), (d) => h("div", {},
+    auditTable(d.items, Date.now(), "audit-h"),
+    h("nav", { class: "pager", "aria-label": "Pages" },
+      cursor ? h("a", { href: `#/audit${query(filter)}` }, "First page") : null,
+      d.next_cursor ? h("a", { href: `#/audit${query({ ...filter, cursor: d.next_cursor })}` }, "Next page") : null)));
+}

@@ -1,0 +1,404 @@
+// The operator console at GET /admin, driven in Debian's Chromium with
+// puppeteer-core against the real workers in Miniflare: the relay's origin
+// serves the page (the DLQ worker's static assets) and the admin API.
+// Dead letters are made the real way (signed webhooks whose downstream
+// refuses them), plus one crafted hand-off for a hostile error message.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, mkdir, rm, readdir, readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import puppeteer from "puppeteer-core";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { ROOT } from "../scripts/miniflare-workers.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { adminClient, token } from "./support/admin.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+import { eventIdOf } from "./support/jobs.mjs";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = path.join(ROOT, "tests/screenshots");
+const SECRETS = { WEBHOOK_SECRET_SHOP: "shop-webhook-secret", WEBHOOK_SECRET_XSS: "xss-webhook-secret", WEBHOOK_SECRET_PARK: "park-webhook-secret" };
+// Markup that sets a global flag if it is ever parsed as HTML.
+const IMG = `<img src=x onerror="window.__pwned=1">`;
+const SCRIPT = `<script>window.__pwned=1</script>`;
+const answers = { "/shop": 400, "/xss": 400, "/park": 500 };
+
+let relay, admin, downstream, browser, userDir, page, origin;
+const TOKEN = token();
+const requested = [];
+
+before(async () => {
+  downstream = await startDownstream(Object.fromEntries(Object.keys(answers).map((p) => [p, () => ({ status: answers[p] })])));
+  const SOURCES = Object.fromEntries(["shop", "xss", "park"].map((s) => [s, { scheme: "hmac-sha256", downstream: downstream.url(`/${s}`) }]));
+  relay = await startRelay({
+    vars: { SOURCES: JSON.stringify(SOURCES), ...SECRETS, DOWNSTREAM_SIGNING_SECRET: "console-down-secret", BREAKER_FAILURE_THRESHOLD: "3", BREAKER_COOLDOWN_S: "1", RETRY_DELAYS_S: "1,1,1,1,1", DRAIN_RATE_PER_S: "20" },
+  });
+  origin = relay.url.origin;
+  admin = adminClient(relay, [...Object.values(SECRETS), "console-down-secret"]);
+  userDir = await mkdtemp(path.join(tmpdir(), "console-chromium-"));
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: userDir,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  page = await newPage(browser.defaultBrowserContext());
+});
+
+after(async () => {
+  await browser?.close();
+  if (userDir) await rm(userDir, { recursive: true, force: true });
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+/** A page whose every request URL is recorded, with the 1280x800 viewport. */
+async function newPage(context) {
+  const p = await context.newPage();
+  await p.setViewport({ width: 1280, height: 800 });
+  p.on("request", (r) => requested.push(r.url()));
+  p.on("pageerror", (e) => assert.fail(`the page threw: ${e.message}`));
+  return p;
+}
+
+async function send(source, payload, operationId, extraHeaders = {}) {
+  const body = typeof payload === "string" ? payload : JSON.stringify(payload);
+  const headers = { ...hmacHeaders(body, { secret: SECRETS[`WEBHOOK_SECRET_${source.toUpperCase()}`], operationId }), ...extraHeaders };
+  const res = await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers });
+  assert.equal(res.status, 202, await res.clone().text());
+  return (await res.json()).event_id;
+}
+
+/** The dead-letter entry of each event id, once all are stored. */
+async function entriesOf(eventIds) {
+  const found = await waitFor(async () => {
+    const got = await rows(relay.db, "SELECT id, event_id FROM dead_letters WHERE event_id IN (SELECT value FROM json_each(?))", JSON.stringify(eventIds));
+    return got.length === eventIds.length && got;
+  }, { timeoutMs: 30_000, what: `${eventIds.length} dead letters` });
+  const byEvent = new Map(found.map((r) => [r.event_id, r.id]));
+  return eventIds.map((e) => byEvent.get(e));
+}
+
+const entryStatus = async (id) => (await rows(relay.db, "SELECT status FROM dead_letters WHERE id = ?", id))[0]?.status;
+
+/** Clicks the enabled link or button whose visible text is exactly `text`. */
+async function click(p, text, within = "body") {
+  const el = await p.waitForFunction((t, w) => [...document.querySelector(w).querySelectorAll("a, button")]
+    .find((e) => e.textContent.trim() === t && !e.disabled && e.offsetParent !== null), { timeout: 15_000 }, text, within);
+  await el.asElement().click();
+}
+
+/** Waits until `fn` (run in the page) is truthy, and answers its value. */
+const until = (p, fn, ...args) => p.waitForFunction(fn, { timeout: 30_000, polling: 50 }, ...args).then((h) => h.jsonValue());
+
+/** Opens the console, pastes `tok` into the token field, and answers the time just before the Sign in click. */
+async function signIn(p, tok = TOKEN) {
+  await p.goto(`${origin}/admin`);
+  const input = await p.waitForSelector("input[name=token]");
+  // Pasted, as an engineer would: typing 200 characters one key at a time
+  // would dominate the measured time.
+  await input.evaluate((el, t) => { el.value = t; }, tok);
+  const at = Date.now();
+  await click(p, "Sign in");
+  return at;
+}
+
+async function reason(p, text) {
+  const input = await p.waitForSelector("main input[name=reason]");
+  await input.click({ count: 3 });
+  await input.type(text);
+}
+
+async function screenshot(p, name) {
+  await mkdir(SHOTS, { recursive: true });
+  for (const width of [1280, 390]) {
+    await p.setViewport({ width, height: width === 1280 ? 800 : 844 });
+    const sideways = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(sideways <= 0, `${name} at ${width} px scrolls sideways by ${sideways} px`);
+    await p.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await p.setViewport({ width: 1280, height: 800 });
+}
+
+test("GET /admin is the console with a strict CSP, and its files are the DLQ worker's assets on the relay's origin", async () => {
+  for (const p of ["/admin", "/admin/app.js", "/admin/console.css"]) {
+    const res = await relay.fetch(p);
+    assert.equal(res.status, 200, p);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    assert.match(csp, /default-src 'none'/, p);
+    assert.match(csp, /script-src 'self'(;|$)/, p);
+    assert.match(csp, /frame-ancestors 'none'/, p);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:|\*/, p);
+    assert.equal(res.headers.get("x-content-type-options"), "nosniff", p);
+    await res.arrayBuffer();
+  }
+  assert.match((await relay.fetch("/admin")).headers.get("content-type"), /text\/html/);
+  assert.match((await relay.fetch("/admin/app.js")).headers.get("content-type"), /javascript/);
+  // The page's budget: its JS and CSS, each gzipped as served, at most 60 KB together.
+  const files = (await readdir(path.join(ROOT, "dlq/console/admin"), { recursive: true })).filter((f) => /\.(js|css)$/.test(f));
+  let gzipped = 0;
+  for (const f of files) gzipped += gzipSync(await readFile(path.join(ROOT, "dlq/console/admin", f)), { level: 9 }).length;
+  console.log(`[console] ${files.length} JS and CSS files, ${(gzipped / 1024).toFixed(1)} KB gzipped`);
+  assert.ok(files.length >= 10 && gzipped <= 60 * 1024, `${gzipped} bytes gzipped`);
+  const missing = await relay.fetch("/admin/nope.js");
+  assert.equal(missing.status, 404);
+  await missing.arrayBuffer();
+});
+
+test("sign-in: a refused or expired token returns to sign-in with the API's message; a new browser context starts signed out", async () => {
+  await signIn(page, "not-a-token");
+  const refused = await until(page, () => document.querySelector("main [role=alert]")?.textContent);
+  assert.match(refused, /refused the token \(HTTP 401/);
+  assert.ok(await page.$("input[name=token]"), "back at sign-in");
+
+  await signIn(page, token({ claims: { exp: Math.floor(Date.now() / 1000) - 60 } }));
+  assert.match(await until(page, () => document.querySelector("main [role=alert]")?.textContent), /HTTP 401.*exp/i);
+
+  const started = await signIn(page);
+  await page.waitForSelector("[data-stat=depth]");
+  // Measured and reported, not asserted (the issue's budget is 1 s locally).
+  console.log(`[console] the overview rendered ${Date.now() - started} ms after the Sign in click`);
+  assert.equal(await page.evaluate(() => localStorage.length), 0);
+
+  const other = await browser.createBrowserContext();
+  const fresh = await newPage(other);
+  await fresh.goto(`${origin}/admin`);
+  await fresh.waitForSelector("input[name=token]");
+  assert.equal(await fresh.$eval("#nav", (n) => n.hidden), true, "a new context shows no views before sign-in");
+  await other.close();
+});
+
+// Made once: 8 shop entries (real webhooks refused 400 by the downstream),
+// the XSS probe, and a parked-then-drained event.
+let shopEntries, shopEvents, xssEvent, xssEntry, xssHandoffEntry, parkedEvent;
+
+test("the fixtures: real dead letters, a hostile one, and a parked-then-drained event", async () => {
+  shopEvents = [];
+  for (let i = 0; i < 8; i++) shopEvents.push(await send("shop", { order: i, note: "shop order" }, `shop-${i}`));
+  xssEvent = await send("xss", JSON.stringify({ note: `${IMG}${SCRIPT}` }), "xss-1", { "x-probe": `${IMG}${SCRIPT}` });
+  // The downstream's error text reaches an envelope through the consumer's
+  // poison hand-off (core/src/poison_handoff.rs): craft one carrying markup.
+  const key = "xss:xss-handoff";
+  const now = Date.now();
+  const dlq = await relay.producer("WEBHOOKS_DLQ");
+  await dlq.send({ kind: "poison_handoff", failure: { code: "UPSTREAM_4XX", message: `downstream said ${IMG}${SCRIPT}` }, class: "poison", attempts: 1,
+    queue_message_id: `qm-${key}`, enqueued_at_ms: now, failed_at_ms: now,
+    original: { v: 1, event_id: eventIdOf(key), idempotency_key: key, source: "xss", delivery_id: "xss-handoff", received_at_ms: now, headers: { "x-probe": SCRIPT }, body: `{"html":"${SCRIPT}"}` } });
+  shopEntries = await entriesOf(shopEvents);
+  [xssEntry, xssHandoffEntry] = await entriesOf([xssEvent, eventIdOf(key)]);
+
+  // Three failures open the park destination's breaker; later events park.
+  const parkEvents = [];
+  for (let i = 0; i < 6; i++) parkEvents.push(await send("park", { park: i }, `park-${i}`));
+  await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE delivery_status = 'parked'"))[0].n >= 3, { timeoutMs: 30_000, what: "three parked events" });
+  parkedEvent = (await rows(relay.db, "SELECT event_id FROM events WHERE delivery_status = 'parked' ORDER BY ingested_at DESC LIMIT 1"))[0].event_id;
+  answers["/park"] = 200;
+  await waitFor(async () => (await rows(relay.db, "SELECT delivery_status AS s FROM events WHERE event_id = ?", parkedEvent))[0].s === "delivered", { timeoutMs: 30_000, what: "the parked event to drain" });
+  answers["/shop"] = 200;
+});
+
+test("the overview shows the figures of the stats answer it fetched", async () => {
+  await click(page, "Overview");
+  const before = await until(page, () => document.querySelector("[data-fetched]")?.dataset.fetched);
+  const statsAnswer = page.waitForResponse((r) => r.url().endsWith("/api/v1/admin/webhook-dlq/stats"));
+  const clicked = Date.now();
+  await click(page, "Refresh");
+  const stats = (await (await statsAnswer).json()).data;
+  await until(page, (b) => document.querySelector("[data-fetched]")?.dataset.fetched !== b && document.querySelector("[data-stat=depth]"), before);
+  console.log(`[console] the overview with the fixtures' data re-rendered ${Date.now() - clicked} ms after the Refresh click`);
+  const shown = await page.$$eval("[data-stat]", (els) => Object.fromEntries(els.map((e) => [e.dataset.stat, { text: e.textContent, value: e.dataset.value }])));
+  assert.equal(shown.depth.text, String(stats.depth));
+  assert.ok(stats.depth >= 10, `the fixtures' entries are pending: ${stats.depth}`);
+  assert.equal(shown.ingress_last_hour.text, String(stats.ingress_last_hour));
+  assert.equal(shown.dominant_failure_code.text, stats.dominant_failure_code);
+  assert.equal(shown["parked.count"].text, String(stats.parked.count));
+  for (const [key, want] of [["oldest_pending_age_s", stats.oldest_pending_age_s], ["parked.oldest_age_s", stats.parked.oldest_age_s]]) {
+    assert.equal(shown[key].value, JSON.stringify(want), key);
+  }
+  const breakers = await page.$$eval("table caption", (cs) => cs.map((c) => c.textContent));
+  assert.ok(breakers.includes("Breakers"), "the park destination's breaker is listed");
+  await screenshot(page, "overview");
+});
+
+test("entries: filter by source, page through, and open one", async () => {
+  await click(page, "Entries");
+  await page.select("main select[name=status]", "pending");
+  await page.type("main input[name=source]", "shop");
+  await page.type("main input[name=limit]", "3");
+  await click(page, "Apply");
+  await until(page, () => location.hash.includes("source=shop"));
+  // The filtered page: three rows, every one from source shop.
+  const first = await until(page, () => {
+    const rows = [...document.querySelectorAll("#entries tbody tr")];
+    return rows.length === 3 && rows.every((r) => r.children[4].textContent === "shop") && rows.map((r) => r.children[0].textContent);
+  });
+  assert.equal(first.length, 3);
+  assert.ok(first.every((id) => shopEntries.includes(id)), "only shop entries");
+  await click(page, "Next page");
+  await until(page, () => location.hash.includes("cursor="));
+  const second = await until(page, (prev) => {
+    const got = [...document.querySelectorAll("#entries tbody tr td:first-child")].map((td) => td.textContent);
+    return got.length && got[0] !== prev && got;
+  }, first[0]);
+  assert.equal(second.length, 3);
+  assert.equal(second.filter((id) => first.includes(id)).length, 0, "the next page holds other entries");
+  await click(page, "Previous page");
+  assert.deepEqual(await until(page, (want) => {
+    const got = [...document.querySelectorAll("#entries tbody tr td:first-child")].map((td) => td.textContent);
+    return got[0] === want && got;
+  }, first[0]), first);
+  await click(page, first[1]);
+  await until(page, (id) => document.querySelector("h1")?.textContent === `Entry ${id}` && document.querySelector("[data-status]"), first[1]);
+  assert.equal(await page.$eval("[data-status]", (e) => e.textContent), "pending");
+});
+
+test("replay from the keyboard with a typed reason: the status changes and the audit record shows", async () => {
+  const id = shopEntries[0];
+  await openEntry(id);
+  // Too short a reason is refused in the page, and nothing is sent.
+  await reason(page, "abc");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  assert.match(await until(page, () => document.querySelector(".field-error")?.textContent), /at least 5 characters/);
+  assert.equal(await entryStatus(id), "pending");
+  await reason(page, "downstream fixed, replay it");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Replay");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("[data-status=replayed]");
+  const audit = await until(page, () => [...document.querySelectorAll("[aria-labelledby=trail-h] tbody tr")].map((tr) => tr.textContent).join("\n"));
+  assert.match(audit, /replay/);
+  assert.match(audit, /succeeded/);
+  assert.match(audit, /downstream fixed, replay it/);
+  assert.equal(await entryStatus(id), "replayed");
+  await screenshot(page, "entry");
+});
+
+/** Opens an entry and waits for its status. */
+async function openEntry(id, status = "pending") {
+  await page.goto(`${origin}/admin#/entry/${id}`);
+  await page.waitForSelector(`[data-status=${status}]`);
+}
+
+/** Types `why`, presses `action`, and waits until the page and D1 both show `status`. */
+async function decide(id, action, why, status) {
+  await reason(page, why);
+  await click(page, action);
+  await page.waitForSelector(`[data-status=${status}]`);
+  assert.equal(await entryStatus(id), status);
+}
+
+test("archive, then unarchive; discard only after Confirm", async () => {
+  const id = shopEntries[1];
+  await openEntry(id);
+  await decide(id, "Archive", "known noise, keep as history", "archived");
+  await decide(id, "Unarchive", "needed after all, back to pending", "pending");
+  const actions = await until(page, () => document.querySelectorAll("[aria-labelledby=trail-h] tbody tr").length === 2 && [...document.querySelectorAll("[aria-labelledby=trail-h] tbody tr td:nth-child(2)")].map((td) => td.textContent));
+  assert.deepEqual(actions.sort(), ["archive", "unarchive"]);
+
+  const gone = shopEntries[2];
+  await openEntry(gone);
+  await reason(page, "test data, erase it");
+  await click(page, "Discard");
+  await page.waitForSelector("[role=alertdialog]");
+  assert.equal(await entryStatus(gone), "pending", "nothing is discarded before Confirm");
+  await click(page, "Confirm");
+  await page.waitForSelector("[data-status=discarded]");
+  assert.equal(await entryStatus(gone), "discarded");
+});
+
+test("a replay job: dry run, canary, approve, completed, with the progress updating", async () => {
+  await page.goto(`${origin}/admin#/entries?source=shop&status=pending`);
+  await click(page, "Create a job from this filter");
+  await page.waitForSelector("main form.job-form");
+  assert.equal(await page.$eval("main input[name=source]", (e) => e.value), "shop");
+  assert.equal(await page.$eval("main select[name=status]", (e) => e.value), "pending");
+  await page.type("main input[name=canary_size]", "1");
+  await page.type("main input[name=rate_per_s]", "1");
+  await page.type("main input[name=concurrency]", "1");
+  await reason(page, "downstream fixed, replay the rest");
+  await click(page, "Preview (dry run)");
+  const matched = Number(await until(page, () => document.querySelector("[data-matched]")?.dataset.matched));
+  const pending = (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters WHERE source = 'shop' AND status = 'pending'"))[0].n;
+  assert.equal(matched, pending);
+  assert.ok(matched >= 5, `enough entries to watch progress: ${matched}`);
+  await click(page, "Start job");
+  await until(page, () => document.querySelector("[data-job-status]")?.dataset.jobStatus === "awaiting_approval");
+  assert.equal(await page.$eval("[data-canary]", (e) => e.dataset.canary), "true");
+  await screenshot(page, "job");
+  await click(page, "Approve");
+  const seen = new Set();
+  await waitFor(async () => {
+    const [progress, status] = await page.evaluate(() => [document.querySelector("[data-progress]")?.dataset.progress, document.querySelector("[data-job-status]")?.dataset.jobStatus]);
+    if (progress) seen.add(progress);
+    return status === "completed";
+  }, { timeoutMs: 30_000, intervalMs: 100, what: "the job to complete" });
+  assert.ok(seen.size >= 3, `the progress updated while it ran: ${[...seen].join(", ")}`);
+  assert.equal(await page.$eval("[data-count=succeeded]", (e) => e.textContent), String(matched));
+  assert.equal(await page.$eval("[data-progress]", (e) => e.dataset.progress), `${matched}/${matched}`);
+  await until(page, () => document.querySelectorAll("[aria-labelledby=job-trail-h] tbody tr").length > 0);
+});
+
+test("the story of a parked-then-drained event, found by its idempotency key", async () => {
+  const key = (await rows(relay.db, "SELECT idempotency_key AS k FROM events WHERE event_id = ?", parkedEvent))[0].k;
+  await click(page, "Story");
+  await page.type("main input[name=q]", key);
+  await click(page, "Show the story");
+  const steps = await until(page, () => document.querySelector("[data-steps]")?.dataset.steps);
+  assert.match(steps, /parked/);
+  assert.match(steps, /(drained|delivered)$/, "delivered last, after the breaker closed");
+  assert.equal(await page.$eval("[data-delivery]", (e) => e.textContent), "delivered");
+});
+
+test("XSS probe: markup from a webhook's body, header and error text is shown as text and never runs", async () => {
+  for (const id of [xssEntry, xssHandoffEntry]) {
+    await page.goto(`${origin}/admin#/entry/${id}`);
+    await page.waitForSelector("[data-status]");
+    const text = await page.$eval("main", (m) => m.innerText);
+    assert.ok(text.includes(IMG), `the img markup is visible as text in ${id}`);
+    assert.ok(text.includes(SCRIPT), `the script markup is visible as text in ${id}`);
+    assert.equal(await page.$$eval("main img, main script", (els) => els.length), 0);
+  }
+  assert.match(await page.$eval("main", (m) => m.innerText), /downstream said <img/);
+  // The story of the webhook itself: its body and headers, as kept, are text too.
+  await page.goto(`${origin}/admin#/story?q=${xssEvent}`);
+  await page.waitForSelector("[data-delivery]");
+  await click(page, "Groups");
+  await page.waitForSelector("main table");
+  assert.equal(await page.evaluate(() => window.__pwned), undefined, "no markup ran");
+});
+
+test("every view: a failed read shows the API's error; the token is in no URL, not in localStorage, not in the log", async () => {
+  for (const view of ["Overview", "Groups", "Entries", "Story", "Jobs", "Alerts", "Audit"]) {
+    await click(page, view, "#nav");
+    await until(page, (v) => document.querySelector("h1")?.textContent === v && !document.querySelector("[aria-busy]"), view);
+  }
+  // GET /alerts is not served yet (the lifecycle work adds it): its 404 is shown where the list would be.
+  const error = await until(page, () => document.querySelector("h1")?.textContent === "Audit" && location.hash);
+  assert.equal(error, "#/audit");
+  await click(page, "Alerts", "#nav");
+  const shown = await until(page, () => document.querySelector("main [role=alert]")?.textContent);
+  assert.match(shown, /Reading the alerts failed \(HTTP 404\): NOT_FOUND/);
+  await click(page, "Overview", "#nav");
+  assert.match(await until(page, () => document.querySelector("[aria-labelledby=alarms-h] [role=alert]")?.textContent), /HTTP 404/);
+  await click(page, "Archive objects");
+  assert.match(await until(page, () => document.querySelector("main [role=alert]")?.textContent), /Reading the archive failed \(HTTP 404\)/);
+
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.evaluate(() => localStorage.length), 0);
+  assert.equal(await page.evaluate((t) => sessionStorage.getItem("hookrelay.adminToken") === t, TOKEN), true);
+  assert.ok(requested.length > 30, `the page made its calls: ${requested.length}`);
+  const leaked = requested.filter((u) => u.includes(TOKEN) || u.includes(TOKEN.split(".")[2]));
+  assert.deepEqual(leaked, []);
+  assert.ok(relay.logs.length > 0, "the workers logged");
+  assert.equal(relay.logs.filter((l) => l.includes(TOKEN.split(".")[2])).length, 0, "the token is in no log line");
+
+  // A token that expires mid-session: the next read returns to sign-in with the API's message.
+  await page.evaluate((t) => sessionStorage.setItem("hookrelay.adminToken", t), token({ claims: { exp: Math.floor(Date.now() / 1000) - 1 } }));
+  await click(page, "Groups", "#nav");
+  assert.match(await until(page, () => document.querySelector("main [role=alert]")?.textContent), /refused the token \(HTTP 401, UNAUTHORIZED\): token expired/);
+  assert.ok(await page.$("input[name=token]"));
+  assert.equal(await page.evaluate(() => sessionStorage.length), 0, "the refused token is forgotten");
+});
