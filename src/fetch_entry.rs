@@ -1,5 +1,5 @@
 //! The `fetch` and `scheduled` exports, written by hand like `queue`
-//! (see `queue_entry` and `hookrelay_platform::entry` for why), and the
+//! (see `queue_entry` and `hookrelay_platform::fetch_answer` for why), and the
 //! ingest's two later steps, which the module entry (`src/entry.js`) calls
 //! once the body, then the send, has settled. A request that fails inside
 //! the relay is a JSON 500 that names what failed.

@@ -29,11 +29,11 @@
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::ingest::{accept, precheck, Accepted, Inbound};
+use hookrelay_core::front_door::{accept, precheck, Accepted, Inbound};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
 use hookrelay_platform::db::{error_message, payloads};
-use hookrelay_platform::entry::respond;
+use hookrelay_platform::fetch_answer::respond;
 use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http};
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};

@@ -23,7 +23,7 @@ mod responses;
 mod test_fault_route;
 
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::entry::respond;
+use hookrelay_platform::fetch_answer::respond;
 use hookrelay_platform::parking::drain_resume;
 use hookrelay_platform::raw_http;
 use wasm_bindgen::{JsCast, JsValue};

@@ -115,8 +115,9 @@ test("a D1 fault in the middle of a job: the step is retried, and no entry is re
 
 test("a step message delivered again after it ran does nothing: one chain, no entry twice, the pace kept", async () => {
   const { admin, relay } = t;
-  const N = 30;
-  const RATE = 10;
+  // More than one step (50 entries at most): the first one hands the job on.
+  const N = 60;
+  const RATE = 20;
   const entries = await t.makeEntries(Array.from({ length: N }, () => ({ source: "dup" })));
   const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { source: "dup" }, canary: { size: 0 }, rate_per_s: RATE, concurrency: 5 });
   const id = created.data.id;
@@ -140,10 +141,10 @@ test("a step message delivered again after it ran does nothing: one chain, no en
   assert.ok([...counts.values()].every((n) => n === 1), "no entry twice");
   assert.equal((await t.audit(id)).length, N, "one audit record per entry");
   assert.ok(Object.values(await t.entryStatus(entries.map((e) => e.id))).every((s) => s === "replayed"));
-  // One chain, so the rate is not doubled: batches of 5 start every 0.5 s.
+  // One chain, so the rate is not doubled: starts are 1/RATE apart.
   const at = got.map((r) => r.at).sort((a, b) => a - b);
   const span = at.at(-1) - at[0];
-  const want = (Math.ceil(N / 5) - 1) * (5 / RATE) * 1000;
+  const want = ((N - 1) / RATE) * 1000;
   assert.ok(span >= want * 0.9, `${N} receipts at ${RATE}/s took ${span} ms; one chain takes ${want} ms`);
 });
 

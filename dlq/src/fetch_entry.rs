@@ -1,10 +1,10 @@
 //! The `fetch` and `scheduled` exports, written by hand like `queue` (see
-//! `hookrelay_platform::entry` for why). An unexpected error is the admin
+//! `hookrelay_platform::fetch_answer` for why). An unexpected error is the admin
 //! API's 503, so the client retries.
 
 use crate::{admin::ApiError, route};
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::entry::respond;
+use hookrelay_platform::fetch_answer::respond;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Context, Env, Request};
 

@@ -128,5 +128,5 @@ export function receiptCounts(receipts) {
   return counts;
 }
 
-/** Entries per step, as core/src/jobs/pacing.rs computes it: about 2 s of starts at the rate. */
-export const stepEntries = (rate) => Math.min(50, Math.max(1, Math.floor(rate * 2)));
+/** Entries per step, as core/src/jobs/step_schedule.rs computes it: about 5 s of starts at the rate. */
+export const stepEntries = (rate) => Math.min(50, Math.max(1, Math.floor(rate * 5)));

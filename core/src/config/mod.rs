@@ -8,14 +8,14 @@
 mod alarms;
 mod delivery;
 pub mod env;
-mod lifecycle;
+mod retention;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
 pub use alarms::{AlarmConfig, AlertUrl};
 pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
-pub use lifecycle::{RetentionConfig, D1_HARD_LIMIT_BYTES};
+pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use sources::{
     load_sources, parse_sources, secret_name, Source, SourceSpec, Sources, DEFAULT_TOLERANCE_S,
 };

@@ -6,9 +6,9 @@
 pub mod abort;
 pub mod canary;
 pub mod lifecycle;
-pub mod pacing;
 pub mod request;
 pub mod slice_end;
+pub mod step_schedule;
 
 pub use request::{parse_job_request, Approval, JobFilter, JobRequest};
 

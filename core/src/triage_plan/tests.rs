@@ -55,10 +55,10 @@ type Case = (
     Vec<&'static str>,
 );
 
-#[test]
-fn each_message_is_planned_as_if_stored_on_its_own() {
+/// The cases of `each_message_is_planned_as_if_stored_on_its_own`.
+fn planning_cases() -> Vec<Case> {
     let old = [pending("p1", "h1", 10), pending("p2", "h2", 20)];
-    let table: Vec<Case> = vec![
+    vec![
         (
             "new payloads are stored",
             vec![entry("a", "ha"), entry("b", "hb")],
@@ -107,6 +107,13 @@ fn each_message_is_planned_as_if_stored_on_its_own() {
             "SR",
             vec![],
         ),
+    ]
+}
+
+/// The capacity cases of `each_message_is_planned_as_if_stored_on_its_own`.
+fn capacity_cases() -> Vec<Case> {
+    let old = [pending("p1", "h1", 10), pending("p2", "h2", 20)];
+    vec![
         (
             "crossing capacity evicts the oldest pending, one per message past it",
             vec![entry("a", "ha"), entry("b", "hb"), entry("c", "hc")],
@@ -139,8 +146,14 @@ fn each_message_is_planned_as_if_stored_on_its_own() {
             "SS",
             vec!["p1", "p2"],
         ),
-    ];
-    for (what, batch, snapshot, capacity, want, evicted) in table {
+    ]
+}
+
+#[test]
+fn each_message_is_planned_as_if_stored_on_its_own() {
+    for (what, batch, snapshot, capacity, want, evicted) in
+        planning_cases().into_iter().chain(capacity_cases())
+    {
         let plan = plan(&batch, &snapshot, capacity, NOW);
         assert_eq!(outcomes(&plan), want, "{what}");
         assert_eq!(plan.evict, evicted, "{what}");

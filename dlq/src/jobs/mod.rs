@@ -5,8 +5,8 @@
 //! nor skips an entry (`job_entries`).
 
 pub mod create;
-pub mod entry;
 pub mod error;
+pub mod job_entry;
 pub mod resume;
 pub mod steer;
 pub mod step;
@@ -25,6 +25,6 @@ pub async fn enqueue(
 ) -> worker::Result<()> {
     let step = JobStep::new(job_id, generation, due_ms);
     let json = serde_json::to_string(&step)?;
-    let delay = hookrelay_core::jobs::pacing::delay_s(due_ms, now_ms);
+    let delay = hookrelay_core::jobs::step_schedule::delay_s(due_ms, now_ms);
     send_json_after(&env.queue("JOBS")?, &json, delay).await
 }

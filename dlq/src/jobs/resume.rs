@@ -3,7 +3,7 @@
 //! drops them). D1 says which jobs are unfinished; each gets a new
 //! generation and a fresh step, so a late original message is stale.
 
-use hookrelay_core::jobs::pacing::step_interval_ms;
+use hookrelay_core::jobs::step_schedule::step_interval_ms;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::jobs::{self, Transition};

@@ -8,10 +8,10 @@
 //! batch, so a steering command or the abort threshold takes effect within
 //! one batch.
 
-use super::entry::{self, JobContext};
+use super::job_entry::{self, JobContext};
 use crate::relay_client::Relay;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
-use hookrelay_core::jobs::pacing::step_entries;
+use hookrelay_core::jobs::step_schedule::step_entries;
 use hookrelay_core::jobs::{abort, slice_end, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::pacing::Pacer;
@@ -149,7 +149,7 @@ async fn work(
             max_replay_attempts: s.max_replay_attempts,
             now_ms: now_ms(),
         };
-        let results = run_batch(pacer, batch, |e| entry::handle(s.db, &c, e)).await;
+        let results = run_batch(pacer, batch, |e| job_entry::handle(s.db, &c, e)).await;
         // Whatever finished is recorded even if another entry of the batch
         // failed on D1: the failed one stays pending and the step is retried.
         let mut outcomes = Vec::with_capacity(batch.len());

@@ -64,8 +64,8 @@ function storageFigure(storage) {
   if (!storage || typeof storage.size_bytes !== "number") {
     return figure("Database size", "storage", h("span", { class: "muted" }, "not in the stats answer (storage.size_bytes)"));
   }
-  const pct = storage.max_bytes ? ` (${Math.round((100 * storage.size_bytes) / storage.max_bytes)}% of the cap)` : "";
-  return figure("Database size / cap", "storage", `${bytes(storage.size_bytes)} / ${storage.max_bytes ? bytes(storage.max_bytes) : "no cap"}${pct}`);
+  const pct = storage.cap_bytes ? ` (${Math.round((100 * storage.size_bytes) / storage.cap_bytes)}% of the cap)` : "";
+  return figure("Database size / cap", "storage", `${bytes(storage.size_bytes)} / ${storage.cap_bytes ? bytes(storage.cap_bytes) : "no cap"}${pct}`);
 }
 
 const bytes = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${(n / 1e3).toFixed(1)} KB`);

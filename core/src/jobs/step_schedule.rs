@@ -9,8 +9,12 @@ use crate::pacing::{calls_within, spacing_ms};
 /// Entries per step at most: a step must stay well inside an invocation's
 /// subrequest and time budget (each replay is a call to the relay).
 pub const MAX_STEP_ENTRIES: u32 = 50;
-/// The wall time one step's starts aim to cover.
-pub const STEP_TARGET_MS: i64 = 2_000;
+/// The wall time one step's starts aim to cover. Each hand-over to the
+/// next step (a D1 write, a queue message, the reads that start a step)
+/// costs time a paced start never catches up on, so steps are long enough
+/// that a run has few of them; a steering command still takes effect
+/// within one batch, since a step reads the job before each.
+pub const STEP_TARGET_MS: i64 = 5_000;
 
 /// Entries the next step handles: about [`STEP_TARGET_MS`] of starts at the
 /// rate, at least one and at most [`MAX_STEP_ENTRIES`]. Concurrency does
@@ -38,15 +42,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn steps_cover_about_two_seconds_of_starts_and_stay_bounded() {
+    fn steps_cover_about_five_seconds_of_starts_and_stay_bounded() {
         let table = [
-            (10.0, 20),
+            (10.0, 50),
+            (5.0, 25),
             (100.0, 50),
             (0.1, 1),
-            (0.5, 1),
-            (1.0, 2),
-            (3.0, 6),
-            (4.0, 8),
+            (0.5, 2),
+            (1.0, 5),
+            (3.0, 15),
+            (4.0, 20),
         ];
         for (rate, want) in table {
             assert_eq!(step_entries(rate), want, "{rate}/s");
@@ -55,10 +60,10 @@ mod tests {
 
     #[test]
     fn step_intervals_and_delays_follow_the_rate() {
-        assert_eq!(step_interval_ms(10.0), 2_000);
+        assert_eq!(step_interval_ms(10.0), 5_000);
         assert_eq!(step_interval_ms(0.1), 10_000, "one entry, then 10 s");
         assert_eq!(step_interval_ms(100.0), 500);
-        assert_eq!(step_interval_ms(3.0), 2_000);
+        assert_eq!(step_interval_ms(3.0), 5_000);
         let table = [(5_000, 0, 5), (5_999, 0, 5), (1_000, 2_000, 0)];
         for (due, now, want) in table {
             assert_eq!(delay_s(due, now), want);
