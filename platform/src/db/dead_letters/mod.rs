@@ -59,7 +59,8 @@ pub struct EntryRow {
 
 mod triage;
 pub use triage::{
-    same_hash_of, same_hash_statement, snapshot_of, snapshot_statements, write_triage, TriageWrite,
+    new_entry_row, same_hash_of, same_hash_statement, snapshot_of, snapshot_statements,
+    write_triage, TriageWrite,
 };
 
 fn pending() -> wasm_bindgen::JsValue {
