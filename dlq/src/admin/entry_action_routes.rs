@@ -15,6 +15,8 @@ pub struct Caller<'a> {
     pub actor: &'a str,
     /// The clock.
     pub now_ms: i64,
+    /// The worker's bindings (the R2 archive a discard erases).
+    pub env: &'a worker::Env,
 }
 
 /// Applies the decision `segment` names to one entry. The body is checked before the entry
@@ -40,6 +42,7 @@ pub async fn decide(
         reason: &reason,
         job_id: None,
         now_ms: caller.now_ms,
+        env: caller.env,
     };
     match apply(db, &entry.summary, action, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
