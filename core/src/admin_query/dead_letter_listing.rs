@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn evicted_lists_tombstones_and_other_statuses_list_entries() {
-        let table: [(&[(&str, &str)], Result<DeadLetterListing, &str>); 6] = [
+        type Query<'a> = &'a [(&'a str, &'a str)];
+        let table: [(Query, Result<DeadLetterListing, &str>); 6] = [
             (&[("status", "evicted")], Ok(DeadLetterListing::Tombstones)),
             (
                 &[("status", "evicted"), ("limit", "2"), ("cursor", "x")],
