@@ -3,7 +3,6 @@
 
 use super::entry_action_routes::Caller;
 use super::{ApiError, ApiResult};
-use crate::apply_entry_action::ActionContext;
 use crate::restore_entry::{restore as restore_entry, RestoreError};
 use hookrelay_core::replay_plan::parse_reason_body;
 use serde_json::Value;
@@ -19,13 +18,7 @@ pub async fn restore(
     caller: &Caller<'_>,
 ) -> ApiResult {
     let reason = parse_reason_body(body)?;
-    let ctx = ActionContext {
-        actor: caller.actor,
-        reason: &reason,
-        job_id: None,
-        now_ms: caller.now_ms,
-        env: caller.env,
-    };
+    let ctx = caller.context(&reason);
     match restore_entry(caller.env, db, id, capacity, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
         Err(e) => Err(e.into()),
