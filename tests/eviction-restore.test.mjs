@@ -172,3 +172,27 @@ test("a swept entry restores with the status it had, even at capacity; a swept d
   assert.equal(refused.status, 409);
   assert.equal(refused.error.code, "DISCARDED");
 });
+
+test("when the archive cannot be written nothing is evicted and the batch is retried", async () => {
+  // A real fault: the DLQ worker has no ARCHIVE binding, so its R2 put throws.
+  const faulty = await startRelay({
+    dlqVars: { DLQ_CAPACITY: "1", DLQ_RETRY_DELAY_S: "0" },
+    dlqOptions: (o) => ({ ...o, r2Buckets: {} }),
+  });
+  try {
+    const poison = (n) => ({
+      v: 1, event_id: `evt_noarchive_${n}`, idempotency_key: `demo-hmac:noarchive-${n}`, source: "demo-hmac",
+      received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+    });
+    const producer = await faulty.producer();
+    await producer.send(poison(1));
+    const kept = await waitFor(async () => (await rows(faulty.db, "SELECT id FROM dead_letters WHERE event_id = 'evt_noarchive_1'"))[0], { what: "the first entry" });
+    await producer.send(poison(2));
+    const failed = await waitFor(() => faulty.logs.filter((l) => l.includes('"event":"store_failed"') && l.includes("could not be archived")).length >= 2 && faulty.logs, { what: "retried batches" });
+    assert.ok(failed.some((l) => l.includes("ARCHIVE")), "the error names the binding");
+    assert.deepEqual((await rows(faulty.db, "SELECT id FROM dead_letters")).map((r) => r.id), [kept.id], "nothing evicted, nothing stored past capacity");
+    assert.equal((await rows(faulty.db, "SELECT count(*) AS n FROM dead_letter_tombstones"))[0].n, 0);
+  } finally {
+    await faulty.dispose();
+  }
+});
