@@ -76,7 +76,7 @@ pub fn read_statements(
 
 /// Every row of a `SELECT *`, column name to value as D1 gave it.
 pub fn rows_of(result: &Rows) -> Result<Vec<Row>> {
-    result.decode::<Row>()
+    result.json_objects()
 }
 
 /// The tombstones, then the delete, of each pending entry of `archived`
