@@ -196,3 +196,39 @@ test("when the archive cannot be written nothing is evicted and the batch is ret
     await faulty.dispose();
   }
 });
+
+test("a batch that inserts and evicts its own entries archives them as inserted, and they restore", async () => {
+  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" } });
+  const ownAdmin = adminClient(own);
+  const ownBucket = await own.mf.getR2Bucket("ARCHIVE", "hookrelay-dlq");
+  try {
+    const poison = (n) => ({
+      v: 1, event_id: `evt_own_${n}`, idempotency_key: `demo-hmac:own-${n}`, source: "demo-hmac",
+      received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+    });
+    // The relay dead-letters a batch of poison messages as one webhooks-dlq batch.
+    await (await own.producer()).sendBatch([1, 2, 3].map((n) => ({ body: poison(n) })));
+    const tombs = await waitFor(async () => {
+      const t = await rows(own.db, "SELECT * FROM dead_letter_tombstones ORDER BY id");
+      return t.length === 2 && t;
+    }, { what: "two tombstones" });
+    for (const t of tombs) {
+      const o = await ownBucket.get(t.archive_key);
+      assert.ok(o, `an object at ${t.archive_key}`);
+      const [row] = (await o.text()).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      assert.equal(row.id, t.id);
+      assert.equal(row.status, "pending");
+      assert.equal(JSON.parse(row.envelope).identity.event_id, t.event_id);
+    }
+    const [survivor] = await rows(own.db, "SELECT id FROM dead_letters WHERE status = 'pending'");
+    assert.equal((await ownAdmin.post(`webhook-dlq/${survivor.id}/archive`, { reason: "make room for the restore" })).status, 200);
+    const res = await ownAdmin.post(`webhook-dlq/${tombs[0].id}/restore`, { reason: "bring it back" });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const back = (await rows(own.db, "SELECT * FROM dead_letters WHERE id = ?", tombs[0].id))[0];
+    const archivedRow = JSON.parse((await (await ownBucket.get(tombs[0].archive_key)).text()).trim());
+    assert.equal(back.envelope, archivedRow.envelope, "the envelope is byte-equal");
+    assert.equal(back.seen_count, 1, "columns the insert left to defaults take them again");
+  } finally {
+    await own.dispose();
+  }
+});
