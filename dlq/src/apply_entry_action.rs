@@ -1,17 +1,21 @@
 //! Archive, unarchive and discard of one dead-letter entry: the rule is
 //! `core::entry_action::next_status`; this module applies it to D1, audits,
 //! counts and logs it. The single-entry routes and jobs (per entry, with
-//! their job id) both apply an action here and nowhere else.
+//! their job id) both apply an action here and nowhere else. A discard
+//! also erases the entry's archived copies in R2 (an evicted or swept
+//! envelope that was restored, or a sweep interrupted between its write and
+//! its delete), first, so a failed erasure discards nothing.
 
 use hookrelay_core::entry_action::{next_status, EntryAction};
 use hookrelay_core::metrics::{Component, Metric};
+use hookrelay_core::retention::restore::archived_copies;
 use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::changes;
 use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
-use hookrelay_platform::{log, metrics};
+use hookrelay_platform::{archive_bucket, log, metrics};
 use serde::Serialize;
-use worker::D1Database;
+use worker::{D1Database, Env};
 
 /// The log and metric label of an entry action.
 const COMPONENT: Component = Component::Admin;
@@ -26,6 +30,8 @@ pub struct ActionContext<'a> {
     pub job_id: Option<&'a str>,
     /// The clock.
     pub now_ms: i64,
+    /// The worker's bindings (the R2 archive a discard erases).
+    pub env: &'a Env,
 }
 
 /// What one action did: `{"id","status","previous_status","action"}`.
@@ -56,6 +62,9 @@ pub async fn apply(
 ) -> Result<ActionResult, ActionError> {
     let from = entry.status;
     let to = next_status(from, action).map_err(ActionError::Refused)?;
+    if action.erases_payload() {
+        erase_archived(ctx.env, &entry.id, entry.created_at).await?;
+    }
     let audit = AuditRecord {
         entry_id: &entry.id,
         event_id: entry.event_id.as_deref(),
@@ -90,6 +99,22 @@ pub async fn apply(
     };
     report(entry, action, &result, ctx);
     Ok(result)
+}
+
+/// Deletes the archived copies of entry `id` (its envelope and its
+/// payload); absent ones are fine.
+async fn erase_archived(env: &Env, id: &str, created_at: i64) -> Result<(), ActionError> {
+    let keys: Vec<String> = archived_copies(id, created_at)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    archive_bucket::delete(env, &keys).await.map_err(|e| {
+        ActionError::Storage(worker::Error::RustError(format!(
+            "the archived copies {} could not be erased from R2 ({}); nothing was discarded, try again",
+            keys.join(", "),
+            hookrelay_platform::db::error_message(&e)
+        )))
+    })
 }
 
 /// The action's counter and its log line (no payload, no reason text:

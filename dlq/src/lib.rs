@@ -18,6 +18,7 @@ mod jobs;
 mod queue_entry;
 mod relay_client;
 mod replay;
+mod restore_entry;
 mod triage;
 
 use worker::{Context, Env, Request, Response, Result};

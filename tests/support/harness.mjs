@@ -18,12 +18,12 @@ _enableControlEndpoints();
  * workers, `relayVars` / `dlqVars` of one; `consumers` overrides queue
  * consumer settings by queue name (`null` detaches one). `relayOptions`
  * edits the relay's Miniflare options (a function of them), for faults such
- * as a missing binding.
+ * as a missing binding; `dlqOptions` the DLQ worker's.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o } = {}) {
   const logs = [];
   const [relayWorker, dlqWorker] = hookrelayWorkers({ vars, relayVars, dlqVars, consumers });
-  const { mf, url, db } = await startMiniflare([relayOptions(relayWorker), dlqWorker, ...extraWorkers], {
+  const { mf, url, db } = await startMiniflare([relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers], {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
   });
   return {

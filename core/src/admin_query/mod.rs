@@ -19,6 +19,7 @@
 mod audit_filter;
 mod cursor;
 mod dead_letter_filter;
+mod dead_letter_listing;
 mod event_filter;
 mod group_filter;
 mod limits;
@@ -35,6 +36,7 @@ pub use dead_letter_filter::{
     dead_letter_filter_from_json, parse_dead_letter_filter, DeadLetterFilter, DEAD_LETTER_PARAMS,
     DEAD_LETTER_STATUSES, FAILURE_CLASSES,
 };
+pub use dead_letter_listing::{parse_dead_letter_listing, DeadLetterListing, EVICTED_STATUS};
 pub use event_filter::{
     parse_event_filter, parse_since, EventFilter, DELIVERY_STATUSES, EVENT_PARAMS, MAX_KEY_LEN,
 };

@@ -48,6 +48,8 @@ named_states! {
         Unarchived = "unarchived",
         /// An entry discarded (its payload erased).
         Discarded = "discarded",
+        /// An evicted or swept entry brought back from the archive.
+        Restored = "restored",
     }
 }
 

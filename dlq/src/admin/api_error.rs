@@ -25,6 +25,16 @@ pub enum ApiError {
     MethodNotAllowed(&'static str),
     /// 409: the entry is not in a state that allows this.
     Conflict(String),
+    /// 409 with its own stable code (a restore refusal: `AT_CAPACITY`, …).
+    Refused {
+        /// The stable code.
+        code: &'static str,
+        /// What happened and what to do next.
+        message: String,
+    },
+    /// 502: the R2 archive object a restore needs is missing or unreadable;
+    /// the message names its key.
+    ArchiveUnreadable(String),
     /// 500: the worker is misconfigured.
     Config(ConfigError),
     /// 500: a binding the worker needs (named) is not configured.
@@ -61,6 +71,8 @@ impl ApiError {
                 (405, "METHOD_NOT_ALLOWED".into(), format!("use {allow}"))
             }
             ApiError::Conflict(m) => (409, "CONFLICT".into(), m),
+            ApiError::Refused { code, message } => (409, code.into(), message),
+            ApiError::ArchiveUnreadable(m) => (502, "ARCHIVE_UNREADABLE".into(), m),
             ApiError::Config(e) => (500, "CONFIG_INVALID".into(), e.to_string()),
             ApiError::BindingMissing(name) => (
                 500,

@@ -1,19 +1,35 @@
 //! `GET /webhook-dlq` (list), `GET /webhook-dlq/groups` (by error
-//! signature) and `GET /webhook-dlq/:id` (one envelope).
+//! signature) and `GET /webhook-dlq/:id` (one envelope). An entry that left
+//! D1 for the archive answers from its tombstone as `evicted`, and
+//! `?status=evicted` lists tombstones.
 
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
 use hookrelay_core::admin_query::{
-    parse_dead_letter_filter, parse_group_filter, parse_page, Cursor, MAX_GROUPS,
+    parse_dead_letter_listing, parse_group_filter, parse_page, Cursor, DeadLetterListing,
+    EVICTED_STATUS, MAX_GROUPS,
 };
 use hookrelay_platform::db::dead_letters;
+use hookrelay_platform::db::tombstones::{self, TombstoneRow};
 use serde_json::{json, Value};
 use worker::D1Database;
 
-/// Lists entries newest first, filtered by status, class, code and source.
+/// Lists entries newest first, filtered by status, class, code and source;
+/// tombstones for `status=evicted`, newest first, with the same cursor.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
-    let filter = parse_dead_letter_filter(params)?;
+    let listing = parse_dead_letter_listing(params)?;
     let page = parse_page(params)?;
+    let filter = match listing {
+        DeadLetterListing::Entries(filter) => filter,
+        DeadLetterListing::Tombstones => {
+            let rows = tombstones::list(db, page.cursor.as_ref(), page.limit).await?;
+            let rows: Vec<Value> = rows.iter().map(evicted).collect();
+            return Ok(list_page(rows, page.limit, |r| Cursor {
+                at_ms: r["evicted_at"].as_i64().unwrap_or_default(),
+                id: r["id"].as_str().unwrap_or_default().to_string(),
+            }));
+        }
+    };
     let rows = dead_letters::list(db, &filter, page.cursor.as_ref(), page.limit).await?;
     Ok(list_page(rows, page.limit, |r| Cursor {
         at_ms: r.created_at,
@@ -21,11 +37,23 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     }))
 }
 
-/// One entry: its listing fields plus the whole envelope.
+/// A tombstone as the API answers it: `"status": "evicted"`, with its
+/// cause, archive key and, for a swept entry, the status it had.
+fn evicted(t: &TombstoneRow) -> Value {
+    let mut v = serde_json::to_value(t).unwrap_or(Value::Null);
+    v["status"] = Value::from(EVICTED_STATUS);
+    v
+}
+
+/// One entry: its listing fields plus the whole envelope; for an entry
+/// that left D1, its tombstone.
 pub async fn get(db: &D1Database, id: &str) -> ApiResult {
-    let row = dead_letters::get(db, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
+    let Some(row) = dead_letters::get(db, id).await? else {
+        return match tombstones::get(db, id).await? {
+            Some(t) => Ok(evicted(&t)),
+            None => Err(ApiError::NotFound(format!("no dead-letter entry '{id}'"))),
+        };
+    };
     let envelope: Value = serde_json::from_str(&row.envelope).unwrap_or(Value::Null);
     let mut data = serde_json::to_value(&row.summary).unwrap_or(Value::Null);
     data["envelope"] = envelope;

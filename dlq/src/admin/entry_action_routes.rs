@@ -15,6 +15,24 @@ pub struct Caller<'a> {
     pub actor: &'a str,
     /// The clock.
     pub now_ms: i64,
+    /// The worker's bindings (the R2 archive a discard erases).
+    pub env: &'a worker::Env,
+}
+
+impl<'a> Caller<'a> {
+    /// The context of a decision this caller makes for `reason`.
+    pub fn context<'r>(&self, reason: &'r str) -> ActionContext<'r>
+    where
+        'a: 'r,
+    {
+        ActionContext {
+            actor: self.actor,
+            reason,
+            job_id: None,
+            now_ms: self.now_ms,
+            env: self.env,
+        }
+    }
 }
 
 /// Applies the decision `segment` names to one entry. The body is checked before the entry
@@ -35,12 +53,7 @@ pub async fn decide(
     let entry = dead_letters::get(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no dead-letter entry '{id}'")))?;
-    let ctx = ActionContext {
-        actor: caller.actor,
-        reason: &reason,
-        job_id: None,
-        now_ms: caller.now_ms,
-    };
+    let ctx = caller.context(&reason);
     match apply(db, &entry.summary, action, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
         Err(ActionError::Refused(why)) => Err(ApiError::Conflict(why)),

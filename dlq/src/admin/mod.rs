@@ -12,6 +12,7 @@ mod events_route;
 mod job_routes;
 mod list_page;
 mod replay_routes;
+mod restore_route;
 mod stats_route;
 
 use crate::config_cache::config;
@@ -153,8 +154,18 @@ async fn route(
             let caller = entry_action_routes::Caller {
                 actor: &actor,
                 now_ms: now,
+                env: c.env,
             };
             entry_action_routes::decide(db, id, segment, &body, &caller).await
+        }
+        (Method::Post, ["webhook-dlq", id, "restore"]) => {
+            let body = json_body(req).await?;
+            let caller = entry_action_routes::Caller {
+                actor: &actor,
+                now_ms: now,
+                env: c.env,
+            };
+            restore_route::restore(db, id, &body, cfg.dlq.capacity, &caller).await
         }
         (Method::Post, ["webhook-dlq", id, "replay"]) => {
             let body = json_body(req).await?;
@@ -212,7 +223,7 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["events"]
         | ["events", _]
         | ["audit"] => ApiError::MethodNotAllowed("GET"),
-        ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
+        ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard" | "restore"]
         | ["webhooks", "dlq", "replay-all"] => ApiError::MethodNotAllowed("POST"),
         _ => ApiError::NotFound("no such admin route; see README for the routes".into()),
     }

@@ -27,6 +27,8 @@ pub struct JobContext<'a> {
     pub max_replay_attempts: u32,
     /// The clock.
     pub now_ms: i64,
+    /// The worker's bindings (the R2 archive a discard erases).
+    pub env: &'a worker::Env,
 }
 
 /// Whether an entry is still eligible: in the status the job's filter names.
@@ -89,6 +91,7 @@ async fn apply_action(
         reason: &c.req.reason,
         job_id: Some(c.job_id),
         now_ms: c.now_ms,
+        env: c.env,
     };
     match apply(db, &entry.summary, action, &ctx).await {
         Ok(_) => Ok(JobEntryOutcome::Succeeded),

@@ -148,6 +148,7 @@ async fn work(
             relay: s.relay,
             max_replay_attempts: s.max_replay_attempts,
             now_ms: now_ms(),
+            env: s.env,
         };
         let results = run_batch(pacer, batch, |e| job_entry::handle(s.db, &c, e)).await;
         // Whatever finished is recorded even if another entry of the batch

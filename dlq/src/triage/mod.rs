@@ -15,9 +15,13 @@
 //!    counters flush after it has nothing for D1 on the common path: the
 //!    stored and deduped counts are kept by triggers in the write.
 //!
+//! Only when the plan evicts does the batch read the evictees' whole rows
+//! and put them in the R2 archive first (`archive`); a failed put evicts
+//! nothing and retries the batch, so an eviction never loses an envelope.
 //! Only when the write leaves the depth past capacity (a capacity lowered
 //! far below the depth) does one more round trip evict the rest.
 
+mod archive;
 mod read;
 
 use hookrelay_core::config::DlqConfig;
@@ -26,7 +30,8 @@ use hookrelay_core::envelope::{Envelope, Prepared};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::StoreOutcome;
 use hookrelay_core::triage_plan::{self, BatchEntry, Settled, StoreSnapshot, TriagePlan};
-use hookrelay_platform::db::{dead_letters, error_message, events, eviction};
+use hookrelay_platform::db::eviction::{self, Evictees};
+use hookrelay_platform::db::{dead_letters, error_message, events};
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{log, metrics, now_ms};
@@ -53,7 +58,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
     };
     match env.d1("DB") {
         Ok(db) => {
-            let failed_events = triage_or_split(&db, &messages, &config).await;
+            let failed_events = triage_or_split(env, &db, &messages, &config).await;
             let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
             mark_events_failed(&db, &ids).await;
             // Usually nothing for D1 here: dead_lettered and dlq_deduped are
@@ -87,17 +92,18 @@ enum BatchEnd {
 /// (`triage_plan::split_after_failed_write`), so one message D1 refuses
 /// retries alone and the others are stored now.
 async fn triage_or_split(
+    env: &Env,
     db: &D1Database,
     messages: &[QueueMessage],
     config: &DlqConfig,
 ) -> Vec<String> {
     let split = triage_plan::split_after_failed_write(messages.len());
-    match triage_batch(db, messages, config, split).await {
+    match triage_batch(env, db, messages, config, split).await {
         BatchEnd::Settled(ids) => ids,
         BatchEnd::WriteFailed => {
             let mut ids = Vec::new();
             for one in messages.chunks(1) {
-                if let BatchEnd::Settled(stored) = triage_batch(db, one, config, false).await {
+                if let BatchEnd::Settled(stored) = triage_batch(env, db, one, config, false).await {
                     ids.extend(stored);
                 }
             }
@@ -110,6 +116,7 @@ async fn triage_or_split(
 /// ids of the dead letters now stored. With `split`, a failed write acks
 /// and retries nothing and says so instead.
 async fn triage_batch(
+    env: &Env,
     db: &D1Database,
     messages: &[QueueMessage],
     config: &DlqConfig,
@@ -126,7 +133,18 @@ async fn triage_batch(
             return BatchEnd::Settled(Vec::new());
         }
     };
-    let write = dead_letters::write_triage(db, &envelopes, &plan, now).await;
+    let archived = match archive::plan_evictions(env, db, &envelopes, &plan, now).await {
+        Ok(a) => a,
+        Err(e) => {
+            let why = format!(
+                "the entries to evict could not be archived first, so nothing was evicted: {}",
+                error_message(&e)
+            );
+            retry_all(messages, config, &why);
+            return BatchEnd::Settled(Vec::new());
+        }
+    };
+    let write = dead_letters::write_triage(db, &envelopes, &plan, &archived, now).await;
     if split && write.is_err() {
         return BatchEnd::WriteFailed;
     }
@@ -152,7 +170,7 @@ async fn triage_batch(
     report_evicted(&write.evicted, config.capacity);
     let more =
         triage_plan::evictions_after(&snapshot, &settled, write.evicted.len(), config.capacity);
-    evict_rest(db, more, config.capacity, now).await;
+    evict_rest(env, db, more, config.capacity, now).await;
     BatchEnd::Settled(failed_events)
 }
 
@@ -277,14 +295,18 @@ fn report_evicted(ids: &[String], capacity: u64) {
     }
 }
 
-/// The follow-up eviction of `evict` more entries. A failure is logged,
-/// not retried: every message is already stored, and the next batch's plan
-/// evicts from a fresh depth.
-async fn evict_rest(db: &D1Database, evict: u64, capacity: u64, now: i64) {
+/// The follow-up eviction of `evict` more entries, archived first. A
+/// failure is logged, not retried: every message is already stored, and
+/// the next batch's plan evicts from a fresh depth.
+async fn evict_rest(env: &Env, db: &D1Database, evict: u64, capacity: u64, now: i64) {
     if evict == 0 {
         return;
     }
-    match eviction::evict_oldest(db, evict, now).await {
+    let evicted = match archive::archive(env, db, Evictees::Oldest(evict), Vec::new()).await {
+        Ok(archived) => eviction::evict_archived(db, &archived, now).await,
+        Err(e) => Err(e),
+    };
+    match evicted {
         Ok(ids) => report_evicted(&ids, capacity),
         Err(e) => log::error(
             COMPONENT,

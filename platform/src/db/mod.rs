@@ -2,6 +2,7 @@
 //! the module named for the table it reads or writes; this file holds the
 //! binding helpers they share.
 
+pub mod archived_rows;
 pub mod attempts;
 pub mod breakers;
 pub mod counters;
@@ -15,6 +16,7 @@ pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
 mod rows;
+pub mod tombstones;
 mod where_clause;
 
 pub use rows::{batch, Query, Row, Rows};

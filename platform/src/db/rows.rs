@@ -45,6 +45,21 @@ impl Rows {
             .collect()
     }
 
+    /// Every row as a JSON object, column name to value exactly as D1 gave
+    /// it (a `SELECT *` copied to the archive). Read through one
+    /// `JSON.stringify` and serde_json's `Value` parser, which the DLQ
+    /// worker links anyway, rather than a serde_wasm_bindgen decoder for
+    /// `Value`; integers stay integers.
+    pub fn json_objects(&self) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
+        let Some(rows) = self.results() else {
+            return Ok(Vec::new());
+        };
+        let text = js_sys::JSON::stringify(&rows)?
+            .as_string()
+            .ok_or_else(|| worker::Error::RustError("D1 rows did not stringify".into()))?;
+        Ok(serde_json::from_str(&text)?)
+    }
+
     /// The first row, read by `read`, if there is one.
     pub fn map_first<T>(&self, read: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<Option<T>> {
         match self.results().map(|rows| rows.get(0)) {

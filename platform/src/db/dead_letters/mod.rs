@@ -59,7 +59,8 @@ pub struct EntryRow {
 
 mod triage;
 pub use triage::{
-    same_hash_of, same_hash_statement, snapshot_of, snapshot_statements, write_triage, TriageWrite,
+    new_entry_row, same_hash_of, same_hash_statement, snapshot_of, snapshot_statements,
+    write_triage, TriageWrite,
 };
 
 fn pending() -> wasm_bindgen::JsValue {
@@ -179,6 +180,32 @@ pub async fn replay_candidates(
     let pending = pending_filter(filter);
     let columns = "id, content_hash, created_at";
     page(db, columns, &pending, cursor, limit, Order::OldestFirst).await
+}
+
+/// The pending depth (a statement, for a restore's read batch).
+pub fn count_pending_statement(db: &D1Database) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT count(*) AS n FROM dead_letters WHERE status = ?1")
+        .bind(&[pending()])
+}
+
+/// A pending entry with the content hash of tombstone `id`: the one a
+/// pending restore would duplicate.
+pub fn pending_twin_of_tombstone(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT id FROM dead_letters WHERE status = ?2 AND content_hash = (SELECT content_hash FROM dead_letter_tombstones WHERE id = ?1) ORDER BY created_at, id LIMIT 1")
+        .bind(&[text(id), pending()])
+}
+
+/// Whether entry `id` is in D1 (a statement answering its id, or nothing).
+pub fn exists_statement(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT id FROM dead_letters WHERE id = ?1")
+        .bind(&[text(id)])
+}
+
+/// Marks a pending entry seen again: a restore that joins it instead of
+/// storing a second copy.
+pub fn mark_seen_again(db: &D1Database, id: &str, now: i64) -> Result<D1PreparedStatement> {
+    db.prepare("UPDATE dead_letters SET seen_count = seen_count + 1, last_seen_at = ?2 WHERE id = ?1 AND status = ?3")
+        .bind(&[text(id), int(now), pending()])
 }
 
 /// How many pending entries match `filter`.

@@ -9,6 +9,9 @@ use super::pending;
 use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
 use hookrelay_core::envelope::Envelope;
+use hookrelay_core::retention::entry_archive::EntryArchive;
+use hookrelay_core::retention::ndjson::Row;
+use hookrelay_core::state::EntryStatus;
 use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -220,13 +223,40 @@ impl Statements<'_> {
     }
 }
 
+/// The row [`INSERT_ROWS`] writes for `env` at `now`, as its archived copy
+/// when the batch that inserts it also evicts it (it is never in D1 before
+/// the write). Columns left to their defaults are absent, so a restore
+/// writes the defaults again.
+pub fn new_entry_row(env: &Envelope, now: i64) -> Result<Row> {
+    let row = serde_json::json!({
+        "id": env.id,
+        "kind": env.kind.as_str(),
+        "status": EntryStatus::Pending.as_str(),
+        "event_id": env.identity.event_id,
+        "idempotency_key": env.identity.idempotency_key,
+        "source": env.identity.source,
+        "queue_message_id": env.identity.queue_message_id,
+        "error_code": env.failure.code.as_str(),
+        "error_class": env.failure.class.as_str(),
+        "error_signature": env.failure.signature,
+        "attempts": env.delivery.attempts,
+        "content_hash": env.input.content_hash,
+        "created_at": now,
+        "last_seen_at": now,
+        "envelope": serde_json::to_string(env)?,
+    });
+    Ok(serde_json::from_value(row)?)
+}
+
 /// Applies `plan` to `envelopes` (one per plan entry, same order) in one
 /// transaction: each message's statement in batch order (consecutive new
-/// entries share one insert), then the evictions (tombstones first).
+/// entries share one insert), then the evictions (tombstones first) of the
+/// entries whose archive copy is written (`archived`).
 pub async fn write_triage(
     db: &D1Database,
     envelopes: &[Envelope],
     plan: &TriagePlan,
+    archived: &[EntryArchive],
     now: i64,
 ) -> Result<TriageWrite> {
     let mut st = Statements {
@@ -244,11 +274,10 @@ pub async fn write_triage(
         }
     }
     st.flush()?;
-    let evicting = !plan.evict.is_empty();
+    let evicting = !archived.is_empty();
     let mut statements = st.list;
     if evicting {
-        let ids = json_list(&plan.evict);
-        statements.extend(evict_statements(db, &ids, now)?);
+        statements.extend(evict_statements(db, archived, now)?);
     }
     let results = crate::db::batch(db, statements).await?;
     let evicted = match (evicting, results.last()) {

@@ -1,0 +1,251 @@
+//! Restore of one evicted or swept entry from the R2 archive (DESIGN §4):
+//! the rules are `core::retention::restore`; this module reads the
+//! tombstone and the archived object, writes what the rules decide with
+//! its audit record in one batch, and counts and logs it like the other
+//! entry actions (`apply_entry_action`).
+
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::retention::archive_key::ArchiveKey;
+use hookrelay_core::retention::entry_archive::{body_ref, DEAD_LETTER_COLUMNS, PAYLOAD_COLUMNS};
+use hookrelay_core::retention::ndjson::{decode_rows, Row};
+use hookrelay_core::retention::restore::{
+    dedupe, plan_restore, restored_row, RestorePlan, RestoreRefusal, RestoreWrite,
+};
+use hookrelay_core::state::{ArchiveTable, AuditAction, EntryStatus, ReplayOutcome};
+use hookrelay_platform::archive_bucket;
+use hookrelay_platform::db::replay_audit::{self, AuditRecord};
+use hookrelay_platform::db::tombstones::{self, TombstoneRow};
+use hookrelay_platform::db::{archived_rows, batch, dead_letters, error_message};
+use hookrelay_platform::{log, metrics};
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, Env};
+
+use crate::apply_entry_action::ActionContext;
+
+/// What a restore did: `{"id","status","action","deduped_into"}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestoreResult {
+    /// The entry.
+    pub id: String,
+    /// Its status now (for a restore that joined a pending twin, the
+    /// twin's: `pending`).
+    pub status: EntryStatus,
+    /// Always `restore`.
+    pub action: AuditAction,
+    /// The pending entry it joined instead of being stored twice.
+    pub deduped_into: Option<String>,
+}
+
+/// Why a restore changed nothing.
+#[derive(Debug)]
+pub enum RestoreError {
+    /// No tombstone and no entry with this id (404).
+    NotFound(String),
+    /// The rules refuse it (409 with the refusal's code).
+    Refused(RestoreRefusal),
+    /// The entry is in D1, or changed meanwhile (409).
+    Conflict(String),
+    /// The archived object is missing or unreadable; names the key (502).
+    Archive(String),
+    /// D1 could not read or write it.
+    Storage(worker::Error),
+}
+
+impl From<worker::Error> for RestoreError {
+    fn from(e: worker::Error) -> Self {
+        RestoreError::Storage(e)
+    }
+}
+
+/// Restores entry `id` against `capacity` pending entries.
+pub async fn restore(
+    env: &Env,
+    db: &D1Database,
+    id: &str,
+    capacity: u64,
+    ctx: &ActionContext<'_>,
+) -> Result<RestoreResult, RestoreError> {
+    let (tomb, pending, twin) = read(db, id).await?;
+    let plan = plan_restore(&tomb.tombstone(), pending, capacity).map_err(RestoreError::Refused)?;
+    let row = archived_row(env, &plan, id, ctx.now_ms).await?;
+    let audit = |outcome| AuditRecord {
+        entry_id: id,
+        event_id: tomb.event_id.as_deref(),
+        actor: ctx.actor,
+        reason: ctx.reason,
+        action: AuditAction::Restore,
+        outcome,
+        error: None,
+        run_id: None,
+        job_id: None,
+        at_ms: ctx.now_ms,
+    };
+    let result = match dedupe(plan.status, twin.as_deref()) {
+        RestoreWrite::Insert => {
+            let audit = audit(ReplayOutcome::Succeeded);
+            insert_restored(env, db, &plan, &row, &audit).await?;
+            RestoreResult {
+                id: id.to_string(),
+                status: plan.status,
+                action: AuditAction::Restore,
+                deduped_into: None,
+            }
+        }
+        RestoreWrite::JoinExisting { existing_id } => {
+            let seen = dead_letters::mark_seen_again(db, &existing_id, ctx.now_ms)?;
+            let audit = replay_audit::insert(db, &audit(ReplayOutcome::Deduped))?;
+            batch(db, vec![seen, audit]).await?;
+            RestoreResult {
+                id: id.to_string(),
+                status: EntryStatus::Pending,
+                action: AuditAction::Restore,
+                deduped_into: Some(existing_id),
+            }
+        }
+    };
+    report(&tomb, &plan, &result, ctx);
+    Ok(result)
+}
+
+/// Puts the row (and its archived payload, unless D1 still has it) back,
+/// removes the tombstone and audits, in one transaction. The entry's insert
+/// has no conflict clause: an entry with its id that appeared meanwhile
+/// fails the whole batch, so nothing is half done.
+async fn insert_restored(
+    env: &Env,
+    db: &D1Database,
+    plan: &RestorePlan,
+    row: &Row,
+    audit: &AuditRecord<'_>,
+) -> Result<(), RestoreError> {
+    let payload = archived_payload(env, plan, row).await?;
+    let entries = ArchiveTable::DeadLetters;
+    let mut statements = vec![archived_rows::insert(
+        db,
+        entries,
+        &DEAD_LETTER_COLUMNS,
+        None,
+        row,
+    )?];
+    if let Some(p) = &payload {
+        let payloads = ArchiveTable::Payloads;
+        statements.push(archived_rows::insert(
+            db,
+            payloads,
+            &PAYLOAD_COLUMNS,
+            Some("event_id"),
+            p,
+        )?);
+    }
+    statements.push(tombstones::delete_statement(db, audit.entry_id)?);
+    statements.push(replay_audit::insert(db, audit)?);
+    batch(db, statements).await?;
+    Ok(())
+}
+
+/// One round trip: the tombstone, the pending depth, and a pending entry
+/// with the tombstone's content hash (the dedupe check).
+async fn read(
+    db: &D1Database,
+    id: &str,
+) -> Result<(TombstoneRow, u64, Option<String>), RestoreError> {
+    #[derive(Deserialize)]
+    struct N {
+        n: i64,
+    }
+    #[derive(Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let results = batch(
+        db,
+        vec![
+            tombstones::get_statement(db, id)?,
+            dead_letters::count_pending_statement(db)?,
+            dead_letters::pending_twin_of_tombstone(db, id)?,
+            dead_letters::exists_statement(db, id)?,
+        ],
+    )
+    .await?;
+    let [tomb, depth, twin, live] = results.as_slice() else {
+        return Err(RestoreError::Storage(worker::Error::RustError(
+            "the restore read answered too few results".into(),
+        )));
+    };
+    let Some(tomb) = tomb.first::<TombstoneRow>()? else {
+        return Err(match dead_letters::get(db, id).await? {
+            Some(e) => RestoreError::Conflict(format!(
+                "the entry '{id}' is in D1 ({}), not evicted; there is nothing to restore",
+                e.summary.status
+            )),
+            None => RestoreError::NotFound(format!("no dead-letter entry or tombstone '{id}'")),
+        });
+    };
+    if live.first::<Id>()?.is_some() {
+        return Err(RestoreError::Conflict(format!("an entry '{id}' is in D1 beside its tombstone (the same message was dead-lettered again); act on that entry instead")));
+    }
+    let pending = depth.first::<N>()?.map_or(0, |r| r.n.max(0) as u64);
+    Ok((tomb, pending, twin.first::<Id>()?.map(|r| r.id)))
+}
+
+/// The entry's row from the object the plan names, as it comes back.
+async fn archived_row(
+    env: &Env,
+    plan: &RestorePlan,
+    id: &str,
+    now: i64,
+) -> Result<Row, RestoreError> {
+    let object = archive_bucket::get(env, &plan.key)
+        .await
+        .map_err(|e| RestoreError::Archive(format!("the archive object {} could not be read: {}; try again", plan.key, error_message(&e))))?
+        .ok_or_else(|| RestoreError::Archive(format!("the archive object {} is missing from the ARCHIVE bucket; the entry cannot be restored", plan.key)))?;
+    restored_row(plan, id, &object.text, now).map_err(|e| {
+        RestoreError::Archive(format!(
+            "the archive object {} cannot be restored: {e}",
+            plan.key
+        ))
+    })
+}
+
+/// The claim-checked payload archived beside the entry, if its envelope
+/// names one and the object exists (the payload may still be in D1).
+async fn archived_payload(
+    env: &Env,
+    plan: &RestorePlan,
+    row: &Row,
+) -> Result<Option<Row>, RestoreError> {
+    if body_ref(row).is_none() {
+        return Ok(None);
+    }
+    let key = ArchiveKey::parse(&plan.key)
+        .map(|k| k.sibling(ArchiveTable::Payloads).to_string())
+        .ok_or_else(|| {
+            RestoreError::Archive(format!(
+                "the tombstone's archive key {} is not an archive key",
+                plan.key
+            ))
+        })?;
+    let unreadable =
+        |e: String| RestoreError::Archive(format!("the archive object {key} cannot be read: {e}"));
+    match archive_bucket::get(env, &key)
+        .await
+        .map_err(|e| unreadable(error_message(&e)))?
+    {
+        None => Ok(None),
+        Some(o) => Ok(decode_rows(&o.text).map_err(unreadable)?.into_iter().next()),
+    }
+}
+
+/// The restore's counter and its log line (no payload, no reason text).
+fn report(tomb: &TombstoneRow, plan: &RestorePlan, r: &RestoreResult, ctx: &ActionContext<'_>) {
+    let source = tomb.source.as_deref().unwrap_or("");
+    metrics::count(
+        Metric::new(MetricName::Restored, Component::Admin).source(source),
+        1,
+    );
+    log::info(
+        Component::Admin,
+        "entry_decision",
+        log::fields! {"id": r.id, "event_id": tomb.event_id, "action": r.action, "from": "evicted", "cause": tomb.cause.as_str(), "to": r.status, "deduped_into": r.deduped_into, "archive_key": plan.key, "actor": ctx.actor},
+    );
+}

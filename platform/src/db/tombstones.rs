@@ -1,0 +1,85 @@
+//! `dead_letter_tombstones` as the admin API reads it: an entry that left
+//! D1 for the archive (a capacity eviction, or a retention sweep) answers
+//! as `evicted` from its tombstone, and a restore removes it. Tombstones
+//! are written where entries leave D1 (`super::eviction`, and the sweep).
+
+use super::{text, Where};
+use crate::db::Query;
+use hookrelay_core::admin_query::Cursor;
+use hookrelay_core::retention::restore::Tombstone;
+use hookrelay_core::state::{EntryStatus, TombstoneCause};
+use serde::{Deserialize, Serialize};
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// One tombstone, as the admin API shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TombstoneRow {
+    /// The entry's id.
+    pub id: String,
+    /// The entry's dedupe key.
+    pub content_hash: String,
+    /// Its event, if it named one.
+    pub event_id: Option<String>,
+    /// Its source.
+    pub source: Option<String>,
+    /// Its root-cause code.
+    pub error_code: String,
+    /// When it left D1 (unix ms), whichever the cause.
+    pub evicted_at: i64,
+    /// Evicted at capacity, or swept by retention.
+    pub cause: TombstoneCause,
+    /// For a swept entry, the status it had.
+    pub prior_status: Option<EntryStatus>,
+    /// The R2 key of its archived envelope (none before the archive existed).
+    pub archive_key: Option<String>,
+}
+
+impl TombstoneRow {
+    /// The restore rules' view of it.
+    pub fn tombstone(&self) -> Tombstone {
+        Tombstone {
+            id: self.id.clone(),
+            cause: self.cause,
+            prior_status: self.prior_status,
+            archive_key: self.archive_key.clone(),
+        }
+    }
+}
+
+const COLUMNS: &str =
+    "id, content_hash, event_id, source, error_code, evicted_at, cause, prior_status, archive_key";
+
+/// The tombstone of entry `id` (a statement, for a batch).
+pub fn get_statement(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare(format!(
+        "SELECT {COLUMNS} FROM dead_letter_tombstones WHERE id = ?1"
+    ))
+    .bind(&[text(id)])
+}
+
+/// The tombstone of entry `id`, if it has one.
+pub async fn get(db: &D1Database, id: &str) -> Result<Option<TombstoneRow>> {
+    get_statement(db, id)?.query().await?.first()
+}
+
+/// Tombstones newest first (by when the entry left D1), after `cursor`, at
+/// most `limit + 1` rows.
+pub async fn list(
+    db: &D1Database,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<TombstoneRow>> {
+    let mut w = Where::default();
+    if let Some(c) = cursor {
+        w.after("evicted_at, id", "<", c.at_ms, text(&c.id));
+    }
+    let (clause, limit) = w.finish(limit);
+    let sql = format!("SELECT {COLUMNS} FROM dead_letter_tombstones {clause} ORDER BY evicted_at DESC, id DESC LIMIT {limit}");
+    db.prepare(sql).bind(&w.params)?.query().await?.decode()
+}
+
+/// Removes the tombstone of a restored entry.
+pub fn delete_statement(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("DELETE FROM dead_letter_tombstones WHERE id = ?1")
+        .bind(&[text(id)])
+}
