@@ -1,8 +1,11 @@
 //! The `hookrelay-control` queue consumer: each drain message advances one
-//! destination's drain by one step (`hookrelay_platform::parking`).
+//! destination's drain by one step (`hookrelay_platform::parking`); a sweep
+//! continuation runs the next retention step (`crate::maintenance`).
 
 use crate::config_cache::relay_config;
+use crate::maintenance::continuation;
 use hookrelay_core::parking::DrainMessage;
+use hookrelay_core::retention::continuation::SweepMessage;
 use hookrelay_platform::parking::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
@@ -42,7 +45,13 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     };
     let mut steps = Vec::new();
     let mut owners = Vec::new();
+    let mut sweeps = Vec::new();
     for message in &messages {
+        // The retention sweep continues on this queue too (src/maintenance).
+        if let Some(sweep) = SweepMessage::parse(&message.body_json) {
+            sweeps.push((message, sweep));
+            continue;
+        }
         match DrainMessage::parse(&message.body_json) {
             Some(msg) => {
                 steps.push(msg);
@@ -58,6 +67,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             }
         }
     }
+    continuation::consume(&sweeps, env).await;
     let results = run_steps(&ctx, &steps).await;
     for ((message, msg), result) in owners.into_iter().zip(&steps).zip(results) {
         match result {

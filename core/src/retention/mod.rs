@@ -6,11 +6,13 @@
 //! - [`archive_key`]: the deterministic key layout, and parsing it back.
 //! - [`ndjson`]: an archive object's rows, one JSON object per line.
 //! - [`restore`]: bringing an evicted or swept dead letter back.
+//! - [`continuation`]: the control-queue message that continues a sweep.
 //!
 //! Out of scope: the D1 reads and writes and the R2 calls; the relay's glue
 //! makes them and applies what these functions return.
 
 pub mod archive_key;
+pub mod continuation;
 pub mod ndjson;
 pub mod plan;
 pub mod restore;

@@ -14,7 +14,9 @@ pub mod job_entries;
 pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
+pub mod retention;
 mod rows;
+pub mod sweep_state;
 mod where_clause;
 
 pub use rows::{batch, Query, Row, Rows};

@@ -1,0 +1,5 @@
+-- The retention sweep's reads (issue 24): a payload stays while a dead
+-- letter in D1 still refers to it (its envelope's claim-checked body), and
+-- the sweep asks that per candidate payload and per chunk of events; this
+-- index answers it without scanning dead_letters.
+CREATE INDEX IF NOT EXISTS dead_letters_by_event ON dead_letters (event_id) WHERE event_id IS NOT NULL;
