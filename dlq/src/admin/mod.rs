@@ -11,6 +11,7 @@ mod event_story_route;
 mod events_route;
 mod job_routes;
 mod list_page;
+mod maintenance_routes;
 mod replay_routes;
 mod stats_route;
 
@@ -52,6 +53,21 @@ pub async fn json_body(req: &mut Request) -> std::result::Result<serde_json::Val
             e.column()
         ),
     })
+}
+
+/// Refuses any field in a body that takes none.
+fn no_fields(body: &serde_json::Value) -> std::result::Result<(), ApiError> {
+    match body.as_object().and_then(|o| o.keys().next()) {
+        Some(field) => Err(ApiError::BadRequest {
+            param: field.clone(),
+            message: "is not a field of this route, which takes none".into(),
+        }),
+        None if body.is_object() => Ok(()),
+        None => Err(ApiError::BadRequest {
+            param: "body".into(),
+            message: "must be a JSON object".into(),
+        }),
+    }
 }
 
 /// Handles one admin request.
@@ -183,6 +199,11 @@ async fn route(
             .await
         }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
+        (Method::Post, ["maintenance", "run"]) => {
+            json_body(req).await.and_then(|b| no_fields(&b))?;
+            maintenance_routes::run(&c.relay()?).await
+        }
+        (Method::Get, ["archive"]) => maintenance_routes::archive(c.env, &query_pairs(req)).await,
         _ => Err(refused(segments)),
     }
 }
@@ -199,6 +220,7 @@ fn takes_query(method: &Method, segments: &[&str]) -> bool {
                 | ["events", _]
                 | ["audit"]
                 | ["jobs"]
+                | ["archive"]
         )
     )
 }
@@ -211,9 +233,11 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["webhook-dlq", _]
         | ["events"]
         | ["events", _]
-        | ["audit"] => ApiError::MethodNotAllowed("GET"),
+        | ["audit"]
+        | ["archive"] => ApiError::MethodNotAllowed("GET"),
         ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
-        | ["webhooks", "dlq", "replay-all"] => ApiError::MethodNotAllowed("POST"),
+        | ["webhooks", "dlq", "replay-all"]
+        | ["maintenance", "run"] => ApiError::MethodNotAllowed("POST"),
         _ => ApiError::NotFound("no such admin route; see README for the routes".into()),
     }
 }
