@@ -13,6 +13,7 @@ mod job_routes;
 mod list_page;
 mod maintenance_routes;
 mod replay_routes;
+mod stats_lifecycle;
 mod stats_route;
 
 use crate::config_cache::config;
@@ -158,7 +159,9 @@ async fn route(
     }
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
-        (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
+        (Method::Get, ["webhook-dlq", "stats"]) => {
+            stats_route::stats(db, &cfg.dlq.retention, now).await
+        }
         // Before `webhook-dlq/:id`, which would read `groups` as an id.
         (Method::Get, ["webhook-dlq", "groups"]) => {
             dead_letter_routes::groups(db, &query_pairs(req)).await

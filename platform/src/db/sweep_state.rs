@@ -111,3 +111,9 @@ pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i6
         .await?;
     rows.map_first(|r| r.int("generation"))
 }
+
+/// The sweep's state for the stats batch: the last run, the archive's
+/// totals and the newest event the size rule swept.
+pub fn stats_statement(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("SELECT last_run_at, last_result, last_error, size_bytes, size_swept_through, archive_objects, archive_rows FROM sweep_state WHERE id = 1")
+}
