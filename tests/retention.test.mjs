@@ -6,7 +6,7 @@
 // POST maintenance/run, which hands it to the relay through RELAY.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { startRelay, rows } from "./support/harness.mjs";
+import { startRelay, rows, waitFor } from "./support/harness.mjs";
 import { adminClient } from "./support/admin.mjs";
 
 const started = [];
@@ -105,92 +105,106 @@ test("EVENT_RETENTION=2s: old delivered events go to R2 and leave D1; parked and
   assert.deepEqual(again.archived, {}, "nothing left to sweep");
 });
 
+/** Inserts `n` resolved (archived) dead letters, resolved `ageMs` ago. */
+async function insertResolvedEntries(db, n, ageMs) {
+  const at = Date.now() - ageMs;
+  await db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 - 1)
+       INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope, resolved_at)
+       SELECT printf('dlq_%024d', i), 'retries_exhausted', 'archived', printf('m%d', i), 'UPSTREAM_5XX', 'transient', 'sig', 6, printf('h%d', i), ?2, ?2, '{"n":' || i || '}', ?2 FROM n`,
+    )
+    .bind(n, at)
+    .run();
+  return at;
+}
+
 test("a crash between the R2 write and the D1 delete leaves the rows; the next run finishes with each row archived once by key", async () => {
-  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
   const db = relay.db;
-  for (const id of ["evt_a", "evt_b", "evt_c"]) await insertEvent(db, id, "delivered", 60_000);
-  // The delete batch touches event_steps: with it renamed away, the batch
-  // fails after the objects were put.
-  await db.prepare("ALTER TABLE event_steps RENAME TO event_steps_away").run();
+  await insertResolvedEntries(db, 3, 60_000);
+  const before = await rows(db, "SELECT * FROM dead_letters ORDER BY id");
+  // Only the delete batch writes the tombstones: with their table renamed
+  // away, the batch fails after the objects were put.
+  await db.prepare("ALTER TABLE dead_letter_tombstones RENAME TO tombstones_away").run();
   const failed = await admin.post("maintenance/run", {});
   assert.notEqual(failed.status, 200, "the run reports its failure");
-  assert.match(failed.error.message, /event_steps/, "naming the table D1 could not reach");
-  assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 3, "nothing deleted");
+  assert.match(failed.error.message, /dead_letter_tombstones/, "naming the table D1 could not reach");
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM dead_letters"))[0].n, 3, "nothing deleted");
   const journal = await rows(db, "SELECT journal, last_error FROM sweep_state");
   assert.ok(journal[0].journal, "the chunk is journaled");
-  assert.match(journal[0].last_error, /event_steps/);
-  const first = await archived(bucket, "events/");
-  assert.equal(Object.keys(first).length, 1, "the events object was written before the failure");
+  assert.match(journal[0].last_error, /dead_letter_tombstones/);
+  const first = await archived(bucket, "dead_letters/");
+  assert.equal(Object.keys(first).length, 3, "the objects were written before the failure");
 
-  await db.prepare("ALTER TABLE event_steps_away RENAME TO event_steps").run();
+  await db.prepare("ALTER TABLE tombstones_away RENAME TO dead_letter_tombstones").run();
   const data = await run(admin);
-  assert.equal(data.archived.events, 3, JSON.stringify(data));
-  assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 0);
-  const second = await archived(bucket, "events/");
-  assert.deepEqual(Object.keys(second), Object.keys(first), "the same key, overwritten");
-  const ids = Object.values(second).flat().map((r) => r.event_id).sort();
-  assert.deepEqual(ids, ["evt_a", "evt_b", "evt_c"], "each row once");
+  assert.equal(data.archived.dead_letters, 3, JSON.stringify(data));
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM dead_letters"))[0].n, 0);
+  const second = await archived(bucket, "dead_letters/");
+  assert.deepEqual(Object.keys(second), Object.keys(first), "the same keys, overwritten");
+  assert.deepEqual(Object.values(second).flat(), before, "each row once, as D1 held it");
   const state = await rows(db, "SELECT journal, last_error, archive_objects, archive_rows FROM sweep_state");
-  assert.equal(state[0].journal, null);
-  assert.equal(state[0].last_error, null);
+  assert.deepEqual(state[0], { journal: null, last_error: null, archive_objects: 3, archive_rows: 3 }, "the redo is not counted twice");
+  const tombs = await rows(db, "SELECT id, cause, prior_status, archive_key FROM dead_letter_tombstones ORDER BY id");
+  assert.deepEqual(tombs.map((t) => [t.cause, t.prior_status, t.archive_key]), Object.keys(first).sort().map((k) => ["swept", "archived", k]));
 });
 
-test("a small D1_MAX_BYTES sweeps the oldest sweepable events first, whatever their age; more:true while work is left", async () => {
+test("a small D1_MAX_BYTES sweeps the oldest sweepable events first, whatever their age", async () => {
   const { relay, admin, bucket } = await start({ D1_MAX_BYTES: "1KB" });
   const db = relay.db;
-  // 600 young events: more than one chunk (450), all within EVENT_RETENTION (30d).
-  const stmts = [];
-  for (let i = 0; i < 600; i++) {
-    const id = `evt_${String(i).padStart(4, "0")}`;
-    const at = Date.now() - 600_000 + i * 1000;
-    stmts.push(
-      db
-        .prepare("INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status) VALUES (?1, ?2, 'demo-hmac', ?3, ?3, ?3, '{}', 'x', 1, 'delivered')")
-        .bind(`k-${id}`, id, at),
-    );
-  }
-  await db.batch(stmts);
+  // 600 young events (more than one chunk of 450), all within EVENT_RETENTION (30d).
+  await db
+    .prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
+       INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status)
+       SELECT printf('k%04d', i), printf('evt_%04d', i), 'demo-hmac', ?1 + i * 1000, ?1 + i * 1000, ?1 + i * 1000, '{}', 'x', 1, 'delivered' FROM n`,
+    )
+    .bind(Date.now() - 600_000)
+    .run();
   await insertEvent(db, "evt_parked", "parked", 3_600_000, { parked: "https://down.example/x" });
+  const sizeBefore = (await admin.get("webhook-dlq/stats")).data.storage.size_bytes;
   const first = await run(admin);
-  assert.ok(first.archived.events > 0, JSON.stringify(first));
-  // The oldest went first.
-  const oldestLeft = await rows(db, "SELECT min(event_id) AS id FROM events WHERE delivery_status = 'delivered'");
-  const archivedIds = Object.values(await archived(bucket, "events/")).flat().map((r) => r.event_id).sort();
-  assert.equal(archivedIds[0], "evt_0000");
-  assert.ok(archivedIds.at(-1) < (oldestLeft[0].id ?? "evt_9999"), "nothing younger went before something older");
-  // SQLite keeps the freed pages, so the size does not drop below 1KB and
-  // the size rule stops for the run once a delete did not lower it; the
-  // next runs go on from the oldest left.
-  let total = first.archived.events;
-  for (let i = 0; i < 5 && total < 600; i++) total += (await run(admin)).archived.events ?? 0;
-  assert.equal(total, 600, "every sweepable event, over several runs");
+  assert.equal(first.archived.events, 600, JSON.stringify(first));
+  const objects = await archived(bucket, "events/");
+  const day = new Date(Date.now() - 600_000).toISOString().slice(0, 10);
+  assert.deepEqual(Object.keys(objects).sort(), [`events/${day}/evt_0000~evt_0449.ndjson`, `events/${day}/evt_0450~evt_0599.ndjson`], "oldest first, in chunks of 450");
   const left = await rows(db, "SELECT event_id FROM events");
   assert.deepEqual(left.map((r) => r.event_id), ["evt_parked"], "a parked event is never swept, by either rule");
+  const stats = (await admin.get("webhook-dlq/stats")).data;
+  console.log(`# D1 meta.size_after: before ${sizeBefore}, after deleting 600 events ${stats.storage.size_bytes}`);
+  assert.equal(stats.storage.cap_bytes, 1000);
+  assert.ok(stats.storage.effective_dedupe_window_ms < stats.storage.event_retention_ms, JSON.stringify(stats.storage));
+  assert.equal(stats.rows.events, 1, "rows per table from the kept counters");
+  assert.equal(stats.archive.rows, 600);
+  assert.equal(stats.hourly.length, 24);
 });
 
-test("maintenance/run answers more:true while the step's budget left work", async () => {
-  const { relay, admin } = await start({ EVENT_RETENTION: "2s", DLQ_RETENTION: "2s" });
+test("maintenance/run answers more:true while work is left, and the continuation messages finish it", async () => {
+  const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
   const db = relay.db;
-  // 12 resolved dead letters: at most 10 entries per chunk, and each chunk
-  // costs D1 calls and R2 puts against the budget of 40 subrequests.
-  const stmts = [];
-  const old = Date.now() - 60_000;
-  for (let i = 0; i < 120; i++) {
-    stmts.push(
-      db
-        .prepare("INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope, resolved_at) VALUES (?1, 'retries_exhausted', 'archived', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}', ?2)")
-        .bind(`dlq_${String(i).padStart(24, "0")}`, old),
-    );
-  }
-  await db.batch(stmts);
+  // 120 resolved entries: 10 per chunk, and each chunk costs D1 calls and
+  // R2 puts against one step's budget of 40 subrequests.
+  const old = await insertResolvedEntries(db, 120, 60_000);
   const first = await run(admin);
   assert.equal(first.more, true, JSON.stringify(first));
-  assert.ok(first.archived.dead_letters > 0 && first.archived.dead_letters < 120);
+  assert.ok(first.archived.dead_letters > 0 && first.archived.dead_letters < 120, JSON.stringify(first));
   const tomb = await rows(db, "SELECT cause, prior_status, archive_key FROM dead_letter_tombstones ORDER BY id LIMIT 1");
   assert.deepEqual(tomb[0], { cause: "swept", prior_status: "archived", archive_key: `dead_letters/${new Date(old).toISOString().slice(0, 10)}/dlq_${"0".repeat(24)}.ndjson` });
-  // The continuation messages on hookrelay-control finish the rest.
-  const { waitFor } = await import("./support/harness.mjs");
-  await waitFor(async () => (await rows(db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 0, { timeoutMs: 60_000, what: "the continuation to sweep every resolved entry" });
-  const tombs = await rows(db, "SELECT count(*) AS n FROM dead_letter_tombstones WHERE cause = 'swept'");
-  assert.equal(tombs[0].n, 120, "each swept entry leaves a tombstone");
+  await waitFor(async () => JSON.parse((await rows(db, "SELECT last_result FROM sweep_state"))[0].last_result).more === false, {
+    timeoutMs: 60_000,
+    what: "the continuation messages to finish the sweep",
+  });
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM dead_letters"))[0].n, 0);
+  // Each swept entry left a tombstone; with DLQ_RETENTION=2s the older
+  // tombstones were swept in turn, to the archive.
+  const inD1 = (await rows(db, "SELECT id FROM dead_letter_tombstones WHERE cause = 'swept'")).map((r) => r.id);
+  const tombObjects = Object.values(await archived(bucket, "dead_letter_tombstones/")).flat();
+  assert.equal(new Set([...inD1, ...tombObjects.map((t) => t.id)]).size, 120, "each swept entry leaves a tombstone");
+  assert.ok(tombObjects.every((t) => t.cause === "swept" && t.archive_key.startsWith("dead_letters/")));
+  assert.equal(Object.keys(await archived(bucket, "dead_letters/")).length, 120, "one object per entry");
+  const stats = (await admin.get("webhook-dlq/stats")).data;
+  assert.equal(stats.archive.rows, 120 + tombObjects.length);
+  assert.equal(stats.last_sweep.error, null);
+  assert.equal(stats.last_sweep.result.more, false);
 });

@@ -20,12 +20,12 @@ use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::{batch, retention, sweep_state};
 use worker::{D1Database, Env, Result};
 
-/// What a step did, and what of it is new in the archive.
+/// What a step did, and what it added to the archive.
 pub struct StepDone {
     /// The plan's report.
     pub report: SweepReport,
-    /// Objects and rows written for the first time (a redone chunk
-    /// rewrites keys already counted).
+    /// Objects and rows archived and deleted (each chunk counts once: only
+    /// its delete, which clears the journal, makes it count).
     pub fresh: (u64, u64),
 }
 
@@ -56,10 +56,10 @@ pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) ->
             }
         };
         let written = move_chunk(env, db, &chunk, redo, now).await?;
-        if !redo {
-            fresh.0 += u64::from(written.objects);
-            fresh.1 += written.rows.iter().map(|(_, n)| n).sum::<u64>();
-        }
+        // A redo is counted too: the run that first wrote the chunk failed
+        // before its delete, and so counted nothing.
+        fresh.0 += u64::from(written.objects);
+        fresh.1 += written.rows.iter().map(|(_, n)| n).sum::<u64>();
         run.done(&chunk, &written);
     }
 }

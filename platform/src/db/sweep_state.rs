@@ -65,7 +65,7 @@ pub struct RunRecord<'a> {
     pub size_bytes: Option<u64>,
     /// The newest `ingested_at` the size rule swept.
     pub size_swept_through: Option<i64>,
-    /// New archive objects and rows (not counting redone chunks).
+    /// Archive objects and rows this run added.
     pub archived: (u64, u64),
 }
 
