@@ -4,25 +4,17 @@
 //! The caller is proven like a replay (`internal_auth`); the body, if any,
 //! must be an empty JSON object.
 
-use crate::config_cache::relay_config;
 use crate::{internal_auth, maintenance, responses};
-use hookrelay_platform::{body, db::error_message, now_ms};
+use hookrelay_platform::{db::error_message, now_ms};
 use worker::{Env, Request, Response, Result};
 
 /// Handles one maintenance call: the run's answer, or a 500 naming what failed.
 pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
-    let config = relay_config(env);
-    let cfg = match &*config {
-        Ok(c) => c,
-        Err(e) => {
-            body::drain(&req).await;
-            return responses::config_invalid(e);
-        }
+    let admitted = match internal_auth::admit(&req, env, "maintenance runs").await {
+        Ok(a) => a,
+        Err(answer) => return answer,
     };
-    if let Some(refused) = internal_auth::refuse_caller(&req, cfg, "maintenance runs") {
-        body::drain(&req).await;
-        return refused;
-    }
+    let cfg = admitted.config();
     let text = req.text().await.unwrap_or_default();
     if !text.trim().is_empty() && serde_json::from_str::<EmptyBody>(&text).is_err() {
         return responses::error(400, "BAD_REQUEST", "the maintenance call takes no fields");
