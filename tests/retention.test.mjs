@@ -103,6 +103,19 @@ test("EVENT_RETENTION=2s: old delivered events go to R2 and leave D1; parked and
 
   const again = await run(admin);
   assert.deepEqual(again.archived, {}, "nothing left to sweep");
+
+  const stats = (await admin.get("webhook-dlq/stats")).data;
+  assert.equal(stats.rows.events, 4, "rows per table from the kept counters");
+  assert.equal(stats.rows.event_steps, 4);
+  const oldestKept = (await rows(db, "SELECT min(ingested_at) AS t FROM events"))[0].t;
+  assert.equal(stats.oldest_kept.events, oldestKept);
+  assert.equal(stats.hourly.length, 24);
+  assert.ok(stats.hourly.every((h, i) => i === 0 || h.hour - stats.hourly[i - 1].hour === 3_600_000), "oldest first, hour by hour");
+  assert.equal(stats.hourly.reduce((n, h) => n + h.parked, 0), 1, "the parked event, in its hour");
+  assert.deepEqual(stats.archive, { objects: 2, rows: 6 });
+  assert.equal(stats.storage.event_retention_ms, 2000);
+  assert.equal(stats.last_sweep.error, null);
+  assert.deepEqual(stats.last_sweep.result, { archived: {}, objects_written: 0, more: false });
 });
 
 /** Inserts `n` resolved (archived) dead letters, resolved `ageMs` ago. */
