@@ -43,30 +43,11 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         env,
         cfg: &config.delivery,
     };
-    let mut steps = Vec::new();
-    let mut owners = Vec::new();
-    let mut sweeps = Vec::new();
-    for message in &messages {
-        // The retention sweep continues on this queue too (src/maintenance).
-        if let Some(sweep) = SweepMessage::parse(&message.body_json) {
-            sweeps.push((message, sweep));
-            continue;
-        }
-        match DrainMessage::parse(&message.body_json) {
-            Some(msg) => {
-                steps.push(msg);
-                owners.push(message);
-            }
-            None => {
-                log::warn(
-                    COMPONENT,
-                    "control_message_unknown",
-                    log::fields! {"queue_message_id": message.id},
-                );
-                message.ack();
-            }
-        }
-    }
+    let Sorted {
+        steps,
+        owners,
+        sweeps,
+    } = sort(&messages);
     continuation::consume(&sweeps, env).await;
     let results = run_steps(&ctx, &steps).await;
     for ((message, msg), result) in owners.into_iter().zip(&steps).zip(results) {
@@ -83,4 +64,42 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         }
     }
     metrics::flush(env).await;
+}
+
+/// A batch sorted by kind.
+#[derive(Default)]
+struct Sorted<'a> {
+    /// Drain steps, and the messages that carry them, in step.
+    steps: Vec<DrainMessage>,
+    owners: Vec<&'a QueueMessage>,
+    /// Sweep continuations.
+    sweeps: Vec<(&'a QueueMessage, SweepMessage)>,
+}
+
+/// Sorts a batch into drain steps and sweep continuations; any other
+/// message is acked and logged.
+fn sort(messages: &[QueueMessage]) -> Sorted<'_> {
+    let mut sorted = Sorted::default();
+    for message in messages {
+        // The retention sweep continues on this queue too (src/maintenance).
+        if let Some(sweep) = SweepMessage::parse(&message.body_json) {
+            sorted.sweeps.push((message, sweep));
+            continue;
+        }
+        match DrainMessage::parse(&message.body_json) {
+            Some(msg) => {
+                sorted.steps.push(msg);
+                sorted.owners.push(message);
+            }
+            None => {
+                log::warn(
+                    COMPONENT,
+                    "control_message_unknown",
+                    log::fields! {"queue_message_id": message.id},
+                );
+                message.ack();
+            }
+        }
+    }
+    sorted
 }
