@@ -155,6 +155,7 @@ fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Strin
             ));
         }
     }
+    check_lifecycle_vars(relay, dlq)?;
     let binds = |cfg: &toml::Value, binding: &str| -> Option<String> {
         cfg.get("services")?.as_array()?.iter().find_map(|s| {
             (s.get("binding")?.as_str()? == binding)
@@ -164,6 +165,30 @@ fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Strin
     let name = |cfg: &toml::Value| cfg.get("name").and_then(|n| n.as_str()).map(String::from);
     if binds(relay, "DLQ") != name(dlq) || binds(dlq, "RELAY") != name(relay) {
         return Err("wrangler.toml must bind DLQ to the DLQ worker's name, and dlq/wrangler.toml must bind RELAY to the relay's name".into());
+    }
+    Ok(())
+}
+
+/// The lifecycle settings (DESIGN §5) are read by both workers: the relay
+/// sweeps by them, the DLQ worker shows them in the stats. Either file may
+/// declare them, but two declarations must agree. The alert settings are
+/// the relay's alone (it runs the watchdog and holds the receiver's URL).
+fn check_lifecycle_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
+    let var = |cfg: &toml::Value, key: &str| cfg.get("vars").and_then(|v| v.get(key)).cloned();
+    for key in ["EVENT_RETENTION", "DLQ_RETENTION", "D1_MAX_BYTES"] {
+        if let (Some(a), Some(b)) = (var(relay, key), var(dlq, key)) {
+            if a != b {
+                return Err(format!(
+                    "{key} is {a} in wrangler.toml but {b} in dlq/wrangler.toml; both workers read it, so declare it once or give both the same value"
+                ));
+            }
+        }
+    }
+    let dlq_vars = dlq.get("vars").and_then(|v| v.as_table());
+    if let Some(key) = dlq_vars.and_then(|t| t.keys().find(|k| k.starts_with("ALERT_"))) {
+        return Err(format!(
+            "dlq/wrangler.toml [vars] declares {key}, but the alarms run in the relay (wrangler.toml); move it there"
+        ));
     }
     Ok(())
 }

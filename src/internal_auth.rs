@@ -5,12 +5,48 @@
 //! route checks a short-lived token signed by `RELAY_INTERNAL_SECRET`
 //! (`core/src/internal_token.rs`) before it looks at the body.
 
+use crate::config_cache::relay_config;
 use crate::responses;
-use hookrelay_core::config::RelayConfig;
+use hookrelay_core::config::{ConfigError, RelayConfig};
 use hookrelay_core::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::{log, now_ms};
-use worker::{Method, Request, Response, Result};
+use hookrelay_platform::{body, log, now_ms};
+use std::rc::Rc;
+use worker::{Env, Method, Request, Response, Result};
+
+/// An internal call that passed: the relay's configuration, loaded.
+pub struct Admitted(Rc<std::result::Result<RelayConfig, ConfigError>>);
+
+impl Admitted {
+    /// The configuration the call runs with.
+    pub fn config(&self) -> &RelayConfig {
+        (*self.0)
+            .as_ref()
+            .expect("admit answers an invalid configuration itself")
+    }
+}
+
+/// Admits an internal call, or answers it with its body drained: the
+/// relay's configuration is invalid, or the caller is not proven
+/// ([`refuse_caller`]).
+pub async fn admit(
+    req: &Request,
+    env: &Env,
+    what: &str,
+) -> std::result::Result<Admitted, Result<Response>> {
+    let config = relay_config(env);
+    let refused = match &*config {
+        Ok(cfg) => refuse_caller(req, cfg, what),
+        Err(e) => Some(responses::config_invalid(e)),
+    };
+    match refused {
+        None => Ok(Admitted(config)),
+        Some(answer) => {
+            body::drain(req).await;
+            Err(answer)
+        }
+    }
+}
 
 /// The answer for a caller that may not use an internal route, if it may
 /// not. `what` names what the route does, for the missing-secret message

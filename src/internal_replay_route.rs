@@ -6,7 +6,6 @@
 //! short-lived token signed by `RELAY_INTERNAL_SECRET`, and every other
 //! caller is refused before the body is looked at.
 
-use crate::config_cache::relay_config;
 use crate::internal_auth;
 use crate::responses;
 use hookrelay_core::config::RelayConfig;
@@ -16,24 +15,17 @@ use hookrelay_core::queued_event::decode_value;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
+use hookrelay_platform::now_ms;
 use hookrelay_platform::pipeline::{self, Item};
-use hookrelay_platform::{body, now_ms};
 use worker::{Env, Request, Response, Result};
 
 /// Handles one internal replay call.
 pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
-    let config = relay_config(env);
-    let cfg = match &*config {
-        Ok(c) => c,
-        Err(e) => {
-            body::drain(&req).await;
-            return responses::config_invalid(e);
-        }
+    let admitted = match internal_auth::admit(&req, env, "replays").await {
+        Ok(a) => a,
+        Err(answer) => return answer,
     };
-    if let Some(refused) = internal_auth::refuse_caller(&req, cfg, "replays") {
-        body::drain(&req).await;
-        return refused;
-    }
+    let cfg = admitted.config();
     let text = req.text().await.unwrap_or_default();
     let call: ReplayCall = match serde_json::from_str(&text) {
         Ok(c) => c,

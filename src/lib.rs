@@ -4,8 +4,10 @@
 //!   `/api/v1/admin/…` and the console at `/admin…` are passed to the DLQ
 //!   worker through a service binding.
 //! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once;
-//!   consumes `hookrelay-control`, whose messages drain parked events.
-//! - `scheduled`: the safety net that resends lost drain chains.
+//!   consumes `hookrelay-control`, whose messages drain parked events and
+//!   continue the retention sweep.
+//! - `scheduled`: the safety net that resends lost drain chains (`*/1`), and
+//!   maintenance, a retention sweep step and the alarm watchdog (`*/5`).
 //!
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
 
@@ -16,7 +18,9 @@ mod fetch_entry;
 mod health_route;
 mod ingest_route;
 mod internal_auth;
+mod internal_maintenance_route;
 mod internal_replay_route;
+mod maintenance;
 mod parking;
 mod queue_entry;
 mod responses;
@@ -72,6 +76,9 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::replay_call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
+    if path == hookrelay_core::maintenance_schedule::MAINTENANCE_PATH {
+        return internal_maintenance_route::handle(req, env).await;
+    }
     if admin_proxy::forwards(path) {
         return admin_proxy::handle(req, env).await;
     }
@@ -85,8 +92,21 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     )
 }
 
-/// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost
+/// Cron (`[triggers]` in wrangler.toml), dispatched by its expression
+/// (`cron_duties`; a bare `/__scheduled` runs both): the drain's safety
+/// net, and maintenance (a sweep step and the watchdog)
 /// (`fetch_entry::scheduled` is the export).
-async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    drain_resume::resume(&env).await;
+async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let duties = hookrelay_core::maintenance_schedule::cron_duties(&event.cron());
+    if duties.drain_safety_net {
+        drain_resume::resume(&env).await;
+    }
+    if duties.maintenance {
+        let config = config_cache::relay_config(&env);
+        // A bad config was logged naming its key when it was loaded.
+        if let Ok(cfg) = &*config {
+            // The run logs its own failures; the next cron resumes.
+            let _ = maintenance::run(&env, cfg, hookrelay_platform::now_ms()).await;
+        }
+    }
 }

@@ -118,3 +118,51 @@ test("a replay through the admin API delivers to a downstream named only in --va
   assert.equal(hits.length, 2, "the failed call, then the replay");
   assert.equal(hits[1].headers["x-idempotency-key"], "fd-replay:fd-replay-1");
 });
+
+// Retention through the front door: --var EVENT_RETENTION reaches both
+// workers (the relay sweeps by it, the DLQ worker's stats show it), the
+// sweep really writes R2 under `wrangler dev`, GET /archive reads it back,
+// and --test-scheduled's /__scheduled runs maintenance on the relay's port.
+test("maintenance/run archives to R2 under npm start, GET /archive lists it, and /__scheduled runs maintenance", async (t) => {
+  const door = await startFrontDoor({
+    vars: {
+      SOURCES: JSON.stringify({ "fd-sweep": { scheme: "hmac-sha256" } }),
+      WEBHOOK_SECRET_FD_SWEEP: WEBHOOK_SECRET,
+      ADMIN_JWT_SECRET,
+      EVENT_RETENTION: "2s",
+    },
+    args: ["--test-scheduled"],
+  });
+  t.after(() => door.dispose());
+  const headers = { authorization: `Bearer ${mintToken(ADMIN_JWT_SECRET, { sub: "front-door-test", ttlS: 300 })}` };
+  const admin = async (method, p) => {
+    const res = await door.fetch(`/api/v1/admin/${p}`, { method, headers });
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    return body.data;
+  };
+  const body = JSON.stringify({ sweep: door.port });
+  const sent = await door.fetch("/webhooks/fd-sweep", { method: "POST", body, headers: hmacSha256Headers(body, { secret: WEBHOOK_SECRET, operationId: "fd-sweep-1" }) });
+  assert.equal(sent.status, 202, await sent.text());
+  await waitFor(async () => (await admin("GET", "events")).items.length === 1, { timeoutMs: 30_000, intervalMs: 250, what: "the event to be ingested" });
+  const stats = await admin("GET", "webhook-dlq/stats");
+  assert.equal(stats.storage.event_retention_ms, 2000, "the DLQ worker got --var EVENT_RETENTION");
+  const run = await waitFor(
+    async () => {
+      const data = await admin("POST", "maintenance/run");
+      return data.archived.events === 1 && data;
+    },
+    { timeoutMs: 30_000, intervalMs: 500, what: "maintenance/run to archive the event once it is 2 s old" },
+  );
+  assert.ok(run.objects_written >= 1);
+  const listing = await admin("GET", "archive?table=events");
+  assert.equal(listing.items.length, 1, JSON.stringify(listing));
+  assert.equal(listing.items[0].rows, 1);
+  assert.match(listing.items[0].key, /^events\/\d{4}-\d{2}-\d{2}\/evt_[^/]+\.ndjson$/);
+  assert.equal((await admin("GET", "events")).items.length, 0, "gone from D1");
+
+  const before = (await admin("GET", "webhook-dlq/stats")).last_sweep.at;
+  const cron = await door.fetch("/__scheduled?cron=*%2F5+*+*+*+*");
+  assert.equal(cron.status, 200, await cron.text());
+  await waitFor(async () => (await admin("GET", "webhook-dlq/stats")).last_sweep.at > before, { timeoutMs: 15_000, intervalMs: 250, what: "the */5 cron to run a sweep step" });
+});

@@ -47,6 +47,7 @@ pub mod root_cause;
 pub mod signature;
 pub mod size;
 pub mod state;
+pub mod stats_hourly;
 mod strict_json;
 pub mod triage_plan;
 pub mod utc;

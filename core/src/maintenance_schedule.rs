@@ -3,6 +3,10 @@
 //! sweep with the alarm watchdog every five minutes (DESIGN §5), told apart
 //! by the expression the platform passes in.
 
+/// The relay's internal route that runs maintenance now, for the DLQ
+/// worker's `POST /api/v1/admin/maintenance/run` (through `RELAY`).
+pub const MAINTENANCE_PATH: &str = "/internal/v1/maintenance";
+
 /// The cron expression of the sweep and watchdog in `wrangler.toml`.
 pub const MAINTENANCE_CRON: &str = "*/5 * * * *";
 /// The cron expression of the drain's safety net in `wrangler.toml`.

@@ -4,6 +4,7 @@
 
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::internal_token::mint;
+use hookrelay_core::maintenance_schedule::MAINTENANCE_PATH;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall, PATH};
 use hookrelay_platform::{now_ms, post_request};
 use worker::{Env, Fetcher, Headers};
@@ -40,25 +41,39 @@ impl Relay {
 
     async fn send(&self, call: &ReplayCall) -> Result<ReplayAnswer, String> {
         let body = serde_json::to_string(call).map_err(|e| e.to_string())?;
+        let text = self.post(PATH, &body, "replay").await?;
+        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+    }
+
+    /// Runs maintenance (a sweep step and the watchdog) on the relay now:
+    /// its answer, or why the relay did not give one.
+    pub async fn maintenance(&self) -> Result<serde_json::Value, String> {
+        let text = self.post(MAINTENANCE_PATH, "{}", "maintenance").await?;
+        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+    }
+
+    /// POSTs `body` to the relay's internal `path`, token-proven: the
+    /// answer's text on 200, else what the relay said.
+    async fn post(&self, path: &str, body: &str, what: &str) -> Result<String, String> {
         let headers = Headers::new();
         let token = mint(&self.key, now_ms().div_euclid(1000));
         let _ = headers.set("authorization", &format!("Bearer {token}"));
         let _ = headers.set("content-type", "application/json");
-        let request = post_request::post(&format!("https://hookrelay{PATH}"), &headers, &body)
+        let request = post_request::post(&format!("https://hookrelay{path}"), &headers, body)
             .map_err(|e| e.to_string())?;
         let mut response = self
             .fetcher
             .fetch_request(request)
             .await
-            .map_err(|e| format!("the relay did not answer the replay call: {e}"))?;
+            .map_err(|e| format!("the relay did not answer the {what} call: {e}"))?;
         let text = response.text().await.unwrap_or_default();
         if response.status_code() != 200 {
             return Err(format!(
-                "the relay refused the replay call ({}): {}",
+                "the relay refused the {what} call ({}): {}",
                 response.status_code(),
                 hookrelay_core::redact::truncate(&text, 300)
             ));
         }
-        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+        Ok(text)
     }
 }

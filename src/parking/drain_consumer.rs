@@ -1,8 +1,11 @@
 //! The `hookrelay-control` queue consumer: each drain message advances one
-//! destination's drain by one step (`hookrelay_platform::parking`).
+//! destination's drain by one step (`hookrelay_platform::parking`); a sweep
+//! continuation runs the next retention step (`crate::maintenance`).
 
 use crate::config_cache::relay_config;
+use crate::maintenance::continuation;
 use hookrelay_core::parking::DrainMessage;
+use hookrelay_core::retention::continuation::SweepMessage;
 use hookrelay_platform::parking::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
@@ -40,24 +43,12 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         env,
         cfg: &config.delivery,
     };
-    let mut steps = Vec::new();
-    let mut owners = Vec::new();
-    for message in &messages {
-        match DrainMessage::parse(&message.body_json) {
-            Some(msg) => {
-                steps.push(msg);
-                owners.push(message);
-            }
-            None => {
-                log::warn(
-                    COMPONENT,
-                    "control_message_unknown",
-                    log::fields! {"queue_message_id": message.id},
-                );
-                message.ack();
-            }
-        }
-    }
+    let Sorted {
+        steps,
+        owners,
+        sweeps,
+    } = sort(&messages);
+    continuation::consume(&sweeps, env).await;
     let results = run_steps(&ctx, &steps).await;
     for ((message, msg), result) in owners.into_iter().zip(&steps).zip(results) {
         match result {
@@ -73,4 +64,42 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         }
     }
     metrics::flush(env).await;
+}
+
+/// A batch sorted by kind.
+#[derive(Default)]
+struct Sorted<'a> {
+    /// Drain steps, and the messages that carry them, in step.
+    steps: Vec<DrainMessage>,
+    owners: Vec<&'a QueueMessage>,
+    /// Sweep continuations.
+    sweeps: Vec<(&'a QueueMessage, SweepMessage)>,
+}
+
+/// Sorts a batch into drain steps and sweep continuations; any other
+/// message is acked and logged.
+fn sort(messages: &[QueueMessage]) -> Sorted<'_> {
+    let mut sorted = Sorted::default();
+    for message in messages {
+        // The retention sweep continues on this queue too (src/maintenance).
+        if let Some(sweep) = SweepMessage::parse(&message.body_json) {
+            sorted.sweeps.push((message, sweep));
+            continue;
+        }
+        match DrainMessage::parse(&message.body_json) {
+            Some(msg) => {
+                sorted.steps.push(msg);
+                sorted.owners.push(message);
+            }
+            None => {
+                log::warn(
+                    COMPONENT,
+                    "control_message_unknown",
+                    log::fields! {"queue_message_id": message.id},
+                );
+                message.ack();
+            }
+        }
+    }
+    sorted
 }

@@ -16,6 +16,7 @@
 //! added without changing what old requests mean. A known parameter given
 //! twice is refused rather than letting one copy silently win.
 
+mod archive_filter;
 mod audit_filter;
 mod cursor;
 mod dead_letter_filter;
@@ -28,6 +29,9 @@ mod params;
 
 use std::fmt;
 
+pub use archive_filter::{
+    next_cursor as next_archive_cursor, parse_archive_listing, ArchiveListing, ARCHIVE_PARAMS,
+};
 pub use audit_filter::{parse_audit_filter, AuditFilter, AUDIT_PARAMS, MAX_JOB_ID_LEN};
 pub use cursor::{
     decode_cursor, encode_cursor, parse_cursor, Cursor, CURSOR_PREFIX, MAX_CURSOR_LEN,

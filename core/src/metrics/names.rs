@@ -92,5 +92,7 @@ named_states! {
         Metrics = "metrics",
         /// A drain of parked events (`hookrelay-control`).
         Drain = "drain",
+        /// The retention sweep (`maintenance`, the cron, its continuations).
+        Sweep = "sweep",
     }
 }

@@ -8,11 +8,13 @@
 //! - [`restore`]: bringing an evicted or swept dead letter back.
 //! - [`entry_archive`]: the objects a capacity eviction writes before it
 //!   deletes, and the columns a restore may write back.
+//! - [`continuation`]: the control-queue message that continues a sweep.
 //!
 //! Out of scope: the D1 reads and writes and the R2 calls; the relay's glue
 //! makes them and applies what these functions return.
 
 pub mod archive_key;
+pub mod continuation;
 pub mod entry_archive;
 pub mod ndjson;
 pub mod plan;

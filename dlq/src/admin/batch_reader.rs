@@ -84,6 +84,12 @@ impl Answer {
             })
     }
 
+    /// The database's size as the batch's last statement saw it
+    /// (`meta.size_after`), if D1 answered it.
+    pub fn size_after(&self) -> Option<u64> {
+        self.results.last().and_then(Rows::size_after)
+    }
+
     /// The first row of `slot`, if there is one.
     pub fn first<T: DeserializeOwned>(&self, slot: &Slot<T>) -> Result<Option<T>, ApiError> {
         Ok(self.rows(slot)?.into_iter().next())

@@ -11,8 +11,10 @@ mod event_story_route;
 mod events_route;
 mod job_routes;
 mod list_page;
+mod maintenance_routes;
 mod replay_routes;
 mod restore_route;
+mod stats_lifecycle;
 mod stats_route;
 
 use crate::config_cache::config;
@@ -53,6 +55,21 @@ pub async fn json_body(req: &mut Request) -> std::result::Result<serde_json::Val
             e.column()
         ),
     })
+}
+
+/// Refuses any field in a body that takes none.
+fn no_fields(body: &serde_json::Value) -> std::result::Result<(), ApiError> {
+    match body.as_object().and_then(|o| o.keys().next()) {
+        Some(field) => Err(ApiError::BadRequest {
+            param: field.clone(),
+            message: "is not a field of this route, which takes none".into(),
+        }),
+        None if body.is_object() => Ok(()),
+        None => Err(ApiError::BadRequest {
+            param: "body".into(),
+            message: "must be a JSON object".into(),
+        }),
+    }
 }
 
 /// Handles one admin request.
@@ -134,16 +151,39 @@ async fn route(
     segments: &[&str],
     c: &RouteContext<'_>,
 ) -> ApiResult {
-    let (db, cfg, now) = (c.db, c.cfg, c.now);
     let actor = c.claims.sub.clone().unwrap_or_else(|| "admin".to_string());
     if !takes_query(method, segments) {
         // Strict everywhere: a parameter a route does not know is refused,
         // never ignored.
         hookrelay_core::admin_query::refuse_any(&query_pairs(req))?;
     }
+    match segments {
+        ["webhook-dlq", ..] | ["webhooks", "dlq", ..] => {
+            dead_letter_route(req, method, segments, c, &actor).await
+        }
+        _ => other_route(req, method, segments, c, &actor).await,
+    }
+}
+
+/// The dead-letter routes: listing, one entry, its actions, replays.
+async fn dead_letter_route(
+    req: &mut Request,
+    method: &Method,
+    segments: &[&str],
+    c: &RouteContext<'_>,
+    actor: &str,
+) -> ApiResult {
+    let (db, cfg, now) = (c.db, c.cfg, c.now);
+    let caller = entry_action_routes::Caller {
+        actor,
+        now_ms: now,
+        env: c.env,
+    };
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
-        (Method::Get, ["webhook-dlq", "stats"]) => stats_route::stats(db, now).await,
+        (Method::Get, ["webhook-dlq", "stats"]) => {
+            stats_route::stats(db, &cfg.dlq.retention, now).await
+        }
         // Before `webhook-dlq/:id`, which would read `groups` as an id.
         (Method::Get, ["webhook-dlq", "groups"]) => {
             dead_letter_routes::groups(db, &query_pairs(req)).await
@@ -151,30 +191,34 @@ async fn route(
         (Method::Get, ["webhook-dlq", id]) => dead_letter_routes::get(db, id).await,
         (Method::Post, ["webhook-dlq", id, segment @ ("archive" | "unarchive" | "discard")]) => {
             let body = json_body(req).await?;
-            let caller = entry_action_routes::Caller {
-                actor: &actor,
-                now_ms: now,
-                env: c.env,
-            };
             entry_action_routes::decide(db, id, segment, &body, &caller).await
         }
         (Method::Post, ["webhook-dlq", id, "restore"]) => {
             let body = json_body(req).await?;
-            let caller = entry_action_routes::Caller {
-                actor: &actor,
-                now_ms: now,
-                env: c.env,
-            };
             restore_route::restore(db, id, &body, cfg.dlq.capacity, &caller).await
         }
         (Method::Post, ["webhook-dlq", id, "replay"]) => {
             let body = json_body(req).await?;
-            replay_routes::replay_one(db, cfg, &c.relay()?, id, &body, &actor, now).await
+            replay_routes::replay_one(db, cfg, &c.relay()?, id, &body, actor, now).await
         }
         (Method::Post, ["webhooks", "dlq", "replay-all"]) => {
             let body = json_body(req).await?;
-            replay_routes::replay_all(db, cfg, &c.relay()?, &body, &actor, now).await
+            replay_routes::replay_all(db, cfg, &c.relay()?, &body, actor, now).await
         }
+        _ => Err(refused(segments)),
+    }
+}
+
+/// Every other route: events, jobs, audit, maintenance, the archive.
+async fn other_route(
+    req: &mut Request,
+    method: &Method,
+    segments: &[&str],
+    c: &RouteContext<'_>,
+    actor: &str,
+) -> ApiResult {
+    let (db, now) = (c.db, c.now);
+    match (method, segments) {
         (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
         (Method::Get, ["events", event_id]) => {
             event_story_route::story(db, event_id, &query_pairs(req)).await
@@ -188,12 +232,17 @@ async fn route(
                 &body,
                 c.env,
                 db,
-                &actor,
+                actor,
                 now,
             )
             .await
         }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
+        (Method::Post, ["maintenance", "run"]) => {
+            json_body(req).await.and_then(|b| no_fields(&b))?;
+            maintenance_routes::run(&c.relay()?).await
+        }
+        (Method::Get, ["archive"]) => maintenance_routes::archive(c.env, &query_pairs(req)).await,
         _ => Err(refused(segments)),
     }
 }
@@ -210,6 +259,7 @@ fn takes_query(method: &Method, segments: &[&str]) -> bool {
                 | ["events", _]
                 | ["audit"]
                 | ["jobs"]
+                | ["archive"]
         )
     )
 }
@@ -222,9 +272,11 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["webhook-dlq", _]
         | ["events"]
         | ["events", _]
-        | ["audit"] => ApiError::MethodNotAllowed("GET"),
+        | ["audit"]
+        | ["archive"] => ApiError::MethodNotAllowed("GET"),
         ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard" | "restore"]
-        | ["webhooks", "dlq", "replay-all"] => ApiError::MethodNotAllowed("POST"),
+        | ["webhooks", "dlq", "replay-all"]
+        | ["maintenance", "run"] => ApiError::MethodNotAllowed("POST"),
         _ => ApiError::NotFound("no such admin route; see README for the routes".into()),
     }
 }

@@ -1,7 +1,9 @@
 //! `GET /webhook-dlq/stats`: the numbers an on-call engineer reads first.
 
 use super::batch_reader::{Batch, Slot};
+use super::stats_lifecycle;
 use super::ApiResult;
+use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
@@ -64,6 +66,7 @@ struct Slots {
     by_label: Slot<CounterRow>,
     parked_total: Slot<Pending>,
     parked_by: Slot<ParkedByDestination>,
+    lifecycle: stats_lifecycle::Slots,
 }
 
 fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
@@ -88,6 +91,7 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
             "the parked events by destination",
             events::parked_by_destination(db)?,
         ),
+        lifecycle: stats_lifecycle::Slots::add(&mut b, db, now)?,
     };
     Ok((b, slots))
 }
@@ -97,8 +101,10 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
 /// every counter (totals by metric, and by metric and code), and the parked
 /// events, in one D1 round trip. A part that cannot be read fails the
 /// whole answer, naming it: a zero here would tell on-call "nothing pending"
-/// when the truth is "unknown".
-pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
+/// when the truth is "unknown". The lifecycle parts (rows per table, the
+/// oldest row, storage, the archive, the last sweep, the hourly series)
+/// come from `stats_lifecycle`, in the same batch.
+pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> ApiResult {
     let (batch, s) = statements(db, now)?;
     let a = batch.run(db).await?;
     let pending = a
@@ -109,7 +115,8 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         .into_iter()
         .map(|b| json!({"destination": destination_label(&b.destination), "state": b.state_name, "since": b.updated_at}))
         .collect();
-    Ok(json!({
+    let by_label = a.rows(&s.by_label)?;
+    let mut answer = json!({
         "depth": pending.n,
         "oldest_pending_age_s": pending.oldest.map(|t| (now - t).max(0) / 1000),
         "ingress_last_hour": a.first(&s.ingress)?.map_or(0, |r| r.n),
@@ -119,7 +126,9 @@ pub async fn stats(db: &D1Database, now: i64) -> ApiResult {
         "replay": counts_with_zeros(a.rows(&s.replay)?, ReplayOutcome::ALL.iter().map(|s| s.as_str())),
         "breakers": breakers,
         "counters": counts(a.rows(&s.counters)?),
-        "counters_by_label": counts(a.rows(&s.by_label)?),
         "parked": parked(a.first(&s.parked_total)?, a.rows(&s.parked_by)?, now),
-    }))
+    });
+    stats_lifecycle::fill(&mut answer, &a, &s.lifecycle, &by_label, retention, now)?;
+    answer["counters_by_label"] = Value::Object(counts(by_label));
+    Ok(answer)
 }

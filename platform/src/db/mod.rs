@@ -15,7 +15,9 @@ pub mod job_entries;
 pub mod jobs;
 pub mod payloads;
 pub mod replay_audit;
+pub mod retention;
 mod rows;
+pub mod sweep_state;
 pub mod tombstones;
 mod where_clause;
 

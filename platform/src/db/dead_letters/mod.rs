@@ -295,6 +295,14 @@ pub fn stats_statements(db: &D1Database, since: i64) -> Result<Vec<D1PreparedSta
     ])
 }
 
+/// Dead letters per hour since `since` (`k` = hour index,
+/// `created_at / 3600000`), for the stats' hourly series, from
+/// `dead_letters_by_time`.
+pub fn per_hour(db: &D1Database, since: i64) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT created_at / 3600000 AS k, count(*) AS n FROM dead_letters WHERE created_at >= ?1 GROUP BY k")
+        .bind(&[int(since)])
+}
+
 /// Moves an entry from `from` to `to`, only if it is still in `from` (a
 /// concurrent decision wins cleanly: this one changes no row). With
 /// `erase`, the same statement erases the stored payload: the original

@@ -250,3 +250,16 @@ pub fn parked_by_destination(db: &D1Database) -> Result<D1PreparedStatement> {
     )
     .bind(&[text(DeliveryStatus::Parked.as_str())])
 }
+
+/// Events first parked per hour since `since` (`k` = hour index,
+/// `parked_at / 3600000`), for the stats' hourly series; the partial index
+/// `events_by_parked_at` (migration 0011) serves it.
+pub fn parked_per_hour(db: &D1Database, since: i64) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT parked_at / 3600000 AS k, count(*) AS n FROM events WHERE parked_at >= ?1 GROUP BY k")
+        .bind(&[int(since)])
+}
+
+/// The oldest event kept (its `ingested_at`), from `events_by_time`.
+pub fn oldest_kept(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("SELECT min(ingested_at) AS oldest FROM events")
+}

@@ -1,0 +1,261 @@
+//! The retention sweep's SQL (DESIGN §5), for every swept table: the
+//! candidate read, the read of a chunk's rows by id, and the deletes.
+//!
+//! One file rather than a hunk in each table's file: the statements share
+//! one shape (ids travel as one JSON array through `json_each`, so a
+//! statement binds at most four parameters whatever the chunk), and which
+//! table goes with which is [`hookrelay_core::retention::tables`]'s rule,
+//! applied here in one place. What keeps a row (a parked event for a
+//! drain's destination, a dead letter for a payload) is filtered in SQL, so
+//! rows that must stay never crowd out older rows that may go.
+//!
+//! States are bound from `core::state` (`as_str()`), never spelled here;
+//! the one exception is formatted from `DeliveryStatus::Parked.as_str()`
+//! so that the partial index `events_parked` serves the drains' check.
+
+use super::{int, text, Query, Rows};
+use hookrelay_core::retention::ndjson::Row;
+use hookrelay_core::retention::plan::{Candidate, Chunk, ChunkQuery};
+use hookrelay_core::retention::tables::{
+    RowState, FINISHED_JOB, RESOLVED_ENTRY, SWEEPABLE_DELIVERY,
+};
+use hookrelay_core::state::{
+    AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus, TombstoneCause,
+};
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// How one table is read and deleted by id.
+struct Spec {
+    /// The id column (ORDER BY, IN).
+    id: &'static str,
+    /// The id as read (text).
+    id_expr: &'static str,
+    /// Whether ids are integers (sent as JSON numbers, so the comparison
+    /// with an INTEGER column needs no conversion).
+    int_ids: bool,
+    /// The row's `at` as read (its key's day).
+    at_expr: &'static str,
+    /// The state column, if the table has one.
+    state: Option<&'static str>,
+    /// Its body's bytes.
+    bytes: &'static str,
+    /// What else a candidate must satisfy.
+    filter: String,
+}
+
+fn spec(table: ArchiveTable, column: &'static str) -> Spec {
+    let plain = |id, int_ids| Spec {
+        id,
+        id_expr: if int_ids { "CAST(id AS TEXT)" } else { id },
+        int_ids,
+        at_expr: "",
+        state: None,
+        bytes: "0",
+        filter: String::new(),
+    };
+    let mut s = match table {
+        ArchiveTable::Events => Spec {
+            state: Some("delivery_status"),
+            bytes: "body_bytes",
+            ..plain("event_id", false)
+        },
+        ArchiveTable::Attempts => Spec {
+            filter: "AND (event_id IS NULL OR NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = attempts.event_id))".into(),
+            ..plain("id", true)
+        },
+        ArchiveTable::Payloads => Spec {
+            bytes: "body_bytes",
+            filter: format!("AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = payloads.event_id) {}", NOT_HELD_BY_ENTRY),
+            ..plain("event_id", false)
+        },
+        ArchiveTable::DeadLetters => Spec {
+            at_expr: "created_at",
+            state: Some("status"),
+            ..plain("id", false)
+        },
+        ArchiveTable::Audit | ArchiveTable::EventSteps => plain("id", true),
+        ArchiveTable::Jobs => Spec {
+            state: Some("status"),
+            ..plain("id", false)
+        },
+        ArchiveTable::Drains => Spec {
+            filter: format!(
+                "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{}')",
+                DeliveryStatus::Parked.as_str()
+            ),
+            ..plain("destination", false)
+        },
+        ArchiveTable::Alarms => Spec {
+            id_expr: "(id || '@' || since)",
+            state: Some("state"),
+            ..plain("(id || '@' || since)", false)
+        },
+        ArchiveTable::Tombstones | ArchiveTable::JobEntries => plain("id", false),
+    };
+    if s.at_expr.is_empty() {
+        s.at_expr = column;
+    }
+    s
+}
+
+/// A payload a dead letter in D1 still refers to stays (its envelope's
+/// claim-checked body; `dead_letters_by_event`, migration 0011).
+const NOT_HELD_BY_ENTRY: &str =
+    "AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = payloads.event_id)";
+
+/// The states a table's candidates may be read in, as stored names.
+fn sweepable_states(table: ArchiveTable) -> Vec<&'static str> {
+    match table {
+        ArchiveTable::Events => SWEEPABLE_DELIVERY.iter().map(|s| s.as_str()).collect(),
+        ArchiveTable::DeadLetters => RESOLVED_ENTRY.iter().map(|s| s.as_str()).collect(),
+        ArchiveTable::Jobs => FINISHED_JOB.iter().map(|s| s.as_str()).collect(),
+        ArchiveTable::Alarms => vec![AlarmState::Resolved.as_str()],
+        _ => Vec::new(),
+    }
+}
+
+/// The candidates for `q`, oldest first, at most `q.limit`.
+pub async fn candidates(db: &D1Database, q: &ChunkQuery) -> Result<Vec<Candidate>> {
+    let s = spec(q.table, q.column);
+    let (state_sel, state_where) = match s.state {
+        Some(col) => (
+            col,
+            format!("AND {col} IN (SELECT value FROM json_each(?3))"),
+        ),
+        None => ("NULL", String::new()),
+    };
+    let delivered = if q.table == ArchiveTable::Alarms {
+        "(sent_state IS state)"
+    } else {
+        "0"
+    };
+    let sql = format!(
+        "SELECT {} AS id, {} AS at, {state_sel} AS state, {delivered} AS delivered, {} AS bytes FROM {} \
+         WHERE {col} IS NOT NULL AND {col} < ?1 {state_where} {} ORDER BY {col}, {} LIMIT ?2",
+        s.id_expr, s.at_expr, s.bytes, q.table.as_str(), s.filter, s.id,
+        col = q.column,
+    );
+    let mut params = vec![int(q.before), int(q.limit as i64)];
+    if s.state.is_some() {
+        params.push(text(&serde_json::to_string(&sweepable_states(q.table))?));
+    }
+    let rows = db.prepare(&sql).bind(&params)?.query().await?;
+    rows.map(|r| {
+        let state = row_state(
+            q.table,
+            r.opt_text("state")?.as_deref(),
+            r.int("delivered")? != 0,
+        )?;
+        Ok(Candidate {
+            id: r.text("id")?,
+            at: r.int("at")?,
+            state,
+            held: false,
+            bytes: r.int("bytes")?.max(0) as u64,
+        })
+    })
+}
+
+fn row_state(table: ArchiveTable, state: Option<&str>, delivered: bool) -> Result<RowState> {
+    let bad = |e: hookrelay_core::state::UnknownState| {
+        worker::Error::RustError(format!("{} row: {e}", table.as_str()))
+    };
+    Ok(match (table, state) {
+        (ArchiveTable::Events, Some(s)) => {
+            RowState::Delivery(DeliveryStatus::parse(s).map_err(bad)?)
+        }
+        (ArchiveTable::DeadLetters, Some(s)) => {
+            RowState::Entry(EntryStatus::parse(s).map_err(bad)?)
+        }
+        (ArchiveTable::Jobs, Some(s)) => RowState::Job(JobStatus::parse(s).map_err(bad)?),
+        (ArchiveTable::Alarms, Some(s)) => {
+            RowState::Alarm(AlarmState::parse(s).map_err(bad)?, delivered)
+        }
+        _ => RowState::Plain,
+    })
+}
+
+/// The chunk's ids as one JSON array, numbers for integer ids.
+fn ids_json(chunk: &Chunk, int_ids: bool) -> Result<String> {
+    let ids: Vec<serde_json::Value> = chunk
+        .rows
+        .iter()
+        .map(|r| match (int_ids, r.id.parse::<i64>()) {
+            (true, Ok(n)) => serde_json::Value::from(n),
+            _ => serde_json::Value::from(r.id.as_str()),
+        })
+        .collect();
+    Ok(serde_json::to_string(&ids)?)
+}
+
+/// Which rows of `target` go with `chunk`, as a WHERE clause over `?1`
+/// (the chunk's ids): the chunk's own rows, or the linked rows by parent id.
+fn chunk_where(chunk: &Chunk, target: ArchiveTable) -> String {
+    const IDS: &str = "IN (SELECT value FROM json_each(?1))";
+    match (chunk.table, target) {
+        (ArchiveTable::Events, ArchiveTable::Payloads) => {
+            format!("event_id {IDS} {NOT_HELD_BY_ENTRY}")
+        }
+        (ArchiveTable::Events, _) if target != chunk.table => format!("event_id {IDS}"),
+        (ArchiveTable::Jobs, ArchiveTable::JobEntries) => format!("job_id {IDS}"),
+        _ => format!("{} {IDS}", spec(chunk.table, "").id),
+    }
+}
+
+/// The tables a chunk reads and deletes: its own, then the linked ones.
+pub fn chunk_tables(chunk: &Chunk) -> Vec<ArchiveTable> {
+    let mut tables = vec![chunk.table];
+    tables.extend(hookrelay_core::retention::tables::linked(chunk.table));
+    tables
+}
+
+/// Reads the chunk's rows in one batch: per table of [`chunk_tables`], and
+/// for dead letters also the claim-checked payloads their envelopes name.
+pub async fn read_chunk(db: &D1Database, chunk: &Chunk) -> Result<Vec<Vec<Row>>> {
+    let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
+    let mut stmts = Vec::new();
+    for t in chunk_tables(chunk) {
+        let sql = format!(
+            "SELECT * FROM {} WHERE {}",
+            t.as_str(),
+            chunk_where(chunk, t)
+        );
+        stmts.push(db.prepare(&sql).bind(&[text(&ids)])?);
+    }
+    if chunk.table == ArchiveTable::DeadLetters {
+        stmts.push(db.prepare("SELECT * FROM payloads WHERE event_id IN (SELECT d.event_id FROM dead_letters d WHERE d.id IN (SELECT value FROM json_each(?1)))").bind(&[text(&ids)])?);
+    }
+    let results: Vec<Rows> = super::batch(db, stmts).await?;
+    results.iter().map(Rows::json_rows).collect()
+}
+
+/// The statements that delete the chunk's rows (linked tables first), and
+/// for dead letters first the tombstones (`cause` swept, the status each
+/// had, its archive key); `keys` are the entries' keys, in chunk order.
+pub fn delete_chunk(
+    db: &D1Database,
+    chunk: &Chunk,
+    entry_keys: &[String],
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
+    let mut stmts = Vec::new();
+    if chunk.table == ArchiveTable::DeadLetters {
+        let pairs: Vec<(&str, &str)> = chunk
+            .rows
+            .iter()
+            .zip(entry_keys)
+            .map(|(r, k)| (r.id.as_str(), k.as_str()))
+            .collect();
+        stmts.push(db.prepare(
+            "INSERT OR REPLACE INTO dead_letter_tombstones (id, content_hash, event_id, source, error_code, evicted_at, cause, prior_status, archive_key) \
+             SELECT d.id, d.content_hash, d.event_id, d.source, d.error_code, ?2, ?3, d.status, json_extract(j.value, '$[1]') \
+             FROM json_each(?1) j JOIN dead_letters d ON d.id = json_extract(j.value, '$[0]')",
+        ).bind(&[text(&serde_json::to_string(&pairs)?), int(now_ms), text(TombstoneCause::Swept.as_str())])?);
+    }
+    for t in chunk_tables(chunk).into_iter().rev() {
+        let sql = format!("DELETE FROM {} WHERE {}", t.as_str(), chunk_where(chunk, t));
+        stmts.push(db.prepare(&sql).bind(&[text(&ids)])?);
+    }
+    Ok(stmts)
+}

@@ -1,0 +1,119 @@
+//! `sweep_state`: the retention sweep's one row (migration 0010): the
+//! journal of the chunk being moved, the generation that fences the chain
+//! of continuation messages, and what the last run did.
+
+use super::{int, opt_text, text, Query};
+use hookrelay_core::retention::plan::Chunk;
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// What a run starts from.
+pub struct SweepStart {
+    /// The chunk a crashed run left between its put and its delete.
+    pub journal: Option<Chunk>,
+    /// The database size (`meta.size_after` of this read).
+    pub size_bytes: u64,
+}
+
+/// Reads the journal and, from the same answer's metadata, the size.
+pub async fn start(db: &D1Database) -> Result<SweepStart> {
+    let rows = db
+        .prepare("SELECT journal FROM sweep_state WHERE id = 1")
+        .query()
+        .await?;
+    let journal = rows.map_first(|r| r.opt_text("journal"))?.flatten();
+    let journal = match journal {
+        Some(j) => Some(serde_json::from_str(&j).map_err(|e| {
+            worker::Error::RustError(format!(
+                "sweep_state.journal is not a chunk ({e}); set it to NULL to skip it"
+            ))
+        })?),
+        None => None,
+    };
+    let size_bytes = rows.size_after().ok_or_else(|| {
+        worker::Error::RustError("D1 answered no meta.size_after; the size rule cannot run".into())
+    })?;
+    Ok(SweepStart {
+        journal,
+        size_bytes,
+    })
+}
+
+/// Records the chunk about to be put, before its first put.
+pub async fn write_journal(db: &D1Database, chunk: &Chunk) -> Result<()> {
+    db.prepare("UPDATE sweep_state SET journal = ?1 WHERE id = 1")
+        .bind(&[text(&serde_json::to_string(chunk)?)])?
+        .query()
+        .await?;
+    Ok(())
+}
+
+/// Clears the journal: in the batch that deletes the chunk's rows, so the
+/// two happen together or not at all.
+pub fn clear_journal(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("UPDATE sweep_state SET journal = NULL WHERE id = 1")
+}
+
+/// What one run leaves in `sweep_state`.
+pub struct RunRecord<'a> {
+    /// When it ran.
+    pub at: i64,
+    /// Its answer (JSON), when it finished.
+    pub result: Option<&'a str>,
+    /// Why it failed, when it did.
+    pub error: Option<&'a str>,
+    /// The database size after it.
+    pub size_bytes: Option<u64>,
+    /// The newest `ingested_at` the size rule swept.
+    pub size_swept_through: Option<i64>,
+    /// Archive objects and rows this run added.
+    pub archived: (u64, u64),
+}
+
+/// Writes what a run did.
+pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
+    db.prepare(
+        "UPDATE sweep_state SET last_run_at = ?1, last_result = COALESCE(?2, last_result), last_error = ?3, \
+         size_bytes = COALESCE(?4, size_bytes), \
+         size_swept_through = MAX(COALESCE(size_swept_through, ?5), COALESCE(?5, size_swept_through)), \
+         archive_objects = archive_objects + ?6, archive_rows = archive_rows + ?7 WHERE id = 1",
+    )
+    .bind(&[
+        int(run.at),
+        opt_text(run.result),
+        opt_text(run.error),
+        run.size_bytes.map_or(wasm_bindgen::JsValue::NULL, |n| int(n as i64)),
+        run.size_swept_through.map_or(wasm_bindgen::JsValue::NULL, int),
+        int(run.archived.0 as i64),
+        int(run.archived.1 as i64),
+    ])?
+    .query()
+    .await?;
+    Ok(())
+}
+
+/// Starts a new chain of continuation messages: the new generation. Every
+/// message of an older chain then finds itself stale.
+pub async fn new_generation(db: &D1Database) -> Result<i64> {
+    claim(db, None).await?.ok_or_else(|| {
+        worker::Error::RustError(
+            "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+        )
+    })
+}
+
+/// Claims continuation `generation`: the next generation if it is still
+/// current, `None` if a newer chain (a cron, a maintenance run) took over.
+pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i64>> {
+    let rows = db
+        .prepare("UPDATE sweep_state SET generation = generation + 1 WHERE id = 1 AND (?1 IS NULL OR generation = ?1) RETURNING generation")
+        .bind(&[generation.map_or(wasm_bindgen::JsValue::NULL, int)])?
+        .query()
+        .await?;
+    rows.map_first(|r| r.int("generation"))
+}
+
+/// The sweep's state for the stats batch: the last run, the archive's
+/// totals and the newest event the size rule swept.
+pub fn stats_statement(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("SELECT last_run_at, last_result, last_error, size_bytes, size_swept_through, archive_objects, archive_rows FROM sweep_state WHERE id = 1")
+}

@@ -1,0 +1,37 @@
+//! `POST /internal/v1/maintenance`: the DLQ worker's
+//! `POST /api/v1/admin/maintenance/run`, carried out here, where the sweep
+//! and the watchdog run (the relay holds `SOURCES` and the alert secrets).
+//! The caller is proven like a replay (`internal_auth`); the body, if any,
+//! must be an empty JSON object.
+
+use crate::{internal_auth, maintenance, responses};
+use hookrelay_platform::{db::error_message, now_ms};
+use worker::{Env, Request, Response, Result};
+
+/// Handles one maintenance call: the run's answer, or a 500 naming what failed.
+pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
+    let admitted = match internal_auth::admit(&req, env, "maintenance runs").await {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
+    let cfg = admitted.config();
+    let text = req.text().await.unwrap_or_default();
+    if !text.trim().is_empty() && serde_json::from_str::<EmptyBody>(&text).is_err() {
+        return responses::error(400, "BAD_REQUEST", "the maintenance call takes no fields");
+    }
+    match maintenance::run(env, cfg, now_ms()).await {
+        Ok(answer) => Response::from_json(&answer),
+        Err(e) => responses::error(
+            500,
+            "MAINTENANCE_FAILED",
+            &format!(
+                "the sweep step failed: {}; the next run resumes it",
+                error_message(&e)
+            ),
+        ),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmptyBody {}
