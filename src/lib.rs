@@ -5,11 +5,13 @@
 //!   worker through a service binding.
 //! - `queue`: consumes `webhooks` and ingests each event into D1 exactly once;
 //!   consumes `hookrelay-control`, whose messages drain parked events.
-//! - `scheduled`: the safety net that resends lost drain chains.
+//! - `scheduled`: the safety net that resends lost drain chains (`*/1`),
+//!   and the alarm watchdog (`*/5`).
 //!
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
 
 mod admin_proxy;
+mod alarms;
 mod config_cache;
 mod consumer;
 mod fetch_entry;
@@ -17,6 +19,7 @@ mod health_route;
 mod ingest_route;
 mod internal_auth;
 mod internal_replay_route;
+mod maintenance;
 mod parking;
 mod queue_entry;
 mod responses;
@@ -72,6 +75,9 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::replay_call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
+    if alarms::routes::serves(path) {
+        return alarms::routes::handle(req, env, path).await;
+    }
     if admin_proxy::forwards(path) {
         return admin_proxy::handle(req, env).await;
     }
@@ -85,8 +91,36 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     )
 }
 
-/// Cron (`[triggers]` in wrangler.toml): resends drain chains that were lost
-/// (`fetch_entry::scheduled` is the export).
-async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    drain_resume::resume(&env).await;
+/// Cron (`[triggers]` in wrangler.toml; `fetch_entry::scheduled` is the
+/// export): `*/1` resends drain chains that were lost, `*/5` runs the
+/// watchdog; a bare `/__scheduled` runs both (`cron_duties`).
+async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let duties = hookrelay_core::maintenance_schedule::cron_duties(&event.cron());
+    if duties.drain_safety_net {
+        drain_resume::resume(&env).await;
+    }
+    if duties.maintenance {
+        watchdog_cron(&env).await;
+    }
+}
+
+/// One watchdog run on the cron; what it changed or why it failed is logged.
+async fn watchdog_cron(env: &Env) {
+    let config = config_cache::relay_config(env);
+    let Ok(cfg) = &*config else {
+        return; // relay_config logged the bad key once for this isolate
+    };
+    let now = hookrelay_platform::now_ms();
+    match maintenance::watchdog::run(env, cfg, now).await {
+        Ok(run) => hookrelay_platform::log::info(
+            Component::Watchdog,
+            "watchdog_ran",
+            hookrelay_platform::log::fields! {"fired": run.fired, "resolved": run.resolved},
+        ),
+        Err(e) => hookrelay_platform::log::error(
+            Component::Watchdog,
+            "watchdog_failed",
+            hookrelay_platform::log::fields! {"err": hookrelay_platform::db::error_message(&e)},
+        ),
+    }
 }

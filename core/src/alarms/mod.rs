@@ -18,3 +18,9 @@ mod id;
 pub mod machine;
 
 pub use id::AlarmId;
+
+/// The relay route the DLQ consumer reports a dead letter it cannot store
+/// to (body: [`cannot_store::StoreFailure`]).
+pub const CANNOT_STORE_PATH: &str = "/internal/v1/dlq-cannot-store";
+/// The relay route that sends a test alert for `POST /api/v1/admin/alerts/test`.
+pub const ALERT_TEST_PATH: &str = "/internal/v1/alerts/test";

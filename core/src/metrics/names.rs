@@ -48,6 +48,12 @@ named_states! {
         Unarchived = "unarchived",
         /// An entry discarded (its payload erased).
         Discarded = "discarded",
+        /// An alarm started firing (detail: its kind).
+        AlarmFired = "alarm_fired",
+        /// An alarm resolved (detail: its kind).
+        AlarmResolved = "alarm_resolved",
+        /// An alert POST to `ALERT_WEBHOOK_URL` failed (retried next run).
+        AlertFailed = "alert_failed",
     }
 }
 
@@ -90,5 +96,7 @@ named_states! {
         Metrics = "metrics",
         /// A drain of parked events (`hookrelay-control`).
         Drain = "drain",
+        /// The relay's alarm watchdog and alert sender.
+        Watchdog = "watchdog",
     }
 }

@@ -69,6 +69,14 @@ impl Rows {
             .as_f64()
             .map_or(0, |n| n as usize)
     }
+
+    /// The database's size in bytes after the statement (`meta.size_after`),
+    /// when D1 reported it.
+    pub fn size_after(&self) -> Option<u64> {
+        property(&property(&self.0, "meta"), "size_after")
+            .as_f64()
+            .map(|n| n as u64)
+    }
 }
 
 /// One row of a result, as D1 gives it: an object of column values.
