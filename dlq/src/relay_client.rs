@@ -40,25 +40,32 @@ impl Relay {
 
     async fn send(&self, call: &ReplayCall) -> Result<ReplayAnswer, String> {
         let body = serde_json::to_string(call).map_err(|e| e.to_string())?;
+        let (status, text) = self.call(PATH, &body, "the replay call").await?;
+        if status != 200 {
+            return Err(format!(
+                "the relay refused the replay call ({status}): {}",
+                hookrelay_core::redact::truncate(&text, 300)
+            ));
+        }
+        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+    }
+
+    /// POSTs `body` to the relay's internal route `path` with a fresh token:
+    /// the relay's status and answer text, or why it did not answer (`what`
+    /// names the call in that message).
+    pub async fn call(&self, path: &str, body: &str, what: &str) -> Result<(u16, String), String> {
         let headers = Headers::new();
         let token = mint(&self.key, now_ms().div_euclid(1000));
         let _ = headers.set("authorization", &format!("Bearer {token}"));
         let _ = headers.set("content-type", "application/json");
-        let request = post_request::post(&format!("https://hookrelay{PATH}"), &headers, &body)
+        let request = post_request::post(&format!("https://hookrelay{path}"), &headers, body)
             .map_err(|e| e.to_string())?;
         let mut response = self
             .fetcher
             .fetch_request(request)
             .await
-            .map_err(|e| format!("the relay did not answer the replay call: {e}"))?;
+            .map_err(|e| format!("the relay did not answer {what}: {e}"))?;
         let text = response.text().await.unwrap_or_default();
-        if response.status_code() != 200 {
-            return Err(format!(
-                "the relay refused the replay call ({}): {}",
-                response.status_code(),
-                hookrelay_core::redact::truncate(&text, 300)
-            ));
-        }
-        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+        Ok((response.status_code(), text))
     }
 }

@@ -5,13 +5,15 @@
 //!   state. Nothing here needs D1, which is what fails.
 //! - `POST /internal/v1/alerts/test`: sends a test alert (body
 //!   `{"actor"}`) and answers how the receiver answered.
+//! - `POST /internal/v1/alerts/receiver`: whether `ALERT_WEBHOOK_URL` is
+//!   set (only the relay holds it), for `GET /api/v1/admin/alerts`.
 
 use super::{alert_post, cannot_store};
 use crate::config_cache::relay_config;
 use crate::{internal_auth, responses};
 use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::{Report, StoreFailure};
-use hookrelay_core::alarms::{ALERT_TEST_PATH, CANNOT_STORE_PATH};
+use hookrelay_core::alarms::{ALERT_RECEIVER_PATH, ALERT_TEST_PATH, CANNOT_STORE_PATH};
 use hookrelay_core::config::RelayConfig;
 use hookrelay_platform::{body, metrics, now_ms};
 use serde::de::DeserializeOwned;
@@ -21,7 +23,7 @@ use worker::{Env, Request, Response, Result};
 
 /// Whether `path` is one of these routes.
 pub fn serves(path: &str) -> bool {
-    path == CANNOT_STORE_PATH || path == ALERT_TEST_PATH
+    [CANNOT_STORE_PATH, ALERT_TEST_PATH, ALERT_RECEIVER_PATH].contains(&path)
 }
 
 /// `POST /internal/v1/alerts/test`'s body.
@@ -47,16 +49,16 @@ pub async fn handle(mut req: Request, env: &Env, path: &str) -> Result<Response>
         return refused;
     }
     let text = req.text().await.unwrap_or_default();
-    let answer = if path == CANNOT_STORE_PATH {
-        match parse::<StoreFailure>(&text) {
+    let answer = match path {
+        CANNOT_STORE_PATH => match parse::<StoreFailure>(&text) {
             Ok(f) => cannot_store(env, cfg, f).await,
             Err(bad) => bad,
-        }
-    } else {
-        match parse::<TestCall>(&text) {
+        },
+        ALERT_TEST_PATH => match parse::<TestCall>(&text) {
             Ok(call) => test_alert(cfg, &call.actor).await,
             Err(bad) => bad,
-        }
+        },
+        _ => Response::from_json(&json!({"receiver_configured": cfg.alarms.webhook_url.is_some()})),
     };
     metrics::flush(env).await;
     answer

@@ -15,6 +15,7 @@ pub mod alert_payload;
 pub mod cannot_store;
 pub mod conditions;
 mod id;
+pub mod listing;
 pub mod machine;
 
 pub use id::AlarmId;
@@ -24,3 +25,6 @@ pub use id::AlarmId;
 pub const CANNOT_STORE_PATH: &str = "/internal/v1/dlq-cannot-store";
 /// The relay route that sends a test alert for `POST /api/v1/admin/alerts/test`.
 pub const ALERT_TEST_PATH: &str = "/internal/v1/alerts/test";
+/// The relay route that answers whether `ALERT_WEBHOOK_URL` is set
+/// (`{"receiver_configured": bool}`), never the URL itself.
+pub const ALERT_RECEIVER_PATH: &str = "/internal/v1/alerts/receiver";

@@ -2,6 +2,7 @@
 //! token with `role: "admin"`; authentication runs before routing, so an
 //! unauthenticated caller learns nothing about which routes exist.
 
+mod alerts_route;
 mod api_error;
 mod audit_route;
 mod batch_reader;
@@ -183,6 +184,11 @@ async fn route(
             .await
         }
         (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
+        (Method::Get, ["alerts"]) => alerts_route::list(c).await,
+        (Method::Post, ["alerts", "test"]) => {
+            let body = json_body(req).await?;
+            alerts_route::test(c, &body, &actor).await
+        }
         _ => Err(refused(segments)),
     }
 }
@@ -211,8 +217,10 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["webhook-dlq", _]
         | ["events"]
         | ["events", _]
-        | ["audit"] => ApiError::MethodNotAllowed("GET"),
+        | ["audit"]
+        | ["alerts"] => ApiError::MethodNotAllowed("GET"),
         ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard"]
+        | ["alerts", "test"]
         | ["webhooks", "dlq", "replay-all"] => ApiError::MethodNotAllowed("POST"),
         _ => ApiError::NotFound("no such admin route; see README for the routes".into()),
     }
