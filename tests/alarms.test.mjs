@@ -25,7 +25,7 @@ after(() => receiver?.close());
 const alerts = (path = "/alerts") => receiver.hits(path).map((r) => ({ ...r, json: JSON.parse(r.body) }));
 const alertsFor = (id, state, path) => alerts(path).filter((a) => a.json.alert.id === id && a.json.alert.state === state);
 
-/** Runs the relay's */5 cron once (the watchdog), as the platform would. */
+// Runs the relay's 5-minute cron once (the watchdog), as the platform would.
 async function watchdog(relay) {
   const worker = await relay.mf.getWorker("hookrelay");
   const result = await worker.scheduled({ cron: "*/5 * * * *" });
@@ -133,13 +133,15 @@ test("a breaker cycling OPEN → HALF_OPEN → OPEN, parked events and a silent 
     }, { what: "breaker_open, parked_oldest and source_silent to fire", timeoutMs: 20000, intervalMs: 300 });
     // The destination recovers, the drain delivers the parked events, the source speaks.
     answer["/dest"] = () => 200;
-    await send("quiet", "alarm-quiet-secret", "hello");
     await waitFor(async () => {
       const [b] = await rows(relay.db, "SELECT state_name FROM breakers");
       const [p] = await rows(relay.db, "SELECT count(*) AS n FROM events WHERE delivery_status = 'parked'");
       return b.state_name === "CLOSED" && p.n === 0;
     }, { what: "the breaker to close and the parked events to drain", timeoutMs: 30000, intervalMs: 200 });
+    let hello = 0;
     await waitFor(async () => {
+      await send("quiet", "alarm-quiet-secret", `hello-${hello++}`); // within expect_every
+      await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE source = 'quiet'"))[0].n === hello, { what: "the quiet source's event" });
       await watchdog(relay);
       return ids.every((id) => alertsFor(id, "resolved").length > 0);
     }, { what: "the three to resolve", timeoutMs: 20000, intervalMs: 300 });
