@@ -6,10 +6,10 @@
 //! (`core/src/internal_token.rs`) before it looks at the body.
 
 use crate::responses;
-use hookrelay_core::config::RelayConfig;
+use hookrelay_core::config::{ConfigError, RelayConfig};
 use hookrelay_core::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::{log, now_ms};
+use hookrelay_platform::{body, log, now_ms};
 use worker::{Method, Request, Response, Result};
 
 /// The answer for a caller that may not use an internal route, if it may
@@ -41,4 +41,23 @@ pub fn refuse_caller(req: &Request, cfg: &RelayConfig, what: &str) -> Option<Res
             ))
         }
     }
+}
+
+/// The configuration an internal route runs with, once the caller is
+/// proven; otherwise the answer (the body drained): the configuration's
+/// error, or [`refuse_caller`]'s refusal.
+pub async fn admit<'a>(
+    req: &Request,
+    config: &'a std::result::Result<RelayConfig, ConfigError>,
+    what: &str,
+) -> std::result::Result<&'a RelayConfig, Result<Response>> {
+    let refused = match config {
+        Ok(cfg) => match refuse_caller(req, cfg, what) {
+            None => return Ok(cfg),
+            Some(refused) => refused,
+        },
+        Err(e) => responses::config_invalid(e),
+    };
+    body::drain(req).await;
+    Err(refused)
 }

@@ -16,24 +16,17 @@ use hookrelay_core::queued_event::decode_value;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
+use hookrelay_platform::now_ms;
 use hookrelay_platform::pipeline::{self, Item};
-use hookrelay_platform::{body, now_ms};
 use worker::{Env, Request, Response, Result};
 
 /// Handles one internal replay call.
 pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let config = relay_config(env);
-    let cfg = match &*config {
+    let cfg = match internal_auth::admit(&req, &config, "replays").await {
         Ok(c) => c,
-        Err(e) => {
-            body::drain(&req).await;
-            return responses::config_invalid(e);
-        }
+        Err(refused) => return refused,
     };
-    if let Some(refused) = internal_auth::refuse_caller(&req, cfg, "replays") {
-        body::drain(&req).await;
-        return refused;
-    }
     let text = req.text().await.unwrap_or_default();
     let call: ReplayCall = match serde_json::from_str(&text) {
         Ok(c) => c,

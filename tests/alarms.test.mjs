@@ -178,6 +178,16 @@ test("while the DLQ worker's tables are gone, the cannot-store alert reaches the
     assert.equal(item.state, "firing");
     assert.equal(item.delivery.sent, "firing");
     assert.ok(item.detail.failures >= 1);
+    // It resolves once the watchdog's D1 reads succeed and no failure was
+    // reported for cannot_store::QUIET_MS (2 minutes), with one resolve.
+    const resolved = await waitFor(async () => {
+      await watchdog(relay);
+      return alertsFor("dlq_cannot_store:dlq", "resolved")[0];
+    }, { what: "the cannot-store resolve", timeoutMs: 180000, intervalMs: 3000 });
+    await watchdog(relay);
+    assert.equal(alertsFor("dlq_cannot_store:dlq", "resolved").length, 1);
+    assert.equal(alertsFor("dlq_cannot_store:dlq", "firing").length, 1);
+    assertSignedAndClean([resolved]);
   } finally {
     await relay.dispose();
   }

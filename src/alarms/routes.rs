@@ -15,7 +15,7 @@ use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::{Report, StoreFailure};
 use hookrelay_core::alarms::{ALERT_RECEIVER_PATH, ALERT_TEST_PATH, CANNOT_STORE_PATH};
 use hookrelay_core::config::RelayConfig;
-use hookrelay_platform::{body, metrics, now_ms};
+use hookrelay_platform::{metrics, now_ms};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
@@ -37,17 +37,10 @@ struct TestCall {
 /// Handles one call to a path [`serves`] accepts.
 pub async fn handle(mut req: Request, env: &Env, path: &str) -> Result<Response> {
     let config = relay_config(env);
-    let cfg = match &*config {
+    let cfg = match internal_auth::admit(&req, &config, "alarm calls").await {
         Ok(c) => c,
-        Err(e) => {
-            body::drain(&req).await;
-            return responses::config_invalid(e);
-        }
+        Err(refused) => return refused,
     };
-    if let Some(refused) = internal_auth::refuse_caller(&req, cfg, "alarm calls") {
-        body::drain(&req).await;
-        return refused;
-    }
     let text = req.text().await.unwrap_or_default();
     let answer = match path {
         CANNOT_STORE_PATH => match parse::<StoreFailure>(&text) {

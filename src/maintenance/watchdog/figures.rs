@@ -46,18 +46,9 @@ pub async fn read(
     else {
         unreachable!("D1 answers one result per statement of a batch");
     };
-    let (pending, oldest_pending) = dead::read_pending(pending)?;
-    let (ingress_last_hour, dominant_code) = dead::read_ingress(ingress)?;
     let (watched_since, size, swept) = alarms::read_watch_state(watch, now)?;
     let figures = Figures {
-        dlq: DlqFigures {
-            pending,
-            capacity: cfg.dlq_capacity,
-            oldest_pending,
-            ingress_last_hour,
-            dominant_code,
-            evicted_last_hour: dead_letter_tombstones::read_count(evicted)?,
-        },
+        dlq: dlq_figures(pending, ingress, evicted, cfg.dlq_capacity)?,
         breakers: breaker_figures(breakers_rows)?,
         parked: events::read_parked(parked)?
             .into_iter()
@@ -80,6 +71,24 @@ pub async fn read(
         }),
     };
     Ok((figures, alarms::records(stored)?))
+}
+
+fn dlq_figures(
+    pending: &Rows,
+    ingress: &Rows,
+    evicted: &Rows,
+    capacity: u64,
+) -> Result<DlqFigures> {
+    let (pending, oldest_pending) = dead::read_pending(pending)?;
+    let (ingress_last_hour, dominant_code) = dead::read_ingress(ingress)?;
+    Ok(DlqFigures {
+        pending,
+        capacity,
+        oldest_pending,
+        ingress_last_hour,
+        dominant_code,
+        evicted_last_hour: dead_letter_tombstones::read_count(evicted)?,
+    })
 }
 
 /// Breakers not CLOSED, labelled without credentials or query (an alert
