@@ -11,7 +11,7 @@
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
 
 mod admin_proxy;
-mod alarms;
+mod alerting;
 mod config_cache;
 mod consumer;
 mod fetch_entry;
@@ -75,8 +75,8 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::replay_call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
-    if alarms::routes::serves(path) {
-        return alarms::routes::handle(req, env, path).await;
+    if alerting::internal_alarm_routes::serves(path) {
+        return alerting::internal_alarm_routes::handle(req, env, path).await;
     }
     if admin_proxy::forwards(path) {
         return admin_proxy::handle(req, env).await;

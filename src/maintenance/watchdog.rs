@@ -3,12 +3,12 @@
 //! (`conditions::evaluate`, `machine::advance`), store the episodes, then
 //! POST the alerts still owed. A failed POST stays owed and is sent again
 //! on the next run; it never stops the run. The `dlq_cannot_store` alarm is
-//! kept in R2 (`crate::alarms::cannot_store`): this run resolves it once
+//! kept in R2 (`crate::alerting::cannot_store_object`): this run resolves it once
 //! D1 answers again.
 
 mod figures;
 
-use crate::alarms::{alert_post, cannot_store};
+use crate::alerting::{alert_post, cannot_store_object as cannot_store};
 use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::Report;
 use hookrelay_core::alarms::machine::{self, AlarmRecord, RunOutcome};

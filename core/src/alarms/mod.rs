@@ -11,11 +11,11 @@
 //! Out of scope: reading the figures, storing the alarms, and the POST; the
 //! relay's glue does those and applies what these functions return.
 
+pub mod alert_listing;
 pub mod alert_payload;
 pub mod cannot_store;
 pub mod conditions;
 mod id;
-pub mod listing;
 pub mod machine;
 
 pub use id::AlarmId;

@@ -7,7 +7,7 @@
 
 use super::{ApiError, ApiResult, RouteContext};
 use hookrelay_core::alarms::cannot_store::{CannotStoreState, OBJECT_KEY};
-use hookrelay_core::alarms::{listing, ALERT_RECEIVER_PATH, ALERT_TEST_PATH};
+use hookrelay_core::alarms::{alert_listing, ALERT_RECEIVER_PATH, ALERT_TEST_PATH};
 use hookrelay_platform::archive_bucket;
 use hookrelay_platform::db::alarms;
 use serde_json::{json, Value};
@@ -36,7 +36,7 @@ pub async fn list(c: &RouteContext<'_>) -> ApiResult {
         _ => Value::Null,
     };
     Ok(json!({
-        "items": listing::items(&stored, cannot.as_ref(), since),
+        "items": alert_listing::items(&stored, cannot.as_ref(), since),
         "receiver_configured": receiver.get("receiver_configured").cloned().unwrap_or(Value::Null),
     }))
 }

@@ -9,8 +9,8 @@ use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::redact::destination_label;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
-use hookrelay_platform::db::dead_letters::alarm_figures as dead;
-use hookrelay_platform::db::events::alarm_figures as events;
+use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
+use hookrelay_platform::db::events::event_figures as events;
 use hookrelay_platform::db::{alarms, batch, breakers, dead_letter_tombstones, Rows};
 use worker::{D1Database, Result};
 

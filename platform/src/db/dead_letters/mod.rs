@@ -57,7 +57,7 @@ pub struct EntryRow {
     pub envelope: String,
 }
 
-pub mod alarm_figures;
+pub mod dead_letter_figures;
 mod triage;
 pub use triage::{
     same_hash_of, same_hash_statement, snapshot_of, snapshot_statements, write_triage, TriageWrite,

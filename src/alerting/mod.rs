@@ -4,5 +4,5 @@
 //! other kinds is `crate::maintenance::watchdog`.
 
 pub mod alert_post;
-pub mod cannot_store;
-pub mod routes;
+pub mod cannot_store_object;
+pub mod internal_alarm_routes;

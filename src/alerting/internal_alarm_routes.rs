@@ -8,7 +8,7 @@
 //! - `POST /internal/v1/alerts/receiver`: whether `ALERT_WEBHOOK_URL` is
 //!   set (only the relay holds it), for `GET /api/v1/admin/alerts`.
 
-use super::{alert_post, cannot_store};
+use super::{alert_post, cannot_store_object as cannot_store};
 use crate::config_cache::relay_config;
 use crate::{internal_auth, responses};
 use hookrelay_core::alarms::alert_payload::Alert;
