@@ -156,6 +156,20 @@ fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Strin
         }
     }
     check_lifecycle_vars(relay, dlq)?;
+    let vars = |cfg: &toml::Value| cfg.get("vars").and_then(|v| v.as_table()).cloned();
+    if let Some(key) = vars(dlq)
+        .unwrap_or_default()
+        .keys()
+        .find(|k| k.starts_with("ALERT_"))
+    {
+        return Err(format!(
+            "dlq/wrangler.toml [vars] declares {key}, but alarms are the relay's (its watchdog sends the alerts); set it on the relay (wrangler.toml, or `wrangler secret put` for ALERT_WEBHOOK_URL)"
+        ));
+    }
+    let capacity = |cfg: &toml::Value| vars(cfg).and_then(|v| v.get("DLQ_CAPACITY").cloned());
+    if capacity(relay) != capacity(dlq) {
+        return Err("DLQ_CAPACITY must be the same in wrangler.toml and dlq/wrangler.toml [vars]: the DLQ worker enforces it and the relay's watchdog alarms at 90% of it".into());
+    }
     let binds = |cfg: &toml::Value, binding: &str| -> Option<String> {
         cfg.get("services")?.as_array()?.iter().find_map(|s| {
             (s.get("binding")?.as_str()? == binding)

@@ -12,6 +12,7 @@
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
 
 mod admin_proxy;
+mod alerting;
 mod config_cache;
 mod consumer;
 mod fetch_entry;
@@ -78,6 +79,9 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     }
     if path == hookrelay_core::maintenance_schedule::MAINTENANCE_PATH {
         return internal_maintenance_route::handle(req, env).await;
+    }
+    if alerting::internal_alarm_routes::serves(path) {
+        return alerting::internal_alarm_routes::handle(req, env, path).await;
     }
     if admin_proxy::forwards(path) {
         return admin_proxy::handle(req, env).await;

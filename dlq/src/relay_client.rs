@@ -55,6 +55,20 @@ impl Relay {
     /// POSTs `body` to the relay's internal `path`, token-proven: the
     /// answer's text on 200, else what the relay said.
     async fn post(&self, path: &str, body: &str, what: &str) -> Result<String, String> {
+        let (status, text) = self.call(path, body, &format!("the {what} call")).await?;
+        if status != 200 {
+            return Err(format!(
+                "the relay refused the {what} call ({status}): {}",
+                hookrelay_core::redact::truncate(&text, 300)
+            ));
+        }
+        Ok(text)
+    }
+
+    /// POSTs `body` to the relay's internal route `path` with a fresh token:
+    /// the relay's status and answer text, or why it did not answer (`what`
+    /// names the call in that message).
+    pub async fn call(&self, path: &str, body: &str, what: &str) -> Result<(u16, String), String> {
         let headers = Headers::new();
         let token = mint(&self.key, now_ms().div_euclid(1000));
         let _ = headers.set("authorization", &format!("Bearer {token}"));
@@ -65,15 +79,8 @@ impl Relay {
             .fetcher
             .fetch_request(request)
             .await
-            .map_err(|e| format!("the relay did not answer the {what} call: {e}"))?;
+            .map_err(|e| format!("the relay did not answer {what}: {e}"))?;
         let text = response.text().await.unwrap_or_default();
-        if response.status_code() != 200 {
-            return Err(format!(
-                "the relay refused the {what} call ({}): {}",
-                response.status_code(),
-                hookrelay_core::redact::truncate(&text, 300)
-            ));
-        }
-        Ok(text)
+        Ok((response.status_code(), text))
     }
 }

@@ -30,10 +30,29 @@ pub async fn post(
     timeout_ms: u64,
     now_ms: i64,
 ) -> Result<(), Failure> {
+    post_answered(url, headers, body, timeout_ms, now_ms)
+        .await
+        .1
+}
+
+/// [`post`], also answering the receiver's status when one answered (an
+/// alert test reports it to the operator).
+pub async fn post_answered(
+    url: &str,
+    headers: &[(&str, String)],
+    body: &str,
+    timeout_ms: u64,
+    now_ms: i64,
+) -> (Option<u16>, Result<(), Failure>) {
     match send(url, headers, body, timeout_ms).await {
-        Ok((status, retry_after)) => classify_status(status, retry_after.as_deref(), now_ms),
-        Err(e) if error_name(&e).as_deref() == Some("TimeoutError") => Err(timed_out(timeout_ms)),
-        Err(e) => Err(network_error(&error_text(&e))),
+        Ok((status, retry_after)) => (
+            Some(status),
+            classify_status(status, retry_after.as_deref(), now_ms),
+        ),
+        Err(e) if error_name(&e).as_deref() == Some("TimeoutError") => {
+            (None, Err(timed_out(timeout_ms)))
+        }
+        Err(e) => (None, Err(network_error(&error_text(&e)))),
     }
 }
 

@@ -1,22 +1,151 @@
-//! The alarm watchdog (DESIGN §5, "Alarms"), run after each sweep step.
-// Replaced by the alarms branch at merge
+//! The alarm watchdog (DESIGN §5, Alarms), run by the `*/5` cron: read the
+//! figures, let core decide which alarms fire and resolve
+//! (`conditions::evaluate`, `machine::advance`), store the episodes, then
+//! POST the alerts still owed. A failed POST stays owed and is sent again
+//! on the next run; it never stops the run. The `dlq_cannot_store` alarm is
+//! kept in R2 (`crate::alerting::cannot_store_object`): this run resolves it once
+//! D1 answers again.
 
+mod figures;
+
+use crate::alerting::{alert_post, cannot_store_object as cannot_store};
+use hookrelay_core::alarms::alert_payload::Alert;
+use hookrelay_core::alarms::cannot_store::Report;
+use hookrelay_core::alarms::machine::{self, AlarmRecord, RunOutcome};
+use hookrelay_core::alarms::{conditions, AlarmId};
 use hookrelay_core::config::RelayConfig;
-use worker::Env;
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::state::{AlarmKind, AlarmState};
+use hookrelay_platform::db::{alarms, batch, error_message};
+use hookrelay_platform::{log, metrics};
+use worker::{D1Database, Env};
 
-/// What one watchdog run changed: the ids of the alarms that fired and of
-/// those that resolved.
+/// What one watchdog run changed: the alarm ids (`{kind}:{subject}`) that
+/// started firing and those that resolved, for `maintenance/run`'s
+/// `"alarms": {"fired", "resolved"}`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AlarmsRun {
-    /// Alarms whose condition started in this run.
+    /// Alarms that started firing in this run.
     pub fired: Vec<String>,
-    /// Alarms whose condition ended in this run.
+    /// Alarms that resolved in this run.
     pub resolved: Vec<String>,
 }
 
-/// Runs the watchdog at `now_ms`.
-pub async fn run(_env: &Env, _cfg: &RelayConfig, _now_ms: i64) -> worker::Result<AlarmsRun> {
-    Ok(AlarmsRun {
-        fired: Vec::new(),
-        resolved: Vec::new(),
-    })
+/// Runs the watchdog once at `now_ms`. The D1 alarms and the R2
+/// cannot-store alarm are each tried whatever the other did; the first
+/// error is answered after both ran.
+pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<AlarmsRun> {
+    let mut out = AlarmsRun::default();
+    let d1 = match env.d1("DB") {
+        Ok(db) => d1_alarms(&db, cfg, now_ms, &mut out).await,
+        Err(e) => Err(e),
+    };
+    let store_ok = d1.is_ok();
+    let cannot = cannot_store::apply(env, cfg, &Report::Watch { store_ok }, now_ms).await;
+    match &cannot {
+        Ok(applied) => {
+            let id = AlarmId::new(AlarmKind::DlqCannotStore, "dlq").to_string();
+            if applied.fired {
+                count(MetricName::AlarmFired, AlarmKind::DlqCannotStore);
+                out.fired.push(id.clone());
+            }
+            if applied.resolved {
+                count(MetricName::AlarmResolved, AlarmKind::DlqCannotStore);
+                out.resolved.push(id);
+            }
+        }
+        Err(e) => log::error(
+            Component::Watchdog,
+            "cannot_store_watch_failed",
+            log::fields! {"err": error_message(e)},
+        ),
+    }
+    metrics::flush(env).await;
+    d1?;
+    cannot?;
+    Ok(out)
+}
+
+/// The D1-kept alarms: evaluate, advance, store, then send what is owed.
+async fn d1_alarms(
+    db: &D1Database,
+    cfg: &RelayConfig,
+    now: i64,
+    out: &mut AlarmsRun,
+) -> worker::Result<()> {
+    let (figures, stored) = figures::read(db, cfg, now).await?;
+    let active = conditions::evaluate(&figures, &cfg.alarms, now);
+    let firing: Vec<AlarmRecord> = stored
+        .iter()
+        .filter(|r| r.state == AlarmState::Firing)
+        .cloned()
+        .collect();
+    let outcome = machine::advance(&firing, &active, now);
+    // Stored before any POST: a fired alarm is recorded even if its
+    // receiver hangs until the timeout.
+    write(db, &outcome.changed, now).await?;
+    report(&outcome, out);
+    let episodes = merged(stored, outcome.changed);
+    let due = machine::due_alerts(&episodes, cfg.alarms.webhook_url.is_some());
+    let mut sent = Vec::with_capacity(due.len());
+    for rec in due {
+        let posted = alert_post::send(cfg, &Alert::from(rec), now).await;
+        sent.push(machine::after_post(rec, now, posted.result));
+    }
+    write(db, &sent, now).await
+}
+
+/// The stored episodes with this run's changes in place of the old rows.
+fn merged(stored: Vec<AlarmRecord>, changed: Vec<AlarmRecord>) -> Vec<AlarmRecord> {
+    let mut all: Vec<AlarmRecord> = stored
+        .into_iter()
+        .filter(|s| !changed.iter().any(|c| c.id == s.id && c.since == s.since))
+        .collect();
+    all.extend(changed);
+    all
+}
+
+async fn write(db: &D1Database, records: &[AlarmRecord], now: i64) -> worker::Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let statements = records
+        .iter()
+        .map(|r| alarms::upsert(db, r, now))
+        .collect::<worker::Result<Vec<_>>>()?;
+    batch(db, statements).await?;
+    Ok(())
+}
+
+fn report(outcome: &RunOutcome, out: &mut AlarmsRun) {
+    for (ids, name, event) in [
+        (&outcome.fired, MetricName::AlarmFired, "alarm_fired"),
+        (
+            &outcome.resolved,
+            MetricName::AlarmResolved,
+            "alarm_resolved",
+        ),
+    ] {
+        for id in ids {
+            count(name, id.kind);
+            log::warn(
+                Component::Watchdog,
+                event,
+                log::fields! {"alarm": id.to_string()},
+            );
+            let list = if name == MetricName::AlarmFired {
+                &mut out.fired
+            } else {
+                &mut out.resolved
+            };
+            list.push(id.to_string());
+        }
+    }
+}
+
+fn count(name: MetricName, kind: AlarmKind) {
+    metrics::count(
+        Metric::new(name, Component::Watchdog).detail(kind.as_str()),
+        1,
+    );
 }

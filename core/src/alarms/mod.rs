@@ -11,6 +11,7 @@
 //! Out of scope: reading the figures, storing the alarms, and the POST; the
 //! relay's glue does those and applies what these functions return.
 
+pub mod alert_listing;
 pub mod alert_payload;
 pub mod cannot_store;
 pub mod conditions;
@@ -18,3 +19,12 @@ mod id;
 pub mod machine;
 
 pub use id::AlarmId;
+
+/// The relay route the DLQ consumer reports a dead letter it cannot store
+/// to (body: [`cannot_store::StoreFailure`]).
+pub const CANNOT_STORE_PATH: &str = "/internal/v1/dlq-cannot-store";
+/// The relay route that sends a test alert for `POST /api/v1/admin/alerts/test`.
+pub const ALERT_TEST_PATH: &str = "/internal/v1/alerts/test";
+/// The relay route that answers whether `ALERT_WEBHOOK_URL` is set
+/// (`{"receiver_configured": bool}`), never the URL itself.
+pub const ALERT_RECEIVER_PATH: &str = "/internal/v1/alerts/receiver";

@@ -45,6 +45,9 @@ pub struct RelayConfig {
     pub retention: RetentionConfig,
     /// `ALERT_*`: the watchdog's thresholds and receiver.
     pub alarms: AlarmConfig,
+    /// `DLQ_CAPACITY`, read here too: the watchdog's `dlq_capacity` alarm
+    /// fires at 90% of it (the DLQ worker enforces it).
+    pub dlq_capacity: u64,
 }
 
 impl RelayConfig {
@@ -84,8 +87,19 @@ impl RelayConfig {
                 .map(String::into_bytes),
             retention: RetentionConfig::load(env)?,
             alarms: AlarmConfig::load(env)?,
+            dlq_capacity: dlq_capacity(env)?,
         })
     }
+}
+
+/// `DLQ_CAPACITY`, validated the same way in both workers.
+fn dlq_capacity(env: &impl ConfigEnv) -> Result<u64, ConfigError> {
+    parse_bounded(
+        env,
+        "DLQ_CAPACITY",
+        crate::dlq_capacity::DEFAULT_CAPACITY,
+        1..=10_000_000,
+    )
 }
 
 #[cfg(test)]
@@ -250,12 +264,7 @@ impl DlqConfig {
     /// Reads and validates the DLQ worker's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<DlqConfig, ConfigError> {
         Ok(DlqConfig {
-            capacity: parse_bounded(
-                env,
-                "DLQ_CAPACITY",
-                crate::dlq_capacity::DEFAULT_CAPACITY,
-                1..=10_000_000,
-            )?,
+            capacity: dlq_capacity(env)?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,
             max_replay_attempts: parse_bounded(env, "MAX_REPLAY_ATTEMPTS", 5, 1..=100)? as u32,
             retention: RetentionConfig::load(env)?,

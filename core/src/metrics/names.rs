@@ -50,6 +50,12 @@ named_states! {
         Discarded = "discarded",
         /// An evicted or swept entry brought back from the archive.
         Restored = "restored",
+        /// An alarm started firing (detail: its kind).
+        AlarmFired = "alarm_fired",
+        /// An alarm resolved (detail: its kind).
+        AlarmResolved = "alarm_resolved",
+        /// An alert POST to `ALERT_WEBHOOK_URL` failed (retried next run).
+        AlertFailed = "alert_failed",
     }
 }
 
@@ -94,5 +100,7 @@ named_states! {
         Drain = "drain",
         /// The retention sweep (`maintenance`, the cron, its continuations).
         Sweep = "sweep",
+        /// The relay's alarm watchdog and alert sender.
+        Watchdog = "watchdog",
     }
 }

@@ -2,6 +2,7 @@
 //! token with `role: "admin"`; authentication runs before routing, so an
 //! unauthenticated caller learns nothing about which routes exist.
 
+mod alerts_route;
 mod api_error;
 mod audit_route;
 mod batch_reader;
@@ -243,6 +244,11 @@ async fn other_route(
             maintenance_routes::run(&c.relay()?).await
         }
         (Method::Get, ["archive"]) => maintenance_routes::archive(c.env, &query_pairs(req)).await,
+        (Method::Get, ["alerts"]) => alerts_route::list(c).await,
+        (Method::Post, ["alerts", "test"]) => {
+            let body = json_body(req).await?;
+            alerts_route::test(c, &body, actor).await
+        }
         _ => Err(refused(segments)),
     }
 }
@@ -273,8 +279,10 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["events"]
         | ["events", _]
         | ["audit"]
-        | ["archive"] => ApiError::MethodNotAllowed("GET"),
+        | ["archive"]
+        | ["alerts"] => ApiError::MethodNotAllowed("GET"),
         ["webhook-dlq", _, "replay" | "archive" | "unarchive" | "discard" | "restore"]
+        | ["alerts", "test"]
         | ["webhooks", "dlq", "replay-all"]
         | ["maintenance", "run"] => ApiError::MethodNotAllowed("POST"),
         _ => ApiError::NotFound("no such admin route; see README for the routes".into()),

@@ -22,6 +22,7 @@
 //! far below the depth) does one more round trip evict the rest.
 
 mod archive;
+mod cannot_store_report;
 mod read;
 
 use hookrelay_core::config::DlqConfig;
@@ -61,6 +62,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
             let failed_events = triage_or_split(env, &db, &messages, &config).await;
             let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
             mark_events_failed(&db, &ids).await;
+            cannot_store_report::send(env).await;
             // Usually nothing for D1 here: dead_lettered and dlq_deduped are
             // counted by triggers in the write (migration 0009).
             metrics::flush(env).await;
@@ -75,6 +77,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
             for m in &messages {
                 retry_store(m, &config, "the D1 binding DB is missing");
             }
+            cannot_store_report::send(env).await;
         }
     }
     metrics::flush(env).await;
@@ -161,6 +164,9 @@ async fn triage_batch(
                 failed_events.extend(env.identity.event_id.clone());
                 message.ack();
             }
+            // A write that succeeded but left this message unsettled met a
+            // concurrent change, not a store that fails: no alarm for it.
+            Settled::Unsettled if write.is_ok() => retry_message(message, config, &why),
             Settled::Unsettled => retry_store(message, config, &why),
         }
     }
@@ -215,6 +221,12 @@ fn retry_all(messages: &[QueueMessage], config: &DlqConfig, err: &str) {
 /// Retries a dead letter that could not be stored, with a growing delay so
 /// the retries outlast the queue's retention; logged and counted each time.
 fn retry_store(message: &QueueMessage, config: &DlqConfig, err: &str) {
+    retry_message(message, config, err);
+    cannot_store_report::note(&message.id, err);
+}
+
+/// [`retry_store`] without the cannot-store report.
+fn retry_message(message: &QueueMessage, config: &DlqConfig, err: &str) {
     let delay_s = store_retry_delay_s(config.retry_delay_s, message.attempts);
     metrics::count(Metric::new(MetricName::DlqStoreFailed, COMPONENT), 1);
     log::error(

@@ -80,3 +80,25 @@ pub struct BreakerRow {
 pub fn all(db: &D1Database) -> D1PreparedStatement {
     db.prepare("SELECT destination, state_name, updated_at FROM breakers ORDER BY destination")
 }
+
+/// Every breaker that is not CLOSED, with when it last left CLOSED
+/// (`left_closed_at`, kept by migration 0010's triggers across
+/// OPEN → HALF_OPEN → OPEN) and its state JSON (for the cause).
+pub fn not_closed(db: &D1Database) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT destination, state, left_closed_at FROM breakers WHERE left_closed_at IS NOT NULL ORDER BY destination LIMIT 500",
+    )
+    .bind(&[])
+}
+
+/// The answer to [`not_closed`]: destination, state, left-closed time. A
+/// state this version cannot read is an error.
+pub fn read_not_closed(rows: &Rows) -> Result<Vec<(String, BreakerState, i64)>> {
+    rows.map(|r| {
+        Ok((
+            r.text("destination")?,
+            decode_state(&r.text("state")?)?,
+            r.int("left_closed_at")?,
+        ))
+    })
+}

@@ -2,10 +2,12 @@
 //! the module named for the table it reads or writes; this file holds the
 //! binding helpers they share.
 
+pub mod alarms;
 pub mod archived_rows;
 pub mod attempts;
 pub mod breakers;
 pub mod counters;
+pub mod dead_letter_tombstones;
 pub mod dead_letters;
 pub mod drains;
 pub mod event_steps;

@@ -226,7 +226,7 @@ pub async fn read_chunk(db: &D1Database, chunk: &Chunk) -> Result<Vec<Vec<Row>>>
         stmts.push(db.prepare("SELECT * FROM payloads WHERE event_id IN (SELECT d.event_id FROM dead_letters d WHERE d.id IN (SELECT value FROM json_each(?1)))").bind(&[text(&ids)])?);
     }
     let results: Vec<Rows> = super::batch(db, stmts).await?;
-    results.iter().map(Rows::json_rows).collect()
+    results.iter().map(Rows::json_objects).collect()
 }
 
 /// The statements that delete the chunk's rows (linked tables first), and

@@ -78,19 +78,6 @@ impl Rows {
         property(&self.0, "results").dyn_into().ok()
     }
 
-    /// Every row as a JSON object of column to value, exactly as D1
-    /// returned it (the archive's NDJSON rows). One `JSON.stringify` of the
-    /// whole result, parsed by serde_json: only the sweep reads rows this way.
-    pub fn json_rows(&self) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
-        let Some(rows) = self.results() else {
-            return Ok(Vec::new());
-        };
-        let text = js_sys::JSON::stringify(&rows)?
-            .as_string()
-            .ok_or_else(|| worker::Error::RustError("D1 rows did not stringify".into()))?;
-        Ok(serde_json::from_str(&text)?)
-    }
-
     /// The database's size after the statement (`meta.size_after`), if the
     /// answer carries it. D1 counts allocated pages, free ones included.
     pub fn size_after(&self) -> Option<u64> {

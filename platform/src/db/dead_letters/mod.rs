@@ -57,6 +57,7 @@ pub struct EntryRow {
     pub envelope: String,
 }
 
+pub mod dead_letter_figures;
 mod triage;
 pub use triage::{
     new_entry_row, same_hash_of, same_hash_statement, snapshot_of, snapshot_statements,

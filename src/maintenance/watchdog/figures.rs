@@ -1,0 +1,131 @@
+//! The figures the watchdog evaluates, and the stored episodes it advances,
+//! read in one D1 batch: one indexed statement per figure.
+
+use hookrelay_core::alarms::conditions::{
+    BreakerFigure, DlqFigures, Figures, ParkedFigure, SourceFigure, StorageFigure,
+};
+use hookrelay_core::alarms::machine::AlarmRecord;
+use hookrelay_core::breaker::BreakerState;
+use hookrelay_core::config::RelayConfig;
+use hookrelay_core::redact::destination_label;
+use hookrelay_core::retention::plan::effective_dedupe_window_ms;
+use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
+use hookrelay_platform::db::events::event_figures as events;
+use hookrelay_platform::db::{alarms, batch, breakers, dead_letter_tombstones, Rows};
+use worker::{D1Database, Result};
+
+const HOUR_MS: i64 = 3_600_000;
+
+/// Reads everything one watchdog run needs at `now`: the figures and the
+/// stored episodes (firing, or resolved with their alert still owed).
+pub async fn read(
+    db: &D1Database,
+    cfg: &RelayConfig,
+    now: i64,
+) -> Result<(Figures, Vec<AlarmRecord>)> {
+    let watched: Vec<(&str, i64)> = cfg
+        .sources
+        .values()
+        .filter_map(|s| Some((s.spec.name.as_str(), s.spec.expect_every_ms?)))
+        .collect();
+    let mut statements = vec![
+        dead::pending_and_oldest(db)?,
+        dead::ingress_by_code(db, now - HOUR_MS)?,
+        dead_letter_tombstones::evicted_since(db, now - HOUR_MS)?,
+        breakers::not_closed(db)?,
+        events::parked_oldest(db)?,
+        alarms::watch_state(db, now)?,
+        alarms::active(db)?,
+    ];
+    for (source, _) in &watched {
+        statements.push(events::last_received(db, source)?);
+    }
+    let answers = batch(db, statements).await?;
+    let [pending, ingress, evicted, breakers_rows, parked, watch, stored, last @ ..] =
+        answers.as_slice()
+    else {
+        unreachable!("D1 answers one result per statement of a batch");
+    };
+    let (watched_since, size, swept) = alarms::read_watch_state(watch, now)?;
+    let figures = Figures {
+        dlq: dlq_figures(pending, ingress, evicted, cfg.dlq_capacity)?,
+        breakers: breaker_figures(breakers_rows)?,
+        parked: events::read_parked(parked)?
+            .into_iter()
+            .map(|(destination, count, event_id, at)| ParkedFigure {
+                destination: destination_label(&destination),
+                count,
+                oldest: (event_id, at),
+            })
+            .collect(),
+        sources: source_figures(&watched, last, watched_since)?,
+        storage: size.map(|size_bytes| StorageFigure {
+            size_bytes,
+            cap_bytes: cfg.retention.d1_max_bytes,
+            effective_window_ms: effective_dedupe_window_ms(
+                now,
+                cfg.retention.event_retention_ms,
+                swept,
+            ),
+            event_retention_ms: cfg.retention.event_retention_ms,
+        }),
+    };
+    Ok((figures, alarms::records(stored)?))
+}
+
+fn dlq_figures(
+    pending: &Rows,
+    ingress: &Rows,
+    evicted: &Rows,
+    capacity: u64,
+) -> Result<DlqFigures> {
+    let (pending, oldest_pending) = dead::read_pending(pending)?;
+    let (ingress_last_hour, dominant_code) = dead::read_ingress(ingress)?;
+    Ok(DlqFigures {
+        pending,
+        capacity,
+        oldest_pending,
+        ingress_last_hour,
+        dominant_code,
+        evicted_last_hour: dead_letter_tombstones::read_count(evicted)?,
+    })
+}
+
+/// Breakers not CLOSED, labelled without credentials or query (an alert
+/// and its id never carry a secret from a destination URL).
+fn breaker_figures(rows: &Rows) -> Result<Vec<BreakerFigure>> {
+    Ok(breakers::read_not_closed(rows)?
+        .into_iter()
+        .map(|(destination, state, left_closed_at)| {
+            let cause = match state {
+                BreakerState::Open { cause, .. } | BreakerState::HalfOpen { cause, .. } => cause,
+                BreakerState::Closed { .. } => None,
+            };
+            BreakerFigure {
+                destination: destination_label(&destination),
+                state: state.state_name().as_str(),
+                left_closed_at: Some(left_closed_at),
+                cause: cause.map(|c| c.as_str().to_string()),
+            }
+        })
+        .collect())
+}
+
+fn source_figures(
+    watched: &[(&str, i64)],
+    last: &[Rows],
+    watched_since: i64,
+) -> Result<Vec<SourceFigure>> {
+    watched
+        .iter()
+        .zip(last)
+        .map(|((source, every), rows)| {
+            Ok(SourceFigure {
+                source: (*source).to_string(),
+                expect_every_ms: *every,
+                last_received_at: events::read_last(rows)?,
+                watched_since,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,235 @@
+// The alarm watchdog (DESIGN §5, Alarms): each kind fires one signed alert
+// to a real loopback receiver and later one resolve; a breaker cycling
+// OPEN → HALF_OPEN → OPEN alarms; the cannot-store alarm reaches the
+// receiver while the DLQ worker's tables are gone; a receiver that answers
+// 500 stops nothing and shows in GET /alerts. The watchdog runs on the
+// relay's */5 cron, triggered here as a scheduled event; thresholds are
+// shortened through configuration only.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows, SECRETS } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+import { adminClient } from "./support/admin.mjs";
+import { checkHmacSha256 } from "../scripts/webhook-signatures.mjs";
+
+const DOWN_SECRET = "alarm-down-secret";
+const answer = { "/alerts": () => 200, "/broken-alerts": () => 500, "/dest": () => 500 };
+let receiver;
+
+before(async () => {
+  receiver = await startDownstream(Object.fromEntries(Object.keys(answer).map((p) => [p, (req) => ({ status: answer[p](req) })])));
+});
+after(() => receiver?.close());
+
+const alerts = (path = "/alerts") => receiver.hits(path).map((r) => ({ ...r, json: JSON.parse(r.body) }));
+const alertsFor = (id, state, path) => alerts(path).filter((a) => a.json.alert.id === id && a.json.alert.state === state);
+
+// Runs the relay's 5-minute cron once (the watchdog), as the platform would.
+async function watchdog(relay) {
+  const worker = await relay.mf.getWorker("hookrelay");
+  const result = await worker.scheduled({ cron: "*/5 * * * *" });
+  assert.equal(result.outcome, "ok", JSON.stringify(result));
+}
+
+/** Every alert is signed like a downstream delivery and carries no secret nor the receiver's URL. */
+function assertSignedAndClean(list) {
+  const secrets = [...Object.values(SECRETS), DOWN_SECRET, receiver.url("/alerts"), receiver.url("/broken-alerts")];
+  for (const a of list) {
+    const check = checkHmacSha256(a.headers, a.body, DOWN_SECRET);
+    assert.ok(check.ok, `${a.json.alert.id}: ${check.reason}`);
+    const { id, state, since } = a.json.alert;
+    assert.equal(a.headers["x-operation-id"], `${id}:${state}:${since}`);
+    assert.equal(typeof a.json.text, "string");
+    for (const s of secrets) assert.ok(!a.body.includes(s), `a secret or the receiver URL is in ${id}`);
+  }
+}
+
+const poison = (n) => ({
+  v: 1, event_id: `evt_alarm_${n}`, idempotency_key: `demo-hmac:alarm-${n}`, source: "demo-hmac",
+  received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+});
+
+test("the dlq kinds and storage each fire one signed alert, and the dlq kinds resolve once", async () => {
+  const relay = await startRelay({
+    vars: {
+      ALERT_WEBHOOK_URL: receiver.url("/alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, DLQ_CAPACITY: "2",
+      ALERT_DLQ_OLDEST: "1s", ALERT_DLQ_INGRESS_PER_HOUR: "1", D1_MAX_BYTES: "1KB",
+    },
+  });
+  try {
+    const producer = await relay.producer();
+    for (const n of [1, 2]) await producer.send(poison(n));
+    await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 2, { what: "two dead letters" });
+    const kinds = ["dlq_oldest:dlq", "dlq_ingress:dlq", "dlq_capacity:dlq", "storage:d1"];
+    await waitFor(async () => {
+      await watchdog(relay);
+      return kinds.every((id) => alertsFor(id, "firing").length > 0);
+    }, { what: "every dlq and storage alarm to fire", timeoutMs: 20000, intervalMs: 300 });
+    // More runs while the conditions hold send nothing more.
+    await watchdog(relay);
+    await watchdog(relay);
+    for (const id of kinds) assert.equal(alertsFor(id, "firing").length, 1, id);
+    const storage = alertsFor("storage:d1", "firing")[0].json.alert.detail;
+    assert.equal(storage.cap_bytes, 1000);
+    assert.ok(storage.size_bytes >= 900, JSON.stringify(storage));
+    // The entries are resolved and an hour passes for them.
+    await relay.db.prepare("UPDATE dead_letters SET status = 'archived', created_at = created_at - 7200000").run();
+    for (let i = 0; i < 3; i++) await watchdog(relay);
+    for (const id of kinds.slice(0, 3)) {
+      assert.equal(alertsFor(id, "resolved").length, 1, id);
+      assert.equal(alertsFor(id, "firing").length, 1, id);
+      assert.ok(alertsFor(id, "resolved")[0].json.alert.resolved_at > 0);
+    }
+    assertSignedAndClean(alerts());
+    const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/alerts")]);
+    const listed = await admin.get("alerts");
+    assert.equal(listed.status, 200);
+    assert.equal(listed.data.receiver_configured, true);
+    assert.equal(listed.data.items[0].id, "storage:d1", "firing first");
+    const oldest = listed.data.items.find((i) => i.id === "dlq_oldest:dlq");
+    assert.equal(oldest.state, "resolved");
+    assert.equal(oldest.delivery.sent, "resolved");
+    const tested = await admin.post("alerts/test", {});
+    assert.equal(tested.status, 200, JSON.stringify(tested.json));
+    assert.deepEqual([tested.data.sent, tested.data.status, tested.data.error], [true, 200, null]);
+    const testAlert = alertsFor("test:manual", "firing");
+    assert.equal(testAlert.length, 1);
+    assert.equal(testAlert[0].headers["x-operation-id"], tested.data.operation_id);
+    assertSignedAndClean(testAlert);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a breaker cycling OPEN → HALF_OPEN → OPEN, parked events and a silent source alarm, then resolve once", async () => {
+  answer["/dest"] = () => 500;
+  const relay = await startRelay({
+    vars: {
+      SOURCES: JSON.stringify({ park: { scheme: "hmac-sha256", downstream: receiver.url("/dest") }, quiet: { scheme: "hmac-sha256", expect_every: "2s" } }),
+      WEBHOOK_SECRET_PARK: "alarm-park-secret", WEBHOOK_SECRET_QUIET: "alarm-quiet-secret",
+      DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, ALERT_WEBHOOK_URL: receiver.url("/alerts"),
+      BREAKER_FAILURE_THRESHOLD: "1", BREAKER_COOLDOWN_S: "1", RETRY_DELAYS_S: "1,1,1,1,1",
+      ALERT_BREAKER_OPEN: "3s", ALERT_PARKED_OLDEST: "1s",
+    },
+  });
+  const send = async (source, secret, tag) => {
+    const body = JSON.stringify({ tag });
+    const res = await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers: hmacHeaders(body, { secret, operationId: `op-${tag}` }) });
+    assert.equal(res.status, 202, await res.clone().text());
+  };
+  try {
+    await watchdog(relay); // starts watching: the quiet source is silent from now
+    for (let i = 0; i < 3; i++) await send("park", "alarm-park-secret", `park-${i}`);
+    // The drain's probes fail, so the breaker re-opens: its opened_at moves on, left_closed_at does not.
+    await waitFor(async () => {
+      const [b] = await rows(relay.db, "SELECT state, left_closed_at FROM breakers");
+      return b && JSON.parse(b.state).opened_at_ms > b.left_closed_at + 1000 && Date.now() - b.left_closed_at > 3500;
+    }, { what: "a breaker re-opened past ALERT_BREAKER_OPEN", timeoutMs: 30000, intervalMs: 200 });
+    const ids = [`breaker_open:${receiver.url("/dest")}`, `parked_oldest:${receiver.url("/dest")}`, "source_silent:quiet"];
+    await waitFor(async () => {
+      await watchdog(relay);
+      return ids.every((id) => alertsFor(id, "firing").length > 0);
+    }, { what: "breaker_open, parked_oldest and source_silent to fire", timeoutMs: 20000, intervalMs: 300 });
+    // The destination recovers, the drain delivers the parked events, the source speaks.
+    answer["/dest"] = () => 200;
+    await waitFor(async () => {
+      const [b] = await rows(relay.db, "SELECT state_name FROM breakers");
+      const [p] = await rows(relay.db, "SELECT count(*) AS n FROM events WHERE delivery_status = 'parked'");
+      return b.state_name === "CLOSED" && p.n === 0;
+    }, { what: "the breaker to close and the parked events to drain", timeoutMs: 30000, intervalMs: 200 });
+    let hello = 0;
+    await waitFor(async () => {
+      await send("quiet", "alarm-quiet-secret", `hello-${hello++}`); // within expect_every
+      await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE source = 'quiet'"))[0].n === hello, { what: "the quiet source's event" });
+      await watchdog(relay);
+      return ids.every((id) => alertsFor(id, "resolved").length > 0);
+    }, { what: "the three to resolve", timeoutMs: 20000, intervalMs: 300 });
+    await watchdog(relay);
+    for (const id of ids) {
+      assert.equal(alertsFor(id, "firing").length, 1, id);
+      assert.equal(alertsFor(id, "resolved").length, 1, id);
+    }
+    assertSignedAndClean(alerts().filter((a) => ids.includes(a.json.alert.id)));
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("while the DLQ worker's tables are gone, the cannot-store alert reaches the receiver once, and the message is kept", async () => {
+  const relay = await startRelay({
+    vars: { ALERT_WEBHOOK_URL: receiver.url("/alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, DLQ_RETRY_DELAY_S: "1" },
+  });
+  const tables = ["dead_letters", "dead_letter_tombstones", "counters", "alarms", "sweep_state", "events"];
+  try {
+    for (const t of tables) await relay.db.prepare(`ALTER TABLE ${t} RENAME TO ${t}_away`).run();
+    await (await relay.producer("WEBHOOKS_DLQ")).send(poison(30));
+    const fired = await waitFor(() => alertsFor("dlq_cannot_store:dlq", "firing")[0], { what: "the cannot-store alert", timeoutMs: 20000 });
+    assert.match(fired.json.alert.detail.message, /no such table/);
+    // More failing retries and a watchdog run while D1 fails send nothing more.
+    await waitFor(() => relay.logs.filter((l) => l.includes('"event":"store_failed"')).length >= 3, { what: "three failed stores", timeoutMs: 20000 });
+    await watchdog(relay).catch(() => {});
+    assert.equal(alertsFor("dlq_cannot_store:dlq", "firing").length, 1);
+    assertSignedAndClean([fired]);
+    for (const t of tables) await relay.db.prepare(`ALTER TABLE ${t}_away RENAME TO ${t}`).run();
+    await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters WHERE event_id = 'evt_alarm_30'"))[0].n === 1, { what: "the dead letter stored once D1 answers", timeoutMs: 20000 });
+    const listed = await adminClient(relay, [DOWN_SECRET]).get("alerts");
+    const item = listed.data.items.find((i) => i.id === "dlq_cannot_store:dlq");
+    assert.equal(item.state, "firing");
+    assert.equal(item.delivery.sent, "firing");
+    assert.ok(item.detail.failures >= 1);
+    // It resolves once the watchdog's D1 reads succeed and no failure was
+    // reported for cannot_store::QUIET_MS (2 minutes), with one resolve.
+    const resolved = await waitFor(async () => {
+      await watchdog(relay);
+      return alertsFor("dlq_cannot_store:dlq", "resolved")[0];
+    }, { what: "the cannot-store resolve", timeoutMs: 180000, intervalMs: 3000 });
+    await watchdog(relay);
+    assert.equal(alertsFor("dlq_cannot_store:dlq", "resolved").length, 1);
+    assert.equal(alertsFor("dlq_cannot_store:dlq", "firing").length, 1);
+    assertSignedAndClean([resolved]);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a receiver that answers 500 stops nothing: the run succeeds, the alert is retried next run and GET /alerts shows the error", async () => {
+  const relay = await startRelay({
+    vars: { ALERT_WEBHOOK_URL: receiver.url("/broken-alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, ALERT_DLQ_INGRESS_PER_HOUR: "0" },
+  });
+  try {
+    await (await relay.producer()).send(poison(40));
+    await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 1, { what: "a dead letter" });
+    await watchdog(relay);
+    await watchdog(relay);
+    assert.equal(alertsFor("dlq_ingress:dlq", "firing", "/broken-alerts").length, 2, "sent again on the next run");
+    const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/broken-alerts")]);
+    const item = (await admin.get("alerts")).data.items.find((i) => i.id === "dlq_ingress:dlq");
+    assert.equal(item.state, "firing");
+    assert.equal(item.delivery.sent, null);
+    assert.equal(item.delivery.attempts, 2);
+    assert.match(item.delivery.last_error, /500/);
+    const tested = await admin.post("alerts/test", {});
+    assert.deepEqual([tested.status, tested.data.sent, tested.data.status], [200, false, 500]);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("without ALERT_WEBHOOK_URL alarms are still listed and the test route answers 409 naming it", async () => {
+  const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0" } });
+  try {
+    await (await relay.producer()).send(poison(50));
+    await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 1, { what: "a dead letter" });
+    await watchdog(relay);
+    const admin = adminClient(relay);
+    const listed = await admin.get("alerts");
+    assert.equal(listed.data.receiver_configured, false);
+    assert.equal(listed.data.items.find((i) => i.id === "dlq_ingress:dlq")?.state, "firing");
+    const tested = await admin.post("alerts/test", {});
+    assert.equal(tested.status, 409);
+    assert.match(tested.error.message, /ALERT_WEBHOOK_URL/);
+  } finally {
+    await relay.dispose();
+  }
+});
