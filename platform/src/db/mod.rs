@@ -7,7 +7,6 @@ pub mod archived_rows;
 pub mod attempts;
 pub mod breakers;
 pub mod counters;
-pub mod dead_letter_tombstones;
 pub mod dead_letters;
 pub mod drains;
 pub mod event_steps;

@@ -3,7 +3,7 @@
 //! as `evicted` from its tombstone, and a restore removes it. Tombstones
 //! are written where entries leave D1 (`super::eviction`, and the sweep).
 
-use super::{text, Where};
+use super::{int, text, Rows, Where};
 use crate::db::Query;
 use hookrelay_core::admin_query::Cursor;
 use hookrelay_core::retention::restore::Tombstone;
@@ -82,4 +82,18 @@ pub async fn list(
 pub fn delete_statement(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
     db.prepare("DELETE FROM dead_letter_tombstones WHERE id = ?1")
         .bind(&[text(id)])
+}
+
+/// Entries evicted at capacity since `since` (`n`), over `tombstones_by_time`
+/// (the watchdog's `dlq_capacity` figure).
+pub fn evicted_since(db: &D1Database, since: i64) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT count(*) AS n FROM dead_letter_tombstones WHERE evicted_at >= ?1 AND cause = ?2",
+    )
+    .bind(&[int(since), text(TombstoneCause::Evicted.as_str())])
+}
+
+/// The answer to [`evicted_since`]: a count always has its one row.
+pub fn read_count(rows: &Rows) -> Result<u64> {
+    Ok(rows.map_first(|r| r.int("n"))?.unwrap_or(0).max(0) as u64)
 }

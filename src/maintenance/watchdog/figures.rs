@@ -11,7 +11,7 @@ use hookrelay_core::redact::destination_label;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
 use hookrelay_platform::db::events::event_figures as events;
-use hookrelay_platform::db::{alarms, batch, breakers, dead_letter_tombstones, Rows};
+use hookrelay_platform::db::{alarms, batch, breakers, tombstones, Rows};
 use worker::{D1Database, Result};
 
 const HOUR_MS: i64 = 3_600_000;
@@ -31,7 +31,7 @@ pub async fn read(
     let mut statements = vec![
         dead::pending_and_oldest(db)?,
         dead::ingress_by_code(db, now - HOUR_MS)?,
-        dead_letter_tombstones::evicted_since(db, now - HOUR_MS)?,
+        tombstones::evicted_since(db, now - HOUR_MS)?,
         breakers::not_closed(db)?,
         events::parked_oldest(db)?,
         alarms::watch_state(db, now)?,
@@ -87,7 +87,7 @@ fn dlq_figures(
         oldest_pending,
         ingress_last_hour,
         dominant_code,
-        evicted_last_hour: dead_letter_tombstones::read_count(evicted)?,
+        evicted_last_hour: tombstones::read_count(evicted)?,
     })
 }
 
