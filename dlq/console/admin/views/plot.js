@@ -5,11 +5,7 @@ import { h, exact } from "../dom.js";
 const W = 720, H = 180, PAD_L = 34, PAD_B = 22, PAD_T = 10;
 
 /** Reads one hour of the answer: `{hour, dead_letters, parked}`. */
-const hourOf = (r) => ({
-  at: r.hour ?? r.at ?? r.hour_start_ms,
-  dead: r.dead_letters ?? r.dead_lettered ?? 0,
-  parked: r.parked ?? 0,
-});
+const hourOf = (r) => ({ at: r.hour, dead: r.dead_letters, parked: r.parked });
 
 /** The plot, or a note saying the answer has no hourly counts. */
 export function hourlyPlot(hourly) {
