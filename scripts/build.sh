@@ -51,6 +51,10 @@ build() {
   fi
   echo "[build] $dir"
   rm -f "$dir/build/.optimized"
+  # The stamp keeps the time the build *started*: a source edited while it
+  # runs is newer than the stamp, so the next build takes it.
+  mkdir -p "$dir/build"
+  touch "$dir/build/.started"
   (cd "$dir" && worker-build --release)
   # Optimize for size and drop the names section (see Cargo.toml). -Os
   # with --converge gzips smaller than -Oz here (measured on the relay:
@@ -70,7 +74,7 @@ build() {
     cp "$dir/src/entry.js" "$dir/build/index.js.tmp"
     mv "$dir/build/index.js.tmp" "$dir/build/index.js"
   fi
-  touch "$dir/build/.optimized"
+  mv "$dir/build/.started" "$dir/build/.optimized"
 }
 
 build . src build.rs wrangler.toml core/src platform/src migrations .dev.vars.example
