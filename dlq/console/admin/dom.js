@@ -81,7 +81,8 @@ export function fields(obj, { now, omit = [] } = {}) {
 /** A table of rows; `columns` are `[heading, (row) => cell]`. Wrapped so only the table scrolls sideways. */
 export function table(rows, columns, caption) {
   const head = h("tr", {}, columns.map(([name]) => h("th", { scope: "col" }, name)));
-  const body = rows.map((row) => h("tr", {}, columns.map(([, get]) => h("td", {}, get(row)))));
+  // data-label names the column where a phone shows rows as cards (console.css).
+  const body = rows.map((row) => h("tr", {}, columns.map(([name, get]) => h("td", { "data-label": name }, get(row)))));
   return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": caption ?? "table" },
     h("table", {}, caption ? h("caption", {}, caption) : null, h("thead", {}, head), h("tbody", {}, body)));
 }

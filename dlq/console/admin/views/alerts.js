@@ -22,8 +22,8 @@ export function alerts(main) {
         ["State", (a) => h("span", { class: `status ${a.state}` }, a.state)],
         ["Since", (a) => cell("since", a.since, now)],
         ["Resolved", (a) => cell("resolved_at", a.resolved_at, now)],
-        ["Detail", (a) => cell("detail", a.detail, now)],
-        ["Delivery", (a) => cell("delivery", a.delivery, now)],
+        ["Detail", (a) => fields(a.detail, { now })],
+        ["Delivery", (a) => fields(a.delivery, { now })],
       ], "Alerts")
       : h("p", { "data-count": "0" }, "No alarm has fired."));
 }

@@ -3,6 +3,7 @@
 import { h, heading, loadInto, labelled } from "../dom.js";
 import { get, query } from "../api.js";
 import { auditTable } from "./audit-table.js";
+import { pager } from "./pager.js";
 
 export function audit(main, { params }) {
   const filter = { entry_id: params.get("entry_id") ?? "", job_id: params.get("job_id") ?? "" };
@@ -18,7 +19,5 @@ export function audit(main, { params }) {
   main.append(heading("Audit"), form, region);
   loadInto(region, "the audit log", () => get(`audit${query({ ...filter, cursor })}`), (d) => h("div", {},
     auditTable(d.items, Date.now(), "audit-h"),
-    h("nav", { class: "pager", "aria-label": "Pages" },
-      cursor ? h("a", { href: `#/audit${query(filter)}` }, "First page") : null,
-      d.next_cursor ? h("a", { href: `#/audit${query({ ...filter, cursor: d.next_cursor })}` }, "Next page") : null)));
+    pager("#/audit", filter, cursor, d.next_cursor)));
 }

@@ -2,14 +2,12 @@
 // tombstones included), newest first, in cursor pages.
 import { h, heading, loadInto, table, cell, select, labelled } from "../dom.js";
 import { get, query } from "../api.js";
+import { pager } from "./pager.js";
 
 export const STATUSES = ["pending", "replayed", "poisoned", "archived", "discarded", "evicted"];
 export const CLASSES = ["transient", "poison", "unknown"];
 export const CODES = ["BAD_PAYLOAD", "SCHEMA_MISMATCH", "SIGNATURE_INVALID", "AUTH_EXPIRED", "TIMEOUT", "UPSTREAM_5XX", "UPSTREAM_4XX", "RATE_LIMITED", "CIRCUIT_OPEN", "D1_UNAVAILABLE", "UNKNOWN"];
 export const FILTER_KEYS = ["status", "class", "code", "source", "signature"];
-
-/** Cursors of the pages before this one, per filter, so "Previous page" can go back. */
-const earlier = new Map();
 
 /** The filter fields, prefilled from `params`. */
 export function filterFields(params) {
@@ -31,10 +29,6 @@ export function entries(main, { params }) {
   const filter = Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k) ?? ""]).filter(([, v]) => v));
   const limit = params.get("limit") ?? "";
   const cursor = params.get("cursor") ?? "";
-  const key = JSON.stringify([filter, limit]);
-  const stack = earlier.get(key) ?? [];
-  if (!cursor) stack.length = 0;
-  earlier.set(key, stack);
   const form = h("form", { class: "filters", onsubmit: (ev) => {
     ev.preventDefault();
     location.hash = `#/entries${query({ ...filterOf(form), limit: form.elements.limit.value })}`;
@@ -46,13 +40,10 @@ export function entries(main, { params }) {
     h("p", {}, h("a", { href: `#/jobs${query(filter)}` }, "Create a job from this filter")), region);
   const now = Date.now();
   loadInto(region, "the entries", () => get(`webhook-dlq${query({ ...filter, limit, cursor })}`), (d) => {
-    const pager = h("nav", { class: "pager", "aria-label": "Pages" },
-      cursor ? h("a", { href: `#/entries${query({ ...filter, limit, cursor: stack.at(-1) ?? "" })}`, onclick: () => stack.pop() }, "Previous page") : null,
-      cursor ? h("a", { href: `#/entries${query({ ...filter, limit })}` }, "First page") : null,
-      d.next_cursor ? h("a", { href: `#/entries${query({ ...filter, limit, cursor: d.next_cursor })}`, onclick: () => stack.push(cursor) }, "Next page") : null);
-    if (!d.items.length) return h("div", {}, h("p", { "data-count": "0" }, "No entry matches this filter."), pager);
+    const pages = pager("#/entries", { ...filter, limit }, cursor, d.next_cursor);
+    if (!d.items.length) return h("div", {}, h("p", { "data-count": "0" }, "No entry matches this filter."), pages);
     const rows = filter.status === "evicted" ? tombstoneTable(d.items, now) : entryTable(d.items, now);
-    return h("div", {}, h("p", { class: "muted", "data-count": d.items.length }, `${d.items.length} on this page, newest first.`), rows, pager);
+    return h("div", {}, h("p", { class: "muted", "data-count": d.items.length }, `${d.items.length} on this page, newest first.`), rows, pages);
   });
 }
 
@@ -73,6 +64,7 @@ function entryTable(items, now) {
 
 /** Tombstones (DESIGN §4: id, hash, time, archive key, status it had), every field shown. */
 function tombstoneTable(items, now) {
-  const keys = [...new Set(items.flatMap((t) => Object.keys(t)))];
+  // The id first: it is the link that opens the tombstone (and its Restore).
+  const keys = [...new Set(["id", ...items.flatMap((t) => Object.keys(t))])];
   return table(items, keys.map((k) => [k, (t) => (k === "id" ? idLink(t.id) : cell(k, t[k], now))]), "Evicted entries (tombstones)");
 }

@@ -6,6 +6,7 @@ import { get, post, query } from "../api.js";
 import { filterFields, filterOf } from "./entries.js";
 import { reasonField, confirmStep } from "./actions.js";
 import { auditTable } from "./audit-table.js";
+import { pager } from "./pager.js";
 
 const TERMINAL = ["completed", "aborted", "cancelled"];
 /** A job on more than this many entries asks for confirmation (DESIGN §6). */
@@ -13,8 +14,17 @@ const CONFIRM_ABOVE = 100;
 
 export function jobs(main, { params }) {
   const list = h("section", { "aria-labelledby": "jobs-h" });
-  main.append(heading("Jobs"), createForm(params), list);
-  loadInto(list, "the jobs", () => get("jobs"), (d) => h("div", {}, h("h2", { id: "jobs-h" }, "Recent jobs"),
+  // The list's page size and cursor share the route with the create form's
+  // filter, so paging keeps the filter and a new filter keeps the page size.
+  const rest = Object.fromEntries([...params].filter(([k]) => k !== "cursor"));
+  const cursor = params.get("cursor") ?? "";
+  const limit = h("input", { name: "limit", type: "number", min: 1, max: 200, value: params.get("limit") ?? "", placeholder: "50" });
+  const size = h("form", { class: "filters", onsubmit: (ev) => {
+    ev.preventDefault();
+    location.hash = `#/jobs${query({ ...rest, limit: limit.value })}`;
+  } }, labelled("Jobs per page", limit), h("button", { type: "submit" }, "Show"));
+  main.append(heading("Jobs"), createForm(params), h("h2", { id: "jobs-h" }, "Recent jobs"), size, list);
+  loadInto(list, "the jobs", () => get(`jobs${query({ limit: rest.limit, cursor })}`), (d) => h("div", {},
     d.items.length
       ? table(d.items, [
         ["Job", (j) => h("a", { href: `#/job/${encodeURIComponent(j.id)}`, class: "mono" }, j.id)],
@@ -22,7 +32,8 @@ export function jobs(main, { params }) {
         ["Matched", (j) => String(j.matched)], ["Attempted", (j) => String(j.attempted)],
         ["Created", (j) => cell("created_at", j.created_at, Date.now())],
       ], "Jobs")
-      : h("p", { "data-count": "0" }, "No job yet.")));
+      : h("p", { "data-count": "0" }, "No job yet."),
+    pager("#/jobs", rest, cursor, d.next_cursor)));
 }
 
 /** The request body the form describes. */
@@ -124,7 +135,8 @@ function jobView(j, steer) {
   const done = j.attempted + j.skipped;
   const can = {
     Approve: j.status === "awaiting_approval",
-    Pause: ["queued", "canary", "running", "awaiting_approval"].includes(j.status),
+    // As core/src/jobs/lifecycle.rs allows: a job awaiting approval is not paused.
+    Pause: ["queued", "canary", "running"].includes(j.status),
     Resume: j.status === "paused",
     Cancel: !TERMINAL.includes(j.status),
   };

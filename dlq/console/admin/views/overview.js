@@ -55,7 +55,8 @@ function renderStats(d, fetchedAt) {
       ? table(parked.by_destination, [["Destination", (p) => p.destination], ["Count", (p) => String(p.count)], ["Oldest", (p) => (typeof p.oldest_age_s === "number" ? duration(p.oldest_age_s) : "—")]], "Parked events by destination")
       : h("p", { class: "muted" }, "Nothing is parked."),
     h("h2", {}, "Entries by status and class"),
-    h("div", { class: "pair" }, fields(d.by_status), fields(d.by_class), h("div", {}, h("h3", {}, "Replay outcomes"), fields(d.replay))),
+    h("div", { class: "pair" }, h("div", {}, h("h3", {}, "By status"), fields(d.by_status)), h("div", {}, h("h3", {}, "By class"), fields(d.by_class)),
+      h("div", {}, h("h3", {}, "Replay outcomes"), fields(d.replay))),
     more(d));
 }
 
@@ -64,8 +65,9 @@ function storageFigure(storage) {
   if (!storage || typeof storage.size_bytes !== "number") {
     return figure("Database size", "storage", h("span", { class: "muted" }, "not in the stats answer (storage.size_bytes)"));
   }
-  const pct = storage.cap_bytes ? ` (${Math.round((100 * storage.size_bytes) / storage.cap_bytes)}% of the cap)` : "";
-  return figure("Database size / cap", "storage", `${bytes(storage.size_bytes)} / ${storage.cap_bytes ? bytes(storage.cap_bytes) : "no cap"}${pct}`);
+  const pct = storage.cap_bytes ? ` (${Math.round((100 * storage.size_bytes) / storage.cap_bytes)}%)` : "";
+  return figure("Database size / cap", "storage",
+    [bytes(storage.size_bytes), h("span", { class: "muted" }, ` of ${storage.cap_bytes ? bytes(storage.cap_bytes) : "no cap"}${pct}`)]);
 }
 
 const bytes = (n) => (n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${(n / 1e3).toFixed(1)} KB`);
@@ -85,8 +87,9 @@ function firing(data, now) {
   return table(items, [
     ["Alarm", (a) => a.id],
     ["Kind", (a) => a.kind],
+    ["Subject", (a) => a.subject],
     ["Since", (a) => cell("since", a.since, now)],
-    ["Detail", (a) => cell("detail", a.detail, now)],
+    ["Detail", (a) => fields(a.detail, { now })],
   ], "Firing alarms");
 }
 

@@ -1,11 +1,19 @@
 // The hourly plot: dead letters and parked events per hour over the last
-// 24 hours, as the stats answer counts them, drawn as SVG by the page.
+// 24 hours, as the stats answer counts them, drawn by the page. The bars
+// are SVG stretched to the plot's width; the axis labels are HTML text, so
+// they stay readable at a phone's width (an SVG's text would shrink with it).
 import { h, exact } from "../dom.js";
 
-const W = 720, H = 180, PAD_L = 34, PAD_B = 22, PAD_T = 10;
+/** Units per hour across, and the bars' full height, in the SVG's own units. */
+const SLOT = 10, TALL = 100;
+/** Every how many hours the time axis is labelled. */
+const LABEL_EVERY = 6;
 
 /** Reads one hour of the answer: `{hour, dead_letters, parked}`. */
 const hourOf = (r) => ({ at: r.hour, dead: r.dead_letters, parked: r.parked });
+
+/** The hour of unix milliseconds as the axis shows it: `14:00` (UTC). */
+const clock = (ms) => new Date(ms).toISOString().slice(11, 16);
 
 /** The plot, or a note saying the answer has no hourly counts. */
 export function hourlyPlot(hourly) {
@@ -14,25 +22,20 @@ export function hourlyPlot(hourly) {
   }
   const hours = hourly.map(hourOf);
   const max = Math.max(1, ...hours.map((r) => Math.max(r.dead, r.parked)));
-  const slot = (W - PAD_L) / Math.max(hours.length, 1);
-  const bar = Math.max(2, slot / 2 - 2);
-  const y = (n) => H - PAD_B - ((H - PAD_B - PAD_T) * n) / max;
-  const bars = hours.flatMap((r, i) => {
-    const x = PAD_L + i * slot + 1;
-    const label = `${r.at ? exact(r.at) : `hour ${i + 1}`}: ${r.dead} dead letters, ${r.parked} parked`;
-    return [
-      h("rect", { class: "bar-dead", x, y: y(r.dead), width: bar, height: H - PAD_B - y(r.dead) }, h("title", {}, label)),
-      h("rect", { class: "bar-parked", x: x + bar + 1, y: y(r.parked), width: bar, height: H - PAD_B - y(r.parked) }, h("title", {}, label)),
-    ];
-  });
-  const axis = [
-    h("line", { class: "axis", x1: PAD_L, y1: H - PAD_B, x2: W, y2: H - PAD_B }),
-    h("text", { class: "tick", x: PAD_L - 4, y: PAD_T + 8, "text-anchor": "end" }, String(max)),
-    h("text", { class: "tick", x: PAD_L - 4, y: H - PAD_B, "text-anchor": "end" }, "0"),
-    h("text", { class: "tick", x: PAD_L, y: H - 6 }, "24 h ago"),
-    h("text", { class: "tick", x: W, y: H - 6, "text-anchor": "end" }, "now"),
-  ];
-  return h("figure", { class: "plot" },
-    h("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Dead letters and parked events per hour, last 24 hours" }, axis, bars),
-    h("figcaption", {}, h("span", { class: "key-dead" }, "■"), " dead letters  ", h("span", { class: "key-parked" }, "■"), " parked events"));
+  const height = (n) => (TALL * n) / max;
+  const bar = (cls, x, n) => h("rect", { class: cls, x, y: TALL - height(n), width: SLOT / 2 - 1, height: height(n) });
+  const groups = hours.map((r, i) => h("g", { "data-hour": r.at, "data-dead": r.dead, "data-parked": r.parked },
+    h("title", {}, `${exact(r.at)}: ${r.dead} dead letters, ${r.parked} parked`),
+    bar("bar-dead", i * SLOT + 0.5, r.dead),
+    bar("bar-parked", i * SLOT + SLOT / 2, r.parked)));
+  const svg = h("svg", { viewBox: `0 0 ${hours.length * SLOT} ${TALL}`, preserveAspectRatio: "none", role: "img", "aria-label": "Dead letters and parked events per hour, last 24 hours" },
+    h("line", { class: "axis", x1: 0, y1: TALL, x2: hours.length * SLOT, y2: TALL, "vector-effect": "non-scaling-stroke" }), groups);
+  const ticks = hours.map((r, i) => (i % LABEL_EVERY === 0 ? h("span", { class: "hour-tick", "data-index": i }, clock(r.at)) : null));
+  return h("figure", { class: "plot", "data-max": max },
+    h("div", { class: "plot-area" },
+      h("div", { class: "y-axis", "aria-hidden": "true" }, h("span", { class: "y-max" }, String(max)), h("span", {}, "0")),
+      svg,
+      h("div", { class: "x-axis", "aria-hidden": "true" }, ticks)),
+    h("figcaption", {}, h("span", { class: "key-dead" }, "■"), " dead letters  ", h("span", { class: "key-parked" }, "■"),
+      " parked events; one pair of bars per hour (UTC), the last is the current hour"));
 }
