@@ -9,7 +9,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
-import { adminClient, token } from "./support/admin.mjs";
+import { adminClient } from "./support/admin.mjs";
+import { BURST_WORKER, burst } from "./support/burst.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 
 const CAPACITY = 2;
@@ -241,27 +242,6 @@ test("?status= with an unknown value is refused, naming every status the listing
   }
 });
 
-// A client inside workerd that sends `n` copies of one admin request at
-// once through the relay's public fetch, so they reach the DLQ worker in
-// the same instant (requests from Node arrive spread out by its sockets).
-const BURST_WORKER = {
-  name: "hookrelay-test-burst",
-  modules: true,
-  compatibilityDate: "2024-09-23",
-  serviceBindings: { RELAY: "hookrelay" },
-  routes: ["burst.hookrelay.test/*"],
-  script: `export default {
-    async fetch(request, env) {
-      const { path, body, authorization, n } = await request.json();
-      const one = async () => {
-        const res = await env.RELAY.fetch("http://relay.local" + path, { method: "POST", headers: { authorization, "content-type": "application/json" }, body });
-        return { status: res.status, json: await res.json() };
-      };
-      return Response.json(await Promise.all(Array.from({ length: n }, one)));
-    },
-  };`,
-};
-
 test("concurrent restores of one entry: one restores it, the others answer 409 naming the conflict, and nothing is written twice", async () => {
   const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
   const ownAdmin = adminClient(own);
@@ -279,8 +259,8 @@ test("concurrent restores of one entry: one restores it, the others answer 409 n
     assert.equal((await ownAdmin.post(`webhook-dlq/${survivor.id}/archive`, { reason: "make room for the restore" })).status, 200);
     // Each restore reads the tombstone, reads the archive object, then
     // writes; arriving together, the others read before the first write.
-    const burst = { path: `/api/v1/admin/webhook-dlq/${tomb.id}/restore`, body: JSON.stringify({ reason: "bring it back" }), authorization: `Bearer ${token()}`, n: 5 };
-    const answers = await (await own.mf.dispatchFetch("http://burst.hookrelay.test/", { method: "POST", body: JSON.stringify(burst) })).json();
+    const restore = { path: `webhook-dlq/${tomb.id}/restore`, body: { reason: "bring it back" } };
+    const answers = await burst(own, [restore, restore, restore, restore, restore]);
     const summary = JSON.stringify(answers);
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409], summary);
     const conflicts = answers.filter((a) => a.status === 409).map((a) => a.json.error);
