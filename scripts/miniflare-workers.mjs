@@ -84,18 +84,23 @@ function d1DatabaseId(d1Databases) {
 /**
  * Starts `workers` in one Miniflare on a free loopback port (no cf.json
  * fetch) and applies the D1 migrations to the `DB` of worker `dbWorker`.
- * `db` reaches that database through a probe worker (scripts/d1-probe.mjs).
+ * `db` reaches that database through a probe worker (scripts/d1-probe.mjs);
+ * `setWorkers(workers)` restarts with other worker options, keeping the data.
  * `options` are passed to Miniflare (log, handleRuntimeStdio, …).
  */
 export async function startMiniflare(workers, { dbWorker = workers[0].name, ...options } = {}) {
   const databaseId = d1DatabaseId(workers.find((w) => w.name === dbWorker)?.d1Databases);
   if (!databaseId) throw new Error(`worker ${dbWorker} has no D1 binding DB`);
-  const mf = new Miniflare({ cf: false, host: "127.0.0.1", port: 0, ...options, workers: [...workers, d1ProbeWorker(databaseId)] });
+  const all = (ws) => ({ cf: false, host: "127.0.0.1", port: 0, ...options, workers: [...ws, d1ProbeWorker(databaseId)] });
+  const mf = new Miniflare(all(workers));
   try {
     const url = await mf.ready;
     const db = d1ProbeClient(mf);
     await applyMigrations(db);
-    return { mf, url, db };
+    // Restarts the workers with new options on the same port, keeping D1
+    // and R2 (Miniflare keeps unpersisted storage until dispose).
+    const setWorkers = (ws) => mf.setOptions(all(ws));
+    return { mf, url, db, setWorkers };
   } catch (e) {
     await mf.dispose();
     throw e;

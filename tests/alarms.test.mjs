@@ -70,6 +70,13 @@ test("the dlq kinds and storage each fire one signed alert, and the dlq kinds re
     await watchdog(relay);
     await watchdog(relay);
     for (const id of kinds) assert.equal(alertsFor(id, "firing").length, 1, id);
+    // DESIGN §5's detail: counts, the dominant code, the oldest id, the threshold.
+    for (const id of kinds.slice(0, 3)) {
+      const d = alertsFor(id, "firing")[0].json.alert.detail;
+      assert.equal(d.pending, 2, id);
+      assert.equal(d.dominant_code?.count, 2, `${id}: ${JSON.stringify(d)}`);
+      assert.match(d.oldest_id ?? "", /^dlq_/, `${id}: ${JSON.stringify(d)}`);
+    }
     const storage = alertsFor("storage:d1", "firing")[0].json.alert.detail;
     assert.equal(storage.cap_bytes, 1000);
     assert.ok(storage.size_bytes >= 900, JSON.stringify(storage));
@@ -97,6 +104,49 @@ test("the dlq kinds and storage each fire one signed alert, and the dlq kinds re
     assert.equal(testAlert.length, 1);
     assert.equal(testAlert[0].headers["x-operation-id"], tested.data.operation_id);
     assertSignedAndClean(testAlert);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("storage fires with a small D1_MAX_BYTES, and resolves once, signed, when a larger cap takes effect and the dedupe window is whole again", async () => {
+  const relay = await startRelay({
+    vars: { ALERT_WEBHOOK_URL: receiver.url("/alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, D1_MAX_BYTES: "1KB", EVENT_RETENTION: "3s" },
+  });
+  // The receiver is shared with the other tests: this test's alerts are those after `from`.
+  const from = alerts().length;
+  const storageAlerts = (state) => alerts().slice(from).filter((a) => a.json.alert.id === "storage:d1" && a.json.alert.state === state);
+  try {
+    // A young delivered event: above the cap the sweep takes it whatever
+    // its age, which shortens the dedupe window until EVENT_RETENTION passes.
+    const ingested = Date.now();
+    await relay.db
+      .prepare("INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status) VALUES ('k-storage', 'evt_storage', 'demo-hmac', ?1, ?1, ?1, '{}', 'x', 1, 'delivered')")
+      .bind(ingested)
+      .run();
+    await watchdog(relay);
+    const [fired] = storageAlerts("firing");
+    assert.ok(fired, "storage fired");
+    assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM events"))[0].n, 0, "the size rule swept the event");
+    const detail = fired.json.alert.detail;
+    assert.equal(detail.cap_bytes, 1000);
+    assert.ok(detail.size_bytes >= 900 && detail.effective_dedupe_window_ms < detail.event_retention_ms, JSON.stringify(detail));
+
+    // The operator raises the cap; the condition ends once the window is whole (3 s after the swept event).
+    await relay.reconfigure({ D1_MAX_BYTES: "1GB" });
+    const resolved = await waitFor(async () => {
+      await watchdog(relay);
+      return storageAlerts("resolved")[0];
+    }, { what: "the storage resolve", timeoutMs: 30000, intervalMs: 300 });
+    assert.ok(resolved.json.alert.resolved_at >= ingested + 3000, "not before the dedupe window is whole again");
+    assert.equal(resolved.json.alert.since, fired.json.alert.since, "the same episode");
+    await watchdog(relay);
+    await watchdog(relay);
+    assert.equal(storageAlerts("resolved").length, 1, "one resolve");
+    assert.equal(storageAlerts("firing").length, 1, "and no new firing");
+    assertSignedAndClean([fired, resolved]);
+    const item = (await adminClient(relay, [DOWN_SECRET, receiver.url("/alerts")]).get("alerts")).data.items.find((i) => i.id === "storage:d1");
+    assert.deepEqual([item.state, item.delivery.sent, item.delivery.last_error], ["resolved", "resolved", null]);
   } finally {
     await relay.dispose();
   }

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { adminClient } from "./support/admin.mjs";
+import { BURST_WORKER, burst } from "./support/burst.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 
 const CAPACITY = 2;
@@ -228,6 +229,49 @@ test("a batch that inserts and evicts its own entries archives them as inserted,
     const archivedRow = JSON.parse((await (await ownBucket.get(tombs[0].archive_key)).text()).trim());
     assert.equal(back.envelope, archivedRow.envelope, "the envelope is byte-equal");
     assert.equal(back.seen_count, 1, "columns the insert left to defaults take them again");
+  } finally {
+    await own.dispose();
+  }
+});
+
+test("?status= with an unknown value is refused, naming every status the listing takes, evicted included", async () => {
+  const res = await admin.get("webhook-dlq?status=evcted");
+  assert.equal(res.status, 400);
+  for (const s of ["pending", "replayed", "poisoned", "archived", "discarded", "evicted"]) {
+    assert.match(res.error.message, new RegExp(`\\b${s}\\b`), res.error.message);
+  }
+});
+
+test("concurrent restores of one entry: one restores it, the others answer 409 naming the conflict, and nothing is written twice", async () => {
+  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
+  const ownAdmin = adminClient(own);
+  try {
+    const poison = (n) => ({
+      v: 1, event_id: `evt_race_${n}`, idempotency_key: `demo-hmac:race-${n}`, source: "demo-hmac",
+      received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+    });
+    await (await own.producer()).sendBatch([1, 2].map((n) => ({ body: poison(n) })));
+    const [tomb] = await waitFor(async () => {
+      const t = await rows(own.db, "SELECT id FROM dead_letter_tombstones");
+      return t.length === 1 && t;
+    }, { what: "a tombstone" });
+    const [survivor] = await rows(own.db, "SELECT id FROM dead_letters WHERE status = 'pending'");
+    assert.equal((await ownAdmin.post(`webhook-dlq/${survivor.id}/archive`, { reason: "make room for the restore" })).status, 200);
+    // Each restore reads the tombstone, reads the archive object, then
+    // writes; arriving together, the others read before the first write.
+    const restore = { path: `webhook-dlq/${tomb.id}/restore`, body: { reason: "bring it back" } };
+    const answers = await burst(own, [restore, restore, restore, restore, restore]);
+    const summary = JSON.stringify(answers);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409, 409, 409], summary);
+    const conflicts = answers.filter((a) => a.status === 409).map((a) => a.json.error);
+    assert.ok(conflicts.every((e) => e.code === "CONFLICT"), summary);
+    const raced = conflicts.filter((e) => /changed while it was being restored/.test(e.message));
+    assert.ok(raced.length > 0, `no restore read the tombstone before another one's write: ${summary}`);
+    assert.ok(raced.every((e) => e.message.includes(`GET /api/v1/admin/webhook-dlq/${tomb.id}`)), "it says what to do next");
+    assert.equal((await rows(own.db, "SELECT count(*) AS n FROM dead_letters WHERE id = ?", tomb.id))[0].n, 1);
+    assert.equal((await rows(own.db, "SELECT count(*) AS n FROM dead_letter_tombstones"))[0].n, 0);
+    const audit = await rows(own.db, "SELECT outcome FROM replay_audit WHERE entry_id = ? AND action = 'restore'", tomb.id);
+    assert.deepEqual(audit, [{ outcome: "succeeded" }], "one audit record, for the restore that wrote");
   } finally {
     await own.dispose();
   }

@@ -9,13 +9,13 @@ use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_core::retention::entry_archive::{body_ref, DEAD_LETTER_COLUMNS, PAYLOAD_COLUMNS};
 use hookrelay_core::retention::ndjson::{decode_rows, Row};
 use hookrelay_core::retention::restore::{
-    dedupe, plan_restore, restored_row, RestorePlan, RestoreRefusal, RestoreWrite,
+    check_write, dedupe, plan_restore, restored_row, RestorePlan, RestoreRefusal, RestoreWrite,
 };
 use hookrelay_core::state::{ArchiveTable, AuditAction, EntryStatus, ReplayOutcome};
 use hookrelay_platform::archive_bucket;
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
 use hookrelay_platform::db::tombstones::{self, TombstoneRow};
-use hookrelay_platform::db::{archived_rows, batch, dead_letters, error_message};
+use hookrelay_platform::db::{archived_rows, batch, changes, dead_letters, error_message};
 use hookrelay_platform::{log, metrics};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, Env};
@@ -43,7 +43,8 @@ pub enum RestoreError {
     NotFound(String),
     /// The rules refuse it (409 with the refusal's code).
     Refused(RestoreRefusal),
-    /// The entry is in D1, or changed meanwhile (409).
+    /// The entry is in D1, or another writer changed it between the
+    /// restore's read and its write (409).
     Conflict(String),
     /// The archived object is missing or unreadable; names the key (502).
     Archive(String),
@@ -92,9 +93,7 @@ pub async fn restore(
             }
         }
         RestoreWrite::JoinExisting { existing_id } => {
-            let seen = dead_letters::mark_seen_again(db, &existing_id, ctx.now_ms)?;
-            let audit = replay_audit::insert(db, &audit(ReplayOutcome::Deduped))?;
-            batch(db, vec![seen, audit]).await?;
+            join_existing(db, &existing_id, &audit(ReplayOutcome::Deduped)).await?;
             RestoreResult {
                 id: id.to_string(),
                 status: EntryStatus::Pending,
@@ -107,10 +106,34 @@ pub async fn restore(
     Ok(result)
 }
 
-/// Puts the row (and its archived payload, unless D1 still has it) back,
-/// removes the tombstone and audits, in one transaction. The entry's insert
-/// has no conflict clause: an entry with its id that appeared meanwhile
-/// fails the whole batch, so nothing is half done.
+/// Marks the pending entry `twin` seen again and audits the restore as
+/// deduped into it, in one transaction, both only while `twin` is still
+/// pending; if it stopped being pending since the read, neither writes.
+async fn join_existing(
+    db: &D1Database,
+    twin: &str,
+    audit: &AuditRecord<'_>,
+) -> Result<(), RestoreError> {
+    let results = batch(
+        db,
+        vec![
+            replay_audit::insert_if_status_of(db, audit, twin, EntryStatus::Pending)?,
+            dead_letters::mark_seen_again(db, twin, audit.at_ms)?,
+        ],
+    )
+    .await?;
+    let write = RestoreWrite::JoinExisting {
+        existing_id: twin.to_string(),
+    };
+    let changed = results.get(1).map_or(0, changes);
+    check_write(audit.entry_id, &write, changed).map_err(|r| RestoreError::Conflict(r.message()))
+}
+
+/// Audits, puts the archived payload (unless D1 still has it) and the row
+/// back, and removes the tombstone, in one transaction. Each statement is
+/// guarded by the state the read saw (the tombstone is there, no entry has
+/// the id), so if another restore or a new dead letter with the id came
+/// first, none of them writes and the restore answers 409.
 async fn insert_restored(
     env: &Env,
     db: &D1Database,
@@ -118,15 +141,9 @@ async fn insert_restored(
     row: &Row,
     audit: &AuditRecord<'_>,
 ) -> Result<(), RestoreError> {
+    let id = audit.entry_id;
     let payload = archived_payload(env, plan, row).await?;
-    let entries = ArchiveTable::DeadLetters;
-    let mut statements = vec![archived_rows::insert(
-        db,
-        entries,
-        &DEAD_LETTER_COLUMNS,
-        None,
-        row,
-    )?];
+    let mut statements = vec![replay_audit::insert_if_evicted(db, audit)?];
     if let Some(p) = &payload {
         let payloads = ArchiveTable::Payloads;
         statements.push(archived_rows::insert(
@@ -135,12 +152,24 @@ async fn insert_restored(
             &PAYLOAD_COLUMNS,
             Some("event_id"),
             p,
+            id,
         )?);
     }
-    statements.push(tombstones::delete_statement(db, audit.entry_id)?);
-    statements.push(replay_audit::insert(db, audit)?);
-    batch(db, statements).await?;
-    Ok(())
+    let entries = ArchiveTable::DeadLetters;
+    statements.push(archived_rows::insert(
+        db,
+        entries,
+        &DEAD_LETTER_COLUMNS,
+        None,
+        row,
+        id,
+    )?);
+    // Right after the entry's insert: it removes the tombstone only if
+    // that insert wrote the row.
+    statements.push(tombstones::delete_after_restore(db, id)?);
+    let results = batch(db, statements).await?;
+    let changed = results.iter().rev().nth(1).map_or(0, changes);
+    check_write(id, &RestoreWrite::Insert, changed).map_err(|r| RestoreError::Conflict(r.message()))
 }
 
 /// One round trip: the tombstone, the pending depth, and a pending entry

@@ -5,8 +5,11 @@
 //!
 //! The sweep and the watchdog each have their own `Result`: a failing
 //! watchdog (an alert endpoint that is down) never blocks the sweep.
+//! Both run under the maintenance lease (`lease`), so runs that start
+//! together take turns.
 
 pub mod continuation;
+mod lease;
 pub mod sweep;
 pub mod watchdog;
 
@@ -19,9 +22,20 @@ use worker::{D1Database, Env};
 
 /// Runs a sweep step and the watchdog at `now_ms`, and answers DESIGN §4's
 /// `maintenance/run` shape. A step that left work starts a new chain of
-/// continuation messages (any older chain goes stale).
+/// continuation messages (any older chain goes stale). While another run
+/// holds the lease this one does nothing and answers `"more": true`: the
+/// caller runs again.
 pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
-    let swept = sweep_and_continue(env, cfg, now_ms).await;
+    let (swept, held) = match lease::take(env, now_ms).await {
+        Ok(Some(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
+        Ok(None) => {
+            let nothing = json!({"archived": {}, "objects_written": 0, "more": true});
+            return Ok(answered(nothing, Vec::new(), Vec::new(), now_ms));
+        }
+        // D1 is failing: no sweep, but the watchdog still runs (the
+        // cannot-store alarm lives in R2).
+        Err(e) => (Err(e), None),
+    };
     let (fired, resolved) = match watchdog::run(env, cfg, now_ms).await {
         Ok(r) => (r.fired, r.resolved),
         Err(e) => {
@@ -33,12 +47,18 @@ pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Va
             (Vec::new(), Vec::new())
         }
     };
+    if let Some(held) = held {
+        lease::release(env, held).await;
+    }
     // The watchdog ran either way (it watches D1 too); a failed sweep is
     // still this run's answer.
-    let mut answer = swept?;
-    answer["alarms"] = json!({"fired": fired, "resolved": resolved});
-    answer["took_ms"] = json!(self::now_ms() - now_ms);
-    Ok(answer)
+    Ok(answered(swept?, fired, resolved, now_ms))
+}
+
+fn answered(mut swept: Value, fired: Vec<String>, resolved: Vec<String>, now_ms: i64) -> Value {
+    swept["alarms"] = json!({"fired": fired, "resolved": resolved});
+    swept["took_ms"] = json!(self::now_ms() - now_ms);
+    swept
 }
 
 async fn sweep_and_continue(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {

@@ -18,12 +18,16 @@ _enableControlEndpoints();
  * workers, `relayVars` / `dlqVars` of one; `consumers` overrides queue
  * consumer settings by queue name (`null` detaches one). `relayOptions`
  * edits the relay's Miniflare options (a function of them), for faults such
- * as a missing binding; `dlqOptions` the DLQ worker's.
+ * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
+ * restarts both with more vars, as a deploy of a changed setting would.
  */
 export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o } = {}) {
   const logs = [];
-  const [relayWorker, dlqWorker] = hookrelayWorkers({ vars, relayVars, dlqVars, consumers });
-  const { mf, url, db } = await startMiniflare([relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers], {
+  const workers = (more) => {
+    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers });
+    return [relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers];
+  };
+  const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
   });
   return {
@@ -37,6 +41,10 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     },
     async broker(queue) {
       return brokerControl(mf, queue);
+    },
+    /** Restarts both workers with `vars` over the first ones (a changed configuration), keeping D1 and R2. */
+    async reconfigure(more) {
+      await setWorkers(workers(more));
     },
     async dispose() {
       await mf.dispose();

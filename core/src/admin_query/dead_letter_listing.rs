@@ -5,11 +5,21 @@
 //! could never narrow the list is refused rather than ignored.
 
 use super::dead_letter_filter::{parse_dead_letter_filter, DeadLetterFilter, DEAD_LETTER_PARAMS};
-use super::params::refuse_unknown;
+use super::params::{one_of, refuse_unknown};
 use super::QueryError;
+use crate::state::EntryStatus;
 
 /// The `status` value that lists tombstones.
 pub const EVICTED_STATUS: &str = "evicted";
+/// Every `status` the listing takes: the entry statuses, then `evicted`.
+pub const LISTING_STATUSES: [&str; 6] = [
+    "pending",
+    "replayed",
+    "poisoned",
+    "archived",
+    "discarded",
+    EVICTED_STATUS,
+];
 
 /// Which rows a dead-letter listing reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +35,14 @@ pub enum DeadLetterListing {
 pub fn parse_dead_letter_listing(
     params: &[(String, String)],
 ) -> Result<DeadLetterListing, QueryError> {
+    // Checked here, not by the shared filter: only the listing takes
+    // `evicted`, so only its refusal may name it.
+    let unknown = params.iter().find(|(k, v)| {
+        k == "status" && !v.is_empty() && v != EVICTED_STATUS && EntryStatus::parse(v).is_err()
+    });
+    if let Some((k, v)) = unknown {
+        return Err(one_of(k, v, &LISTING_STATUSES));
+    }
     let evicted = params
         .iter()
         .any(|(k, v)| k == "status" && v == EVICTED_STATUS);
@@ -50,7 +68,6 @@ pub fn parse_dead_letter_listing(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::EntryStatus;
 
     fn pairs(q: &[(&str, &str)]) -> Vec<(String, String)> {
         q.iter()
@@ -84,6 +101,24 @@ mod tests {
         for (q, want) in table {
             let got = parse_dead_letter_listing(&pairs(q)).map_err(|e| e.param);
             assert_eq!(got, want.map_err(str::to_string), "{q:?}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_status_is_refused_naming_every_accepted_one_evicted_included() {
+        let mut accepted: Vec<&str> = EntryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        accepted.push(EVICTED_STATUS);
+        assert_eq!(LISTING_STATUSES.to_vec(), accepted);
+        for q in [
+            &[("status", "evcted")][..],
+            &[("status", "evicted"), ("status", "gone")],
+            &[("status", "gone"), ("source", "demo")],
+        ] {
+            let e = parse_dead_letter_listing(&pairs(q)).expect_err("refused");
+            assert_eq!(e.param, "status", "{q:?}");
+            for s in accepted.iter() {
+                assert!(e.message.contains(s), "{q:?}: {} lacks {s}", e.message);
+            }
         }
     }
 }

@@ -134,6 +134,10 @@ fn dominant(d: &DlqFigures) -> Value {
     }
 }
 
+fn oldest_id(d: &DlqFigures) -> Option<&str> {
+    d.oldest_pending.as_ref().map(|(id, _)| id.as_str())
+}
+
 fn dlq_oldest(d: &DlqFigures, cfg: &AlarmConfig, now: UnixMillis) -> Option<Condition> {
     let (id, at) = d.oldest_pending.as_ref()?;
     let age_ms = now - at;
@@ -148,7 +152,7 @@ fn dlq_ingress(d: &DlqFigures, cfg: &AlarmConfig) -> Option<Condition> {
     (d.ingress_last_hour > cfg.dlq_ingress_per_hour).then(|| Condition {
         id: AlarmId::new(AlarmKind::DlqIngress, "dlq"),
         detail: json!({"last_hour": d.ingress_last_hour, "dominant_code": dominant(d),
-            "pending": d.pending, "threshold_per_hour": cfg.dlq_ingress_per_hour}),
+            "pending": d.pending, "oldest_id": oldest_id(d), "threshold_per_hour": cfg.dlq_ingress_per_hour}),
     })
 }
 
@@ -158,7 +162,7 @@ fn dlq_capacity(d: &DlqFigures) -> Option<Condition> {
         id: AlarmId::new(AlarmKind::DlqCapacity, "dlq"),
         detail: json!({"pending": d.pending, "capacity": d.capacity,
             "evicted_last_hour": d.evicted_last_hour, "threshold_percent": NEAR_LIMIT_PERCENT,
-            "oldest_id": d.oldest_pending.as_ref().map(|(id, _)| id)}),
+            "dominant_code": dominant(d), "oldest_id": oldest_id(d)}),
     })
 }
 

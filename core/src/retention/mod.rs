@@ -9,6 +9,7 @@
 //! - [`entry_archive`]: the objects a capacity eviction writes before it
 //!   deletes, and the columns a restore may write back.
 //! - [`continuation`]: the control-queue message that continues a sweep.
+//! - [`lease`]: one sweep step (and watchdog) at a time.
 //!
 //! Out of scope: the D1 reads and writes and the R2 calls; the relay's glue
 //! makes them and applies what these functions return.
@@ -16,6 +17,7 @@
 pub mod archive_key;
 pub mod continuation;
 pub mod entry_archive;
+pub mod lease;
 pub mod ndjson;
 pub mod plan;
 pub mod restore;

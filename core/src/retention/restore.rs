@@ -11,7 +11,9 @@
 //!
 //! The glue reads the tombstone, asks [`plan_restore`], reads the object
 //! under the plan's key, takes the row from [`restored_row`], and writes
-//! what [`dedupe`] decides, with the audit record, in one batch.
+//! what [`dedupe`] decides, with the audit record, in one batch guarded by
+//! what it read; [`check_write`] turns a write another writer overtook
+//! into a `409` ([`RestoreRace`]).
 
 use super::archive_key::ArchiveKey;
 use super::ndjson::{decode_rows, Row};
@@ -153,6 +155,54 @@ pub fn dedupe(status: EntryStatus, pending_with_same_hash: Option<&str>) -> Rest
             existing_id: existing.to_string(),
         },
         _ => RestoreWrite::Insert,
+    }
+}
+
+/// Why a restore's write changed nothing although its read allowed it:
+/// another writer changed the entry in between. Each is a `409`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreRace {
+    /// The tombstone is gone or an entry with its id appeared (another
+    /// restore won, or the same message was dead-lettered again).
+    EntryChanged {
+        /// The entry.
+        id: String,
+    },
+    /// The pending entry the restore would join stopped being pending.
+    TwinChanged {
+        /// The entry.
+        id: String,
+        /// The pending entry it would have joined.
+        twin: String,
+    },
+}
+
+impl RestoreRace {
+    /// What happened and what to do next.
+    pub fn message(&self) -> String {
+        match self {
+            RestoreRace::EntryChanged { id } => format!(
+                "the entry '{id}' changed while it was being restored (another restore or a new dead letter with its id came first); nothing was written. Read it again with GET /api/v1/admin/webhook-dlq/{id}, and restore it only if it still answers as evicted"
+            ),
+            RestoreRace::TwinChanged { id, twin } => format!(
+                "the pending entry '{twin}' that restoring '{id}' would join stopped being pending meanwhile; nothing was written. Read '{id}' again with GET /api/v1/admin/webhook-dlq/{id} and retry the restore"
+            ),
+        }
+    }
+}
+
+/// Whether the write `dedupe` chose happened. Every statement of the
+/// write is guarded by the state the read saw, so `changed` (the rows the
+/// deciding statement changed: the entry's insert, or the twin's
+/// seen-again update) is 0 exactly when another writer came first.
+pub fn check_write(id: &str, write: &RestoreWrite, changed: usize) -> Result<(), RestoreRace> {
+    match (write, changed) {
+        (_, 1..) => Ok(()),
+        (RestoreWrite::Insert, 0) => Err(RestoreRace::EntryChanged { id: id.into() }),
+        (RestoreWrite::JoinExisting { existing_id }, 0) => Err(RestoreRace::TwinChanged {
+            id: id.into(),
+            twin: existing_id.clone(),
+        }),
     }
 }
 

@@ -11,7 +11,9 @@ use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::ArchiveTable;
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// Inserts `row` into `table` (of `known` columns); with `skip_if_key`,
+/// Inserts `row` into `table` (of `known` columns), only while entry
+/// `restoring` is still evicted (`super::tombstones::still_evicted`), so a
+/// restore another writer overtook writes nothing; with `skip_if_key`,
 /// nothing when a row with the same value in that key column exists,
 /// otherwise such a row fails the statement. A column `table` lacks is an
 /// error naming it.
@@ -21,6 +23,7 @@ pub fn insert(
     known: &[&str],
     skip_if_key: Option<&str>,
     row: &Row,
+    restoring: &str,
 ) -> Result<D1PreparedStatement> {
     let columns = insert_columns(row, known).map_err(worker::Error::RustError)?;
     let values: Vec<String> = columns
@@ -29,10 +32,12 @@ pub fn insert(
         .collect();
     let conflict = skip_if_key.map_or(String::new(), |k| format!(" ON CONFLICT({k}) DO NOTHING"));
     let sql = format!(
-        "INSERT INTO {} ({}) SELECT {} WHERE true{conflict}",
+        "INSERT INTO {} ({}) SELECT {} WHERE {}{conflict}",
         table.as_str(),
         columns.join(", "),
-        values.join(", ")
+        values.join(", "),
+        super::tombstones::still_evicted("?2")
     );
-    db.prepare(sql).bind(&[text(&serde_json::to_string(row)?)])
+    db.prepare(sql)
+        .bind(&[text(&serde_json::to_string(row)?), text(restoring)])
 }

@@ -138,10 +138,41 @@ pub fn insert_if_status(
     r: &AuditRecord<'_>,
     status: EntryStatus,
 ) -> Result<D1PreparedStatement> {
+    insert_if_status_of(db, r, r.entry_id, status)
+}
+
+/// [`insert_if_status`] guarded by another entry's status: a restore that
+/// joins the pending entry `entry` is audited only while it is still
+/// pending.
+pub fn insert_if_status_of(
+    db: &D1Database,
+    r: &AuditRecord<'_>,
+    entry: &str,
+    status: EntryStatus,
+) -> Result<D1PreparedStatement> {
     let mut params = values(r);
     params.push(text(status.as_str()));
+    params.push(text(entry));
+    insert_where(
+        db,
+        params,
+        "EXISTS (SELECT 1 FROM dead_letters WHERE id = ?13 AND status = ?12)",
+    )
+}
+
+/// The insert of a restore's record, made only while the entry is still
+/// evicted (`super::tombstones::still_evicted`), like the rest of its write.
+pub fn insert_if_evicted(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatement> {
+    insert_where(db, values(r), &super::tombstones::still_evicted("?1"))
+}
+
+fn insert_where(
+    db: &D1Database,
+    params: Vec<wasm_bindgen::JsValue>,
+    condition: &str,
+) -> Result<D1PreparedStatement> {
     db.prepare(format!(
-        "{INSERT_COLUMNS} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE EXISTS (SELECT 1 FROM dead_letters WHERE id = ?1 AND status = ?12)"
+        "{INSERT_COLUMNS} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE {condition}"
     ))
     .bind(&params)
 }

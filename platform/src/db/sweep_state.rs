@@ -117,3 +117,40 @@ pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i6
 pub fn stats_statement(db: &D1Database) -> D1PreparedStatement {
     db.prepare("SELECT last_run_at, last_result, last_error, size_bytes, size_swept_through, archive_objects, archive_rows FROM sweep_state WHERE id = 1")
 }
+
+/// The maintenance lease's expiry as stored (`None`: free), for
+/// `core::retention::lease::turn`.
+pub async fn lease(db: &D1Database) -> Result<Option<i64>> {
+    let rows = db
+        .prepare("SELECT lease_until FROM sweep_state WHERE id = 1")
+        .query()
+        .await?;
+    rows.map_first(|r| r.opt_int("lease_until"))?
+        .ok_or_else(|| {
+            worker::Error::RustError(
+                "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+            )
+        })
+}
+
+/// Writes the lease's expiry `until` if the row still holds `read` (what
+/// this run read), and answers whether it did: of two runs that read the
+/// same lease, one writes.
+pub async fn take_lease(db: &D1Database, read: Option<i64>, until: i64) -> Result<bool> {
+    let rows = db
+        .prepare("UPDATE sweep_state SET lease_until = ?2 WHERE id = 1 AND lease_until IS ?1")
+        .bind(&[read.map_or(wasm_bindgen::JsValue::NULL, int), int(until)])?
+        .query()
+        .await?;
+    Ok(rows.changes() == 1)
+}
+
+/// Gives the lease back, if it is still the one that expires at `until`
+/// (a holder that outlived its lease leaves the next holder's alone).
+pub async fn release_lease(db: &D1Database, until: i64) -> Result<()> {
+    db.prepare("UPDATE sweep_state SET lease_until = NULL WHERE id = 1 AND lease_until = ?1")
+        .bind(&[int(until)])?
+        .query()
+        .await?;
+    Ok(())
+}

@@ -78,9 +78,22 @@ pub async fn list(
     db.prepare(sql).bind(&w.params)?.query().await?.decode()
 }
 
-/// Removes the tombstone of a restored entry.
-pub fn delete_statement(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
-    db.prepare("DELETE FROM dead_letter_tombstones WHERE id = ?1")
+/// The guard of every statement of a restore's write: entry `{id}` (a SQL
+/// expression, e.g. a bound parameter) still has its tombstone and no entry
+/// has taken its id, as the restore's read saw.
+pub fn still_evicted(id: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM dead_letter_tombstones WHERE id = {id}) \
+         AND NOT EXISTS (SELECT 1 FROM dead_letters WHERE id = {id})"
+    )
+}
+
+/// Removes the tombstone of entry `id` if the statement just before it in
+/// the batch (the restored entry's guarded insert) wrote its row: D1 runs a
+/// batch's statements in order in one transaction, so `changes()` is that
+/// insert's, and a restore that lost a race removes nothing.
+pub fn delete_after_restore(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare("DELETE FROM dead_letter_tombstones WHERE id = ?1 AND changes() = 1")
         .bind(&[text(id)])
 }
 

@@ -185,3 +185,115 @@ fn storage_fires_near_the_cap_or_when_the_cap_shortened_the_dedupe_window() {
         );
     }
 }
+
+/// DESIGN §5: `detail` carries counts, the dominant code, the destination
+/// or source, the oldest id, the threshold; each kind those that apply.
+const DESIGN_DETAIL: [(AlarmKind, &[&str]); 7] = [
+    (
+        AlarmKind::DlqOldest,
+        &[
+            "pending",
+            "dominant_code",
+            "oldest_id",
+            "oldest_age_ms",
+            "threshold_ms",
+        ],
+    ),
+    (
+        AlarmKind::DlqIngress,
+        &[
+            "last_hour",
+            "pending",
+            "dominant_code",
+            "oldest_id",
+            "threshold_per_hour",
+        ],
+    ),
+    (
+        AlarmKind::DlqCapacity,
+        &[
+            "pending",
+            "capacity",
+            "evicted_last_hour",
+            "dominant_code",
+            "oldest_id",
+            "threshold_percent",
+        ],
+    ),
+    (
+        AlarmKind::BreakerOpen,
+        &[
+            "destination",
+            "state",
+            "cause",
+            "not_closed_ms",
+            "threshold_ms",
+        ],
+    ),
+    (
+        AlarmKind::ParkedOldest,
+        &[
+            "destination",
+            "parked",
+            "oldest_event_id",
+            "oldest_age_ms",
+            "threshold_ms",
+        ],
+    ),
+    (
+        AlarmKind::SourceSilent,
+        &["source", "last_received_at", "silent_ms", "expect_every_ms"],
+    ),
+    (
+        AlarmKind::Storage,
+        &[
+            "size_bytes",
+            "cap_bytes",
+            "effective_dedupe_window_ms",
+            "event_retention_ms",
+            "threshold_percent",
+        ],
+    ),
+];
+
+/// Figures under which every D1-kept kind fires.
+fn every_kind_firing() -> Figures {
+    let mut f = dlq(95, Some(2 * 3_600_000), 40, 3);
+    f.breakers = breaker("OPEN", Some(11 * MIN)).breakers;
+    f.parked = vec![ParkedFigure {
+        destination: "https://a".into(),
+        count: 3,
+        oldest: ("evt_1".into(), NOW - 31 * MIN),
+    }];
+    f.sources = vec![SourceFigure {
+        source: "quiet".into(),
+        expect_every_ms: 60 * MIN,
+        last_received_at: Some(NOW - 61 * MIN),
+        watched_since: 0,
+    }];
+    f.storage = Some(StorageFigure {
+        size_bytes: 950,
+        cap_bytes: 1000,
+        effective_window_ms: 10,
+        event_retention_ms: 10,
+    });
+    f
+}
+
+#[test]
+fn every_kind_carries_the_detail_the_design_names() {
+    let active = evaluate(&every_kind_firing(), &AlarmConfig::default(), NOW);
+    for (kind, keys) in DESIGN_DETAIL {
+        let c = active
+            .iter()
+            .find(|c| c.id.kind == kind)
+            .unwrap_or_else(|| panic!("{kind:?} fires"));
+        for key in keys {
+            assert!(
+                !c.detail[*key].is_null(),
+                "{kind:?} detail lacks {key}: {}",
+                c.detail
+            );
+        }
+    }
+}

@@ -121,3 +121,36 @@ fn a_discard_erases_the_envelope_and_the_payload_copies() {
         .collect();
     assert_eq!(keys, [KEY, "payloads/2026-12-03/dlq_1.ndjson"]);
 }
+
+#[test]
+fn a_write_that_changed_nothing_is_a_race_naming_what_changed_and_what_to_do() {
+    let join = RestoreWrite::JoinExisting {
+        existing_id: "dlq_twin".into(),
+    };
+    let table: [(&RestoreWrite, usize, Result<(), &str>); 4] = [
+        (&RestoreWrite::Insert, 1, Ok(())),
+        (&RestoreWrite::Insert, 0, Err("entry")),
+        (&join, 1, Ok(())),
+        (&join, 0, Err("twin")),
+    ];
+    for (write, changed, want) in table {
+        let got = check_write("dlq_1", write, changed);
+        match (got, want) {
+            (Ok(()), Ok(())) => {}
+            (Err(race), Err(which)) => {
+                let m = race.message();
+                assert!(m.contains("nothing was written"), "{m}");
+                assert!(m.contains("GET /api/v1/admin/webhook-dlq/dlq_1"), "{m}");
+                match which {
+                    "twin" => assert!(
+                        matches!(&race, RestoreRace::TwinChanged { twin, .. } if twin == "dlq_twin")
+                            && m.contains("dlq_twin"),
+                        "{m}"
+                    ),
+                    _ => assert_eq!(race, RestoreRace::EntryChanged { id: "dlq_1".into() }),
+                }
+            }
+            (got, want) => panic!("{write:?} {changed}: got {got:?}, want {want:?}"),
+        }
+    }
+}
