@@ -368,6 +368,8 @@ test("every view, then: the token is in no URL, not in localStorage, not in the 
     await until(page, (v) => document.querySelector("h1")?.textContent === v && !document.querySelector("[aria-busy]"), view);
     assert.equal(await page.evaluate(() => document.querySelector("main [role=alert]")?.textContent ?? null), null, `${view} read without an error`);
   }
+  // The Audit view (the last one) says how far back D1 holds the log, from the answer's own fields.
+  assert.match(await page.$eval("#audit-held", (p) => p.textContent), /D1 holds the decisions of the last 90 d \(since 90 d ago\); older ones are in the archive under replay_audit\/\./);
   await click(page, "Overview", "#nav");
   await until(page, () => document.querySelector("h1")?.textContent === "Overview" && !document.querySelector("[aria-busy]"), "Overview");
   // GET /archive is served (the sweep's branch): the fixtures archived nothing yet.

@@ -219,3 +219,25 @@ test("maintenance/run answers more:true while work is left, and the continuation
   assert.equal(stats.last_sweep.error, null);
   assert.equal(stats.last_sweep.result.more, false);
 });
+
+test("the audit route says how far back D1 holds it: records older than DLQ_RETENTION are in the archive, not in the page", async () => {
+  const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
+  const db = relay.db;
+  const old = Date.now() - 60_000;
+  await db
+    .prepare("INSERT INTO replay_audit (entry_id, actor, reason, outcome, at, action) VALUES ('dlq_old', 'ops', 'an old decision', 'succeeded', ?1, 'replay')")
+    .bind(old)
+    .run();
+  const deadline = Date.now() + 30_000;
+  while ((await run(admin)).more) assert.ok(Date.now() < deadline, "the sweep finishes within 30 s");
+  const before = Date.now();
+  const page = await admin.get("audit");
+  assert.equal(page.status, 200, JSON.stringify(page));
+  assert.equal(page.data.retention_ms, 2000);
+  assert.equal(page.data.archived_under, "replay_audit/");
+  assert.ok(page.data.held_since >= before - 2000 && page.data.held_since <= Date.now() - 2000, `held_since ${page.data.held_since}`);
+  assert.ok(page.data.held_since > old, "the old record is before what D1 holds");
+  assert.ok(!page.data.items.some((r) => r.entry_id === "dlq_old"), "and it is no longer in the page");
+  const objects = Object.values(await archived(bucket, "replay_audit/")).flat();
+  assert.deepEqual(objects.map((r) => [r.entry_id, r.at]), [["dlq_old", old]], "it is in the archive under the prefix the route names");
+});

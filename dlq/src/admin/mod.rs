@@ -238,7 +238,10 @@ async fn other_route(
             )
             .await
         }
-        (Method::Get, ["audit"]) => audit_route::list(db, &query_pairs(req)).await,
+        (Method::Get, ["audit"]) => {
+            let keep = c.cfg.dlq.retention.dlq_retention_ms;
+            audit_route::list(db, &query_pairs(req), keep, now).await
+        }
         (Method::Post, ["maintenance", "run"]) => {
             json_body(req).await.and_then(|b| no_fields(&b))?;
             maintenance_routes::run(&c.relay()?).await

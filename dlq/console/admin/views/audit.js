@@ -1,6 +1,6 @@
 // Audit: every decision (replay, archive, unarchive, discard, restore, job
 // steps), newest first, by entry or job, in cursor pages.
-import { h, heading, loadInto, labelled } from "../dom.js";
+import { h, heading, loadInto, labelled, age, duration } from "../dom.js";
 import { get, query } from "../api.js";
 import { auditTable } from "./audit-table.js";
 import { pager } from "./pager.js";
@@ -18,6 +18,8 @@ export function audit(main, { params }) {
   const region = h("section", { "aria-label": "Audit records" });
   main.append(heading("Audit"), form, region);
   loadInto(region, "the audit log", () => get(`audit${query({ ...filter, cursor })}`), (d) => h("div", {},
+    h("p", { class: "muted", id: "audit-held" }, "D1 holds the decisions of the last ", duration(d.retention_ms / 1000),
+      " (since ", age(d.held_since), "); older ones are in the archive under ", h("code", {}, d.archived_under), "."),
     auditTable(d.items, Date.now(), "audit-h"),
     pager("#/audit", filter, cursor, d.next_cursor)));
 }
