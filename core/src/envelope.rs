@@ -223,7 +223,7 @@ fn merged_history(
     mut history: Vec<AttemptRecord>,
     handoff: Option<&PoisonHandoff>,
 ) -> Vec<AttemptRecord> {
-    history.sort_by_key(|a| (a.at_ms, a.attempt));
+    crate::small_sort::sort_by_key(&mut history, |a| (a.at_ms, a.attempt));
     if let Some(h) = handoff {
         if !history
             .iter()

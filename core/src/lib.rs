@@ -46,6 +46,7 @@ pub mod retry_policy;
 pub mod root_cause;
 pub mod signature;
 pub mod size;
+pub mod small_sort;
 pub mod state;
 pub mod stats_hourly;
 mod strict_json;

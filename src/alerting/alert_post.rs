@@ -48,15 +48,14 @@ async fn post(cfg: &RelayConfig, alert: &Alert, now_ms: i64) -> Posted {
     };
     let body = alert.body();
     let mut headers: Vec<(&str, String)> = alert
-        .headers(key, now_ms.div_euclid(1000), &body)
+        .headers(key, now_ms.div_euclid(1000), body.as_bytes())
         .into_iter()
         .collect();
     headers.push(("content-type", "application/json".into()));
-    let text = String::from_utf8(body).expect("serde_json writes UTF-8");
     let (status, result) = downstream::post_answered(
         url.expose(),
         &headers,
-        &text,
+        &body,
         cfg.delivery.timeout_ms,
         now_ms,
     )

@@ -83,11 +83,11 @@ pub async fn sweep_once(
     match sweep::step(env, db, cfg.retention, now_ms).await {
         Ok(done) => {
             let r = &done.report;
-            let archived: Map<String, Value> = r
-                .archived
-                .iter()
-                .map(|(t, n)| (t.as_str().to_string(), json!(n)))
-                .collect();
+            // Inserted one by one: collecting into the map would link a sort.
+            let mut archived = Map::new();
+            for (t, n) in &r.archived {
+                archived.insert(t.as_str().to_string(), json!(n));
+            }
             let answer =
                 json!({"archived": archived, "objects_written": r.objects_written, "more": r.more});
             let text = answer.to_string();

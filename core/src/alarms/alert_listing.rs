@@ -70,7 +70,7 @@ pub fn items(
             v,
         ));
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    crate::small_sort::sort_by(&mut rows, |a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     rows.into_iter().map(|(_, _, v)| v).collect()
 }
 

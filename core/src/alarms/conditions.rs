@@ -123,7 +123,7 @@ pub fn evaluate(f: &Figures, cfg: &AlarmConfig, now: UnixMillis) -> Vec<Conditio
     out.extend(f.breakers.iter().filter_map(|b| breaker_open(b, cfg, now)));
     out.extend(f.parked.iter().filter_map(|p| parked_oldest(p, cfg, now)));
     out.extend(f.sources.iter().filter_map(|s| source_silent(s, now)));
-    out.sort_by(|a, b| a.id.cmp(&b.id));
+    crate::small_sort::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
     out
 }
 

@@ -149,7 +149,7 @@ pub fn due_alerts(episodes: &[AlarmRecord], has_receiver: bool) -> Vec<&AlarmRec
         return Vec::new();
     }
     let mut due: Vec<&AlarmRecord> = episodes.iter().filter(|e| e.owes_alert()).collect();
-    due.sort_by_key(|e| (e.since, e.id.clone()));
+    crate::small_sort::sort_by(&mut due, |a, b| (a.since, &a.id).cmp(&(b.since, &b.id)));
     due.truncate(MAX_ALERTS_PER_RUN);
     due
 }

@@ -27,7 +27,9 @@ pub fn compose(
     let mut chosen: Vec<String> = Vec::with_capacity(size);
     if per_signature {
         let mut by_size: Vec<&SignatureGroup> = groups.iter().collect();
-        by_size.sort_by(|a, b| {
+        // D1 answers the groups in this order already, which the
+        // insertion sort checks in one pass.
+        crate::small_sort::sort_by(&mut by_size, |a, b| {
             b.count
                 .cmp(&a.count)
                 .then_with(|| a.signature.cmp(&b.signature))

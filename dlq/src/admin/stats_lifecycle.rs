@@ -76,15 +76,13 @@ pub fn fill(
     retention: &RetentionConfig,
     now: i64,
 ) -> Result<(), ApiError> {
-    let rows: Map<String, Value> = by_label
-        .iter()
-        .filter_map(|r| {
-            Some((
-                r.k.as_deref()?.strip_prefix("rows:")?.to_string(),
-                json!(r.n),
-            ))
-        })
-        .collect();
+    // Inserted one by one: collecting into the map would link a sort.
+    let mut rows = Map::new();
+    for r in by_label {
+        if let Some(table) = r.k.as_deref().and_then(|k| k.strip_prefix("rows:")) {
+            rows.insert(table.to_string(), json!(r.n));
+        }
+    }
     let sweep = a.first(&s.sweep)?.ok_or_else(|| {
         ApiError::Unavailable("sweep_state has no row; apply migrations/0010_lifecycle.sql".into())
     })?;

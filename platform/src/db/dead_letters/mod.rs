@@ -392,7 +392,7 @@ pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> R
 
 fn group_of(r: GroupRow) -> Group {
     let mut sources: Vec<String> = serde_json::from_str(&r.sources).unwrap_or_default();
-    sources.sort();
+    hookrelay_core::small_sort::sort_by(&mut sources, |a, b| a.cmp(b));
     Group {
         signature: r.signature,
         code: r.code,
