@@ -92,8 +92,10 @@ function sweeper(admin, { everyS, log }) {
           if (runs.filter((r) => r.error).length === 1) log(`first failed sweep run: ${runs.at(-1).error}`);
           break;
         }
-        runs.push({ at, wallMs, events: res.data.archived.events ?? 0, objects: res.data.objects_written, more: res.data.more, tookMs: res.data.took_ms });
-        if (!res.data.more || stopping) break;
+        const busy = res.data.busy_until !== undefined;
+        runs.push({ at, wallMs, events: res.data.archived.events ?? 0, objects: res.data.objects_written, more: res.data.more, busy, tookMs: res.data.took_ms });
+        // A busy answer: another step (a continuation message) holds the lease; wait for the next cycle.
+        if (!res.data.more || busy || stopping) break;
       }
       const wait = cycle + everyS * 1000 - Date.now();
       if (wait > 0 && !stopping) await sleep(wait);
@@ -198,7 +200,7 @@ export async function soakRetention({ n = 20_000, seconds = 60, retentionS = 10,
     const maxRows = Math.max(...samples.map((s) => s.n));
     const bound = BOUND_FACTOR * rate * (retentionS + sweepEveryS);
     const ok = sweep.runs.filter((r) => !r.error);
-    const cycles = ok.filter((r, i) => i === 0 || !ok[i - 1].more).map((r) => r.at);
+    const cycles = ok.filter((r, i) => i === 0 || !ok[i - 1].more || ok[i - 1].busy).map((r) => r.at);
     const gaps = cycles.slice(1).map((t, i) => (t - cycles[i]) / 1000);
     const problems = [
       ...check.missing.slice(0, 10).map((id) => `event ${id} is not in the archive`),
@@ -218,7 +220,8 @@ export async function soakRetention({ n = 20_000, seconds = 60, retentionS = 10,
       sweep_every_s: sweepEveryS,
       sweep_runs: sweep.runs.length,
       sweep_failed: sweep.runs.length - ok.length,
-      sweep_more_answers: ok.filter((r) => r.more).length,
+      sweep_more_answers: ok.filter((r) => r.more && !r.busy).length,
+      sweep_busy_answers: ok.filter((r) => r.busy).length,
       sweep_run_ms_median: median(ok.map((r) => r.wallMs)),
       sweep_run_ms_max: Math.max(0, ...ok.map((r) => r.wallMs)),
       sweep_cycle_gap_s_max: Number(Math.max(0, ...gaps).toFixed(1)),

@@ -2,7 +2,7 @@
 //! work, the next step runs from a fenced message a second later, never
 //! from a loop inside one invocation (Workers' limits are per invocation).
 
-use super::sweep_once;
+use super::{busy, sweep_once};
 use crate::config_cache::relay_config;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::continuation::{SweepMessage, CONTINUE_AFTER_S};
@@ -55,7 +55,8 @@ async fn step(env: &Env, generation: i64) -> worker::Result<()> {
         return Ok(());
     };
     let answer = sweep_once(env, &db, cfg, now_ms()).await?;
-    if answer["more"].as_bool() == Some(true) {
+    // A busy step sends nothing: the step holding the lease continues.
+    if answer["more"].as_bool() == Some(true) && !busy(&answer) {
         send(env, next).await?;
     }
     Ok(())

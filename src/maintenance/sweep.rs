@@ -17,7 +17,8 @@ use hookrelay_core::retention::plan::{
 };
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
-use hookrelay_platform::db::{batch, retention, sweep_state};
+use hookrelay_platform::db::sweep_state::{self, SweepStart};
+use hookrelay_platform::db::{batch, retention};
 use worker::{D1Database, Env, Result};
 
 /// What a step did, and what it added to the archive.
@@ -29,9 +30,14 @@ pub struct StepDone {
     pub fresh: (u64, u64),
 }
 
-/// Runs one bounded step at `now`.
-pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) -> Result<StepDone> {
-    let start = sweep_state::start(db).await?;
+/// Runs one bounded step at `now`, from `start` (the step holds the lease).
+pub async fn step(
+    env: &Env,
+    db: &D1Database,
+    cfg: RetentionConfig,
+    now: i64,
+    start: SweepStart,
+) -> Result<StepDone> {
     let mut run = SweepRun::start(
         now,
         cfg,

@@ -10,6 +10,13 @@ use serde::{Deserialize, Serialize};
 pub const SWEEP_KIND: &str = "sweep";
 /// Seconds before the next step: the queue's smallest delay.
 pub const CONTINUE_AFTER_S: u32 = 1;
+/// How long one step holds the sweep's lease (`sweep_state.lease_until`)
+/// at most: steps never overlap (two overlapping steps could archive the
+/// same rows under two keys), and a step that crashed without recording
+/// frees it after this. A step spends at most its subrequest budget, which
+/// takes seconds; two minutes keeps a stuck lease shorter than the cron's
+/// five-minute period.
+pub const SWEEP_LEASE_MS: i64 = 120_000;
 
 /// One continuation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,39 +2,78 @@
 //! journal of the chunk being moved, the generation that fences the chain
 //! of continuation messages, and what the last run did.
 
-use super::{int, opt_text, text, Query};
+use super::{batch, int, opt_text, text, Query};
 use hookrelay_core::retention::plan::Chunk;
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// What a run starts from.
+/// What a step starts from, once it holds the lease.
 pub struct SweepStart {
     /// The chunk a crashed run left between its put and its delete.
     pub journal: Option<Chunk>,
     /// The database size (`meta.size_after` of this read).
     pub size_bytes: u64,
+    /// The lease this step holds (`lease_until`); [`record`] releases it.
+    pub lease_until: i64,
 }
 
-/// Reads the journal and, from the same answer's metadata, the size.
-pub async fn start(db: &D1Database) -> Result<SweepStart> {
-    let rows = db
-        .prepare("SELECT journal FROM sweep_state WHERE id = 1")
-        .query()
-        .await?;
-    let journal = rows.map_first(|r| r.opt_text("journal"))?.flatten();
-    let journal = match journal {
-        Some(j) => Some(serde_json::from_str(&j).map_err(|e| {
-            worker::Error::RustError(format!(
-                "sweep_state.journal is not a chunk ({e}); set it to NULL to skip it"
-            ))
-        })?),
-        None => None,
+/// Whether a step may run now.
+pub enum Lease {
+    /// It holds the lease.
+    Held(SweepStart),
+    /// Another step holds it until then (unix ms): this one does nothing.
+    Busy {
+        /// When that lease expires.
+        until: i64,
+    },
+}
+
+/// Takes the sweep's lease at `now` for `lease_ms` if no step holds it,
+/// and reads the journal and, from the same answer's metadata, the size:
+/// one batch, so taking the lease costs no round trip.
+pub async fn start(db: &D1Database, now: i64, lease_ms: i64) -> Result<Lease> {
+    let until = now + lease_ms;
+    let results = batch(
+        db,
+        vec![
+            db.prepare("UPDATE sweep_state SET lease_until = ?2 WHERE id = 1 AND (lease_until IS NULL OR lease_until <= ?1) RETURNING lease_until")
+                .bind(&[int(now), int(until)])?,
+            db.prepare("SELECT journal, lease_until FROM sweep_state WHERE id = 1"),
+        ],
+    )
+    .await?;
+    let [taken, state] = &results[..] else {
+        return Err(worker::Error::RustError(format!(
+            "D1 answered {} results for the sweep's start batch of 2",
+            results.len()
+        )));
     };
-    let size_bytes = rows.size_after().ok_or_else(|| {
+    let Some((journal, held_until)) =
+        state.map_first(|r| Ok((r.opt_text("journal")?, r.opt_int("lease_until")?)))?
+    else {
+        return Err(worker::Error::RustError(
+            "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+        ));
+    };
+    if taken.map_first(|r| r.int("lease_until"))?.is_none() {
+        return Ok(Lease::Busy {
+            until: held_until.unwrap_or(until),
+        });
+    }
+    let size_bytes = state.size_after().ok_or_else(|| {
         worker::Error::RustError("D1 answered no meta.size_after; the size rule cannot run".into())
     })?;
-    Ok(SweepStart {
-        journal,
+    Ok(Lease::Held(SweepStart {
+        journal: journal.as_deref().map(parse_journal).transpose()?,
         size_bytes,
+        lease_until: until,
+    }))
+}
+
+fn parse_journal(j: &str) -> Result<Chunk> {
+    serde_json::from_str(j).map_err(|e| {
+        worker::Error::RustError(format!(
+            "sweep_state.journal is not a chunk ({e}); set it to NULL to skip it"
+        ))
     })
 }
 
@@ -67,15 +106,19 @@ pub struct RunRecord<'a> {
     pub size_swept_through: Option<i64>,
     /// Archive objects and rows this run added.
     pub archived: (u64, u64),
+    /// The lease the run held, released here (unless it expired and
+    /// another step took it since).
+    pub lease_until: i64,
 }
 
-/// Writes what a run did.
+/// Writes what a run did, and releases its lease.
 pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
     db.prepare(
         "UPDATE sweep_state SET last_run_at = ?1, last_result = COALESCE(?2, last_result), last_error = ?3, \
          size_bytes = COALESCE(?4, size_bytes), \
          size_swept_through = MAX(COALESCE(size_swept_through, ?5), COALESCE(?5, size_swept_through)), \
-         archive_objects = archive_objects + ?6, archive_rows = archive_rows + ?7 WHERE id = 1",
+         archive_objects = archive_objects + ?6, archive_rows = archive_rows + ?7, \
+         lease_until = CASE WHEN lease_until = ?8 THEN NULL ELSE lease_until END WHERE id = 1",
     )
     .bind(&[
         int(run.at),
@@ -85,6 +128,7 @@ pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
         run.size_swept_through.map_or(wasm_bindgen::JsValue::NULL, int),
         int(run.archived.0 as i64),
         int(run.archived.1 as i64),
+        int(run.lease_until),
     ])?
     .query()
     .await?;
