@@ -15,15 +15,21 @@ const TIMEOUT_MS = 240_000;
  * `drainDelayS` > 0 sends every message with that delay, so all sends are
  * done before the first batch runs and batches are full (the sweep); the
  * rate is then timed from the first batch's start to the last one's end,
- * as the broker reported them.
+ * as the broker reported them. `beside(env)`, if given, starts work that
+ * runs next to the consumer from just before the first send (e.g. the
+ * retention sweep, bench/archive-sweep.mjs) and returns `stop()`, awaited
+ * once every event is in; its answer is the run's `beside`.
  */
-export async function consumerRun({ start, worker, n, batchSize, source = "demo-hmac", downstream = null, drainDelayS = 0 }) {
+export async function consumerRun({ start, worker, n, batchSize, source = "demo-hmac", downstream = null, drainDelayS = 0, beside = null, countSource = false }) {
   downstream?.reset();
   const env = await start();
+  let stopBeside = null;
   try {
+    stopBeside = beside ? await beside(env) : null;
     const producer = await env.mf.getQueueProducer("WEBHOOKS", worker);
     const events = queuedEvents(n, undefined, source);
-    const count = async () => (await env.db.prepare("SELECT count(*) AS n FROM events").first("n")) ?? 0;
+    // countSource: only this run's source (other rows, e.g. old ones for a sweep beside it, are not counted).
+    const count = async () => (await (countSource ? env.db.prepare("SELECT count(*) AS n FROM events WHERE source = ?1").bind(source) : env.db.prepare("SELECT count(*) AS n FROM events")).first("n")) ?? 0;
     const done = async () => (!downstream || downstream.requests >= n) && (await count()) >= n;
     const t0 = performance.now();
     const options = drainDelayS > 0 ? { delaySeconds: drainDelayS } : undefined;
@@ -44,6 +50,8 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
       await sleep(downstream ? 20 : 50);
     }
     const doneAt = performance.now();
+    const besideResult = stopBeside ? await stopBeside() : null;
+    stopBeside = null;
     const sendMs = await sending;
     await settleStdio(env);
     const batches = env.log.batches.filter((b) => b.queue === "webhooks");
@@ -69,8 +77,10 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
       otherTrips: Object.entries(env.d1.byWorker).filter(([w]) => w !== worker).map(([w, t]) => `${w}:${t.trips}`).join(" "),
       downstream: downstream ? { requests: downstream.requests, distinct: downstream.distinct, delivered } : null,
       errors: [...env.log.errors, ...env.stdio.errors].slice(0, 3),
+      beside: besideResult,
     };
   } finally {
+    await stopBeside?.();
     await env.dispose();
   }
 }

@@ -8,6 +8,8 @@
 //   target 4  relay-ingest.mjs     relay requests/s vs hand-written JS ingest
 //   target 5  wasm-size.mjs        wasm sizes against their limits
 //   target 6  sweep.mjs            batch-size sweep
+//   target 7  archive-sweep.mjs    retention sweep (D1 -> R2) vs a hand-written JS anchor
+//   target 8  consumer-beside-sweep.mjs  target 1 again, with a retention sweep beside it
 // then native signature verification (cargo bench) and `npm test` notes.
 // D1 round trips are counted by d1-counter.mjs in every consumer table.
 import { spawnSync } from "node:child_process";
@@ -33,6 +35,9 @@ const SWEEP_N = num("BENCH_SWEEP_N", 2000);
 const SWEEP_FORWARD_N = num("BENCH_SWEEP_FORWARD_N", 500);
 const SWEEP_RUNS = num("BENCH_SWEEP_RUNS", 3);
 const TRIAGE_N = num("BENCH_TRIAGE_N", 10000);
+const ARCHIVE_N = num("BENCH_ARCHIVE_N", 20000);
+const ARCHIVE_RUNS = num("BENCH_ARCHIVE_RUNS", 5);
+const SEED_N = num("BENCH_SEED_N", 30000);
 // BENCH_ONLY=1,2 runs only those targets (for development); default: all.
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map((s) => s.trim())) : null;
 const wanted = (t) => !ONLY || ONLY.has(String(t));
@@ -57,7 +62,7 @@ const esbuild = (await import("esbuild")).default;
 
 // The hand-written anchors, compiled the same way.
 mkdirSync(lib.BUILD, { recursive: true });
-for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest", "js-ingest-bare"]) {
+for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest", "js-ingest-bare", "archive-sweep-js"]) {
   await esbuild.build({
     entryPoints: [path.join(lib.BENCH, name, "index.ts")],
     outfile: path.join(lib.BUILD, `${name}.js`),
@@ -77,7 +82,7 @@ const results = {
   commit: commit + dirty,
   machine: `${os.cpus().length} cores (nproc), ${os.cpus()[0]?.model ?? "?"}, node ${process.version}`,
   loadBefore: load(),
-  settings: { RUNS, N, FORWARD_N, ROUNDS, REQUESTS, SWEEP_N, SWEEP_FORWARD_N, SWEEP_RUNS },
+  settings: { RUNS, N, FORWARD_N, ROUNDS, REQUESTS, SWEEP_N, SWEEP_FORWARD_N, SWEEP_RUNS, ARCHIVE_N, ARCHIVE_RUNS, SEED_N },
 };
 const t0 = performance.now();
 
@@ -117,6 +122,14 @@ if (wanted(4)) {
 if (wanted(6)) {
   const { runSweep } = await import("./sweep.mjs");
   results.target6 = await runSweep({ runs: SWEEP_RUNS, n: SWEEP_N, forwardN: SWEEP_FORWARD_N });
+}
+if (wanted(7)) {
+  const { runArchiveSweep } = await import("./archive-sweep.mjs");
+  results.target7 = await runArchiveSweep({ compatDate, runs: ARCHIVE_RUNS, n: ARCHIVE_N });
+}
+if (wanted(8)) {
+  const { runConsumerBesideSweep } = await import("./consumer-beside-sweep.mjs");
+  results.target8 = await runConsumerBesideSweep({ compatDate, runs: RUNS, n: N, seedN: SEED_N });
 }
 if (wanted(5)) {
   const { runWasmSizes } = await import("./wasm-size.mjs");
@@ -171,6 +184,11 @@ if (results.target3) rows.push(["3. DLQ triage: Rust / raw D1 (entries/s)", `${f
 ratio("target4", "rust/js", "4. relay ingest: Rust / JS (req/s)");
 ratio("target4", "rust/trivial", "4. relay ingest: Rust / trivial-worker ceiling (req/s)");
 ratio("target4", "rust/bare", "4. relay ingest: Rust / JS bare anchor (HMAC, size, send only; req/s)");
+ratio("target7", "rust/js", "7. retention sweep: Rust / JS anchor (rows/s archived; target >= 0.8x)");
+ratio("target8", "rust/raw", "8. ingest consumer, no sweep: Rust / raw D1 (events/s)");
+ratio("target8", "rustSweep/raw", "8. ingest consumer with a sweep beside it: Rust+sweep / raw D1");
+ratio("target8", "rustSweep/rawSweep", "8. both with a sweep beside them: Rust+sweep / raw D1+anchor sweep");
+ratio("target8", "rustSweep/rust", "8. the sweep's cost to the consumer: Rust+sweep / Rust");
 const cp = results.target4?.cpuPaired;
 if (cp) rows.push(["4. relay ingest: Rust / JS CPU per request, loaded at once (geometric mean ± s.e.)", `${fmt(cp.mean, 3)}x ± ${fmt(cp.se * 100, 1)}%`, `${fmt(cp.min, 2)}–${fmt(cp.max, 2)}x`]);
 for (const [name, w] of Object.entries(results.target5 ?? {})) rows.push([`5. ${name} wasm gzipped`, `${fmt(w.gzip / 1000, 1)} KB`, `limit ${w.limitKB} KB: ${w.gzip / 1000 <= w.limitKB ? "within" : "over"}`]);

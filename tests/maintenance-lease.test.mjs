@@ -44,10 +44,11 @@ test("while another run holds the lease, maintenance/run and the cron do nothing
   const { relay, admin } = await start({ EVENT_RETENTION: "2s" });
   const db = relay.db;
   await insertEvents(db, 10, Date.now() - 60_000, 1);
-  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(Date.now() + 60_000).run();
+  const heldUntil = Date.now() + 60_000;
+  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(heldUntil).run();
   const held = await admin.post("maintenance/run", {});
   assert.equal(held.status, 200, JSON.stringify(held.json));
-  assert.deepEqual({ ...held.data, took_ms: 0 }, { archived: {}, objects_written: 0, more: true, alarms: { fired: [], resolved: [] }, took_ms: 0 });
+  assert.deepEqual({ ...held.data, took_ms: 0 }, { archived: {}, objects_written: 0, more: true, busy_until: heldUntil, alarms: { fired: [], resolved: [] }, took_ms: 0 });
   await cron(relay);
   assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 10, "nothing swept while the lease is held");
   assert.equal(busyLines(relay), 2, "each run logged that another holds the lease");

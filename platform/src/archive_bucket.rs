@@ -29,6 +29,12 @@ export async function r2_put(env, name, key, text, rows, cond) {
   const put = await bucket(env, name).put(key, text, opts);
   return put === null ? null : put.etag;
 }
+export async function r2_put_rows(env, name, key, rows) {
+  const text = rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
+  const opts = { httpMetadata: { contentType: "application/x-ndjson" }, customMetadata: { rows: String(rows.length) } };
+  await bucket(env, name).put(key, text, opts);
+  return rows.length;
+}
 export async function r2_get(env, name, key) {
   const o = await bucket(env, name).get(key);
   if (o === null) return null;
@@ -54,6 +60,13 @@ extern "C" {
         text: &str,
         rows: u32,
         cond: Option<String>,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn r2_put_rows(
+        env: &Env,
+        name: &str,
+        key: &str,
+        rows: &js_sys::Array,
     ) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch)]
     fn r2_get(env: &Env, name: &str, key: &str) -> Result<Promise, JsValue>;
@@ -132,6 +145,18 @@ pub async fn put(
     };
     let etag = settle(r2_put(env, BINDING, key, text, rows, cond)).await?;
     Ok(etag.as_string())
+}
+
+/// Writes D1 result rows (`rows`, as D1 returned them) at `key` as NDJSON,
+/// overwriting: each row one `JSON.stringify` line, columns in D1's order,
+/// the same values `hookrelay_core::retention::ndjson::encode_rows` writes
+/// and `decode_rows` reads. The rows never cross into wasm. Answers how
+/// many rows it wrote.
+pub async fn put_rows(env: &Env, key: &str, rows: &js_sys::Array) -> worker::Result<u32> {
+    let n = settle(r2_put_rows(env, BINDING, key, rows)).await?;
+    n.as_f64()
+        .map(|n| n as u32)
+        .ok_or_else(|| worker::Error::RustError("R2 put_rows answered no row count".into()))
 }
 
 /// Reads the object at `key`, if there is one.

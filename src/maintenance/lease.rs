@@ -13,15 +13,16 @@ pub struct Held {
     until: i64,
 }
 
-/// Takes the lease at `now`: `Some` when this run holds it, `None` when
-/// another run does (logged; this run then does nothing).
-pub async fn take(env: &Env, now: i64) -> Result<Option<Held>> {
+/// Takes the lease at `now`: `Ok` when this run holds it, `Err` with the
+/// holder's expiry (when read) when another run does (logged; this run
+/// then does nothing).
+pub async fn take(env: &Env, now: i64) -> Result<std::result::Result<Held, Option<i64>>> {
     let db = env.d1("DB")?;
     let read = sweep_state::lease(&db).await?;
     let held_until = match turn(now, read) {
         LeaseTurn::Take { until } => {
             if sweep_state::take_lease(&db, read, until).await? {
-                return Ok(Some(Held { until }));
+                return Ok(Ok(Held { until }));
             }
             // Another run took it between the read and the write.
             None
@@ -33,7 +34,7 @@ pub async fn take(env: &Env, now: i64) -> Result<Option<Held>> {
         "maintenance_busy",
         log::fields! {"held_until": held_until, "next": "another run holds the lease; this one does nothing"},
     );
-    Ok(None)
+    Ok(Err(held_until))
 }
 
 /// Gives the lease back. A failure is only logged: the lease then expires

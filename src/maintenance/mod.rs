@@ -23,13 +23,13 @@ use worker::{D1Database, Env};
 /// Runs a sweep step and the watchdog at `now_ms`, and answers DESIGN §4's
 /// `maintenance/run` shape. A step that left work starts a new chain of
 /// continuation messages (any older chain goes stale). While another run
-/// holds the lease this one does nothing and answers `"more": true`: the
-/// caller runs again.
+/// holds the lease this one does nothing and answers `"more": true` with
+/// `"busy_until"` (when that lease expires): the caller runs again.
 pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
     let (swept, held) = match lease::take(env, now_ms).await {
-        Ok(Some(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
-        Ok(None) => {
-            let nothing = json!({"archived": {}, "objects_written": 0, "more": true});
+        Ok(Ok(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
+        Ok(Err(busy_until)) => {
+            let nothing = json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until});
             return Ok(answered(nothing, Vec::new(), Vec::new(), now_ms));
         }
         // D1 is failing: no sweep, but the watchdog still runs (the

@@ -3,8 +3,8 @@
 //! rows from D1 (`hookrelay_platform::db::retention`), putting them to R2,
 //! then deleting them.
 //!
-//! Each chunk goes: journal → read rows → put each object → one D1 batch
-//! that deletes the rows (tombstones first for dead letters) and clears
+//! Each chunk goes: one D1 batch that writes the journal and reads the
+//! rows → put each object → one D1 batch that deletes the rows (tombstones first for dead letters) and clears
 //! the journal. A crash after a put leaves the rows and the journal; the
 //! next run redoes the chunk under the same keys, so each row is archived
 //! once by key, and nothing is deleted before its object was written.
@@ -17,7 +17,8 @@ use hookrelay_core::retention::plan::{
 };
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
-use hookrelay_platform::db::{batch, retention, sweep_state};
+use hookrelay_platform::db::sweep_state;
+use hookrelay_platform::db::{batch, retention, Rows};
 use worker::{D1Database, Env, Result};
 
 /// What a step did, and what it added to the archive.
@@ -29,7 +30,7 @@ pub struct StepDone {
     pub fresh: (u64, u64),
 }
 
-/// Runs one bounded step at `now`.
+/// Runs one bounded step at `now` (the caller holds the maintenance lease).
 pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) -> Result<StepDone> {
     let start = sweep_state::start(db).await?;
     let mut run = SweepRun::start(
@@ -72,25 +73,20 @@ async fn move_chunk(
     redo: bool,
     now: i64,
 ) -> Result<Written> {
+    // The journal goes in the read's batch: written before any put, at no
+    // extra round trip. A redo's chunk is the journal already.
+    let mut stmts = Vec::new();
     if !redo {
-        sweep_state::write_journal(db, chunk).await?;
+        stmts.push(sweep_state::write_journal(db, chunk)?);
     }
-    let read = retention::read_chunk(db, chunk).await?;
-    let objects = objects_of(chunk, read);
-    let mut rows = Vec::new();
-    let mut puts = 0_u32;
-    for (table, key, object_rows) in &objects {
-        if object_rows.is_empty() {
-            continue;
-        }
-        let text = encode_rows(object_rows);
-        let n = object_rows.len() as u32;
-        archive_bucket::put(env, &key.to_string(), &text, n, PutIf::Always).await?;
-        puts += 1;
-        if *table != ArchiveTable::Payloads || chunk.table == ArchiveTable::Events {
-            add(&mut rows, *table, u64::from(n));
-        }
-    }
+    let journaled = stmts.len();
+    stmts.extend(retention::read_statements(db, chunk)?);
+    let read = batch(db, stmts).await?;
+    let (rows, puts) = if chunk.table == ArchiveTable::DeadLetters {
+        put_entries(env, chunk, &read[journaled..]).await?
+    } else {
+        put_ranges(env, chunk, &read[journaled..]).await?
+    };
     let entry_keys: Vec<String> = match chunk.table {
         ArchiveTable::DeadLetters => chunk.keys().iter().map(ToString::to_string).collect(),
         _ => Vec::new(),
@@ -110,6 +106,52 @@ async fn move_chunk(
     })
 }
 
+/// Rows archived per table, and objects put.
+type Put = (Vec<(ArchiveTable, u64)>, u32);
+
+/// A chunk of rows under range keys: one object per table that has rows
+/// (in `retention::chunk_tables` order, matching `chunk.keys()`). The rows
+/// go to R2 as D1 returned them, encoded in JS: nothing here reads them,
+/// and copying ~300 KB a chunk into wasm and back was most of the sweep's
+/// own CPU (bench/archive-sweep.mjs).
+async fn put_ranges(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
+    let tables = retention::chunk_tables(chunk);
+    let (mut rows, mut puts) = (Vec::new(), 0_u32);
+    for ((table, key), result) in tables.into_iter().zip(chunk.keys()).zip(read) {
+        let results = result.results_array();
+        if results.length() == 0 {
+            continue;
+        }
+        let n = archive_bucket::put_rows(env, &key.to_string(), &results).await?;
+        puts += 1;
+        add(&mut rows, table, u64::from(n));
+    }
+    Ok((rows, puts))
+}
+
+/// A chunk of dead letters: one object per entry, and its claim-checked
+/// payload beside it (not counted as archived rows: it is the entry's).
+async fn put_entries(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
+    let read = read
+        .iter()
+        .map(Rows::json_objects)
+        .collect::<Result<Vec<_>>>()?;
+    let (mut rows, mut puts) = (Vec::new(), 0_u32);
+    for (table, key, object_rows) in entry_objects(chunk, read) {
+        if object_rows.is_empty() {
+            continue;
+        }
+        let n = object_rows.len() as u32;
+        let text = encode_rows(&object_rows);
+        archive_bucket::put(env, &key.to_string(), &text, n, PutIf::Always).await?;
+        puts += 1;
+        if table != ArchiveTable::Payloads {
+            add(&mut rows, table, u64::from(n));
+        }
+    }
+    Ok((rows, puts))
+}
+
 fn add(rows: &mut Vec<(ArchiveTable, u64)>, table: ArchiveTable, n: u64) {
     match rows.iter_mut().find(|(t, _)| *t == table) {
         Some((_, total)) => *total += n,
@@ -117,19 +159,13 @@ fn add(rows: &mut Vec<(ArchiveTable, u64)>, table: ArchiveTable, n: u64) {
     }
 }
 
-/// The objects a chunk writes: its keys matched with the rows read per
-/// table (in `retention::chunk_tables` order); for dead letters one object
-/// per entry, and its claim-checked payload beside it.
-fn objects_of(chunk: &Chunk, mut read: Vec<Vec<Row>>) -> Vec<(ArchiveTable, ArchiveKey, Vec<Row>)> {
-    if chunk.table != ArchiveTable::DeadLetters {
-        let tables = retention::chunk_tables(chunk);
-        return tables
-            .into_iter()
-            .zip(chunk.keys())
-            .zip(read)
-            .map(|((t, k), rows)| (t, k, rows))
-            .collect();
-    }
+/// The objects of a chunk of dead letters: one per entry (the entries'
+/// rows, then the claim-checked payloads, as `retention::read_statements`
+/// reads them), and its payload beside it.
+fn entry_objects(
+    chunk: &Chunk,
+    mut read: Vec<Vec<Row>>,
+) -> Vec<(ArchiveTable, ArchiveKey, Vec<Row>)> {
     let payloads = read.pop().unwrap_or_default();
     let entries = read.pop().unwrap_or_default();
     let mut out = Vec::new();

@@ -4,8 +4,8 @@
 //! The glue drives a [`SweepRun`]: `next_step()` answers a [`Step`]; for
 //! `Read(query)` the glue reads candidate rows (ids, times, states; no
 //! bodies) ordered oldest first, and `select` picks the [`Chunk`] to move;
-//! the glue then writes the chunk to the journal (`sweep_state.journal`),
-//! reads its rows by id, puts them to R2 under the chunk's keys, deletes
+//! the glue then writes the chunk to the journal (`sweep_state.journal`)
+//! and reads its rows by id in one D1 batch, puts them to R2 under the chunk's keys, deletes
 //! them and clears the journal in one D1 batch, and calls `done` with
 //! `meta.size_after`. A run that crashed between the put and the delete
 //! left the chunk in the journal; the next run starts with `Redo(chunk)`,
@@ -46,9 +46,9 @@ pub const ENTRY_CHUNK_ROWS: usize = 10;
 pub const MAX_CHUNK_BYTES: u64 = 4_000_000;
 /// Subrequests one run may spend, well inside the Workers free plan's 50.
 pub const DEFAULT_SUBREQUEST_BUDGET: u32 = 40;
-/// D1 calls per chunk: read candidates, write the journal, read the rows
-/// (one batch), delete and clear the journal (one batch).
-pub const CALLS_PER_CHUNK: u32 = 4;
+/// D1 calls per chunk: read candidates, write the journal and read the
+/// rows (one batch), delete and clear the journal (one batch).
+pub const CALLS_PER_CHUNK: u32 = 3;
 const DAY_MS: i64 = 86_400_000;
 
 /// What the glue reads next: candidates of `table` with `column < before`,

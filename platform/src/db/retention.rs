@@ -13,8 +13,7 @@
 //! the one exception is formatted from `DeliveryStatus::Parked.as_str()`
 //! so that the partial index `events_parked` serves the drains' check.
 
-use super::{int, text, Query, Rows};
-use hookrelay_core::retention::ndjson::Row;
+use super::{int, text, Query};
 use hookrelay_core::retention::plan::{Candidate, Chunk, ChunkQuery};
 use hookrelay_core::retention::tables::{
     RowState, FINISHED_JOB, RESOLVED_ENTRY, SWEEPABLE_DELIVERY,
@@ -209,9 +208,11 @@ pub fn chunk_tables(chunk: &Chunk) -> Vec<ArchiveTable> {
     tables
 }
 
-/// Reads the chunk's rows in one batch: per table of [`chunk_tables`], and
-/// for dead letters also the claim-checked payloads their envelopes name.
-pub async fn read_chunk(db: &D1Database, chunk: &Chunk) -> Result<Vec<Vec<Row>>> {
+/// The statements that read the chunk's rows, for one batch (the sweep
+/// puts its journal write in front of them): per table of
+/// [`chunk_tables`], and for dead letters also the claim-checked payloads
+/// their envelopes name. Decode each answer with [`Rows::json_objects`].
+pub fn read_statements(db: &D1Database, chunk: &Chunk) -> Result<Vec<D1PreparedStatement>> {
     let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
     let mut stmts = Vec::new();
     for t in chunk_tables(chunk) {
@@ -225,8 +226,7 @@ pub async fn read_chunk(db: &D1Database, chunk: &Chunk) -> Result<Vec<Vec<Row>>>
     if chunk.table == ArchiveTable::DeadLetters {
         stmts.push(db.prepare("SELECT * FROM payloads WHERE event_id IN (SELECT d.event_id FROM dead_letters d WHERE d.id IN (SELECT value FROM json_each(?1)))").bind(&[text(&ids)])?);
     }
-    let results: Vec<Rows> = super::batch(db, stmts).await?;
-    results.iter().map(Rows::json_objects).collect()
+    Ok(stmts)
 }
 
 /// The statements that delete the chunk's rows (linked tables first), and

@@ -60,6 +60,13 @@ impl Rows {
         Ok(serde_json::from_str(&text)?)
     }
 
+    /// The `results` array as D1 returned it (empty when the answer has
+    /// none), for rows handed on to JS untouched
+    /// (`archive_bucket::put_rows`).
+    pub fn results_array(&self) -> js_sys::Array {
+        self.results().unwrap_or_default()
+    }
+
     /// The first row, read by `read`, if there is one.
     pub fn map_first<T>(&self, read: impl FnOnce(&Row<'_>) -> Result<T>) -> Result<Option<T>> {
         match self.results().map(|rows| rows.get(0)) {

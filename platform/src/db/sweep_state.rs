@@ -38,13 +38,11 @@ pub async fn start(db: &D1Database) -> Result<SweepStart> {
     })
 }
 
-/// Records the chunk about to be put, before its first put.
-pub async fn write_journal(db: &D1Database, chunk: &Chunk) -> Result<()> {
+/// Records the chunk about to be put: in the batch that reads its rows,
+/// which completes before the first put.
+pub fn write_journal(db: &D1Database, chunk: &Chunk) -> Result<D1PreparedStatement> {
     db.prepare("UPDATE sweep_state SET journal = ?1 WHERE id = 1")
-        .bind(&[text(&serde_json::to_string(chunk)?)])?
-        .query()
-        .await?;
-    Ok(())
+        .bind(&[text(&serde_json::to_string(chunk)?)])
 }
 
 /// Clears the journal: in the batch that deletes the chunk's rows, so the
