@@ -41,11 +41,22 @@ const TIMEOUT_MS = 300_000;
 // anchor 2.00 and 2.0.
 const COUNT_D1 = process.env.BENCH_ARCHIVE_COUNT === "1";
 
-/** Compiles the anchor to bench/.build (bench/run.mjs does it too). */
-export async function buildAnchor() {
+/** Compiles the named hand-written workers (bench/<name>/index.ts) to bench/.build, as bench/run.mjs does. */
+export async function buildAnchors(...names) {
   const esbuild = (await import("esbuild")).default;
   mkdirSync(BUILD, { recursive: true });
-  await esbuild.build({ entryPoints: [path.join(BENCH, ANCHOR, "index.ts")], outfile: path.join(BUILD, `${ANCHOR}.js`), bundle: true, format: "esm", target: "es2022", platform: "neutral", logLevel: "warning" });
+  for (const name of names) {
+    await esbuild.build({ entryPoints: [path.join(BENCH, name, "index.ts")], outfile: path.join(BUILD, `${name}.js`), bundle: true, format: "esm", target: "es2022", platform: "neutral", logLevel: "warning" });
+  }
+}
+
+/** For a bench module run on its own: quiet wrangler, build `anchors`, and answer the relay's compatibility date. */
+export async function standalone(...anchors) {
+  process.env.WRANGLER_SEND_METRICS = "false";
+  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+  process.env.WRANGLER_LOG ??= "error";
+  await buildAnchors(...anchors);
+  return /compatibility_date\s*=\s*"([^"]+)"/.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
 }
 
 /** The first ingest time of the seeded rows: 01:00 UTC two days ago, so all N (1 ms apart) share one UTC day. */
@@ -181,10 +192,6 @@ export async function runArchiveSweep({ compatDate, runs = 3, n = 20000 }) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.env.WRANGLER_SEND_METRICS = "false";
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  process.env.WRANGLER_LOG ??= "error";
-  await buildAnchor();
-  const compatDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
+  const compatDate = await standalone(ANCHOR);
   await runArchiveSweep({ compatDate, runs: Number(process.env.BENCH_ARCHIVE_RUNS ?? 3), n: Number(process.env.BENCH_ARCHIVE_N ?? 20000) });
 }

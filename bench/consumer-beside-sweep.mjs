@@ -25,11 +25,10 @@
 //
 //   node bench/consumer-beside-sweep.mjs   # BENCH_RUNS (3), BENCH_N (10000), BENCH_SEED_N (30000), BENCH_BESIDE_PAUSE_MS (1000); needs `bash scripts/build.sh`
 import path from "node:path";
-import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { BUILD, ROOT, started, startJsConsumer, startRelay } from "./lib.mjs";
+import { BUILD, started, startJsConsumer, startRelay } from "./lib.mjs";
 import { consumerRun } from "./consumer-run.mjs";
-import { ANCHOR, archiveSweepers, buildAnchor, seed } from "./archive-sweep.mjs";
+import { ANCHOR, archiveSweepers, seed, standalone } from "./archive-sweep.mjs";
 import { fmt, median, say, targetTable } from "./report.mjs";
 
 const SEED_SOURCE = "sweep-seed";
@@ -120,12 +119,6 @@ export async function runConsumerBesideSweep({ compatDate, runs = 3, n = 10000, 
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.env.WRANGLER_SEND_METRICS = "false";
-  process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
-  process.env.WRANGLER_LOG ??= "error";
-  await buildAnchor();
-  const esbuild = (await import("esbuild")).default;
-  await esbuild.build({ entryPoints: [path.join(ROOT, "bench/raw-d1/index.ts")], outfile: path.join(BUILD, "raw-d1.js"), bundle: true, format: "esm", target: "es2022", platform: "neutral", logLevel: "warning" });
-  const compatDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"))[1];
+  const compatDate = await standalone(ANCHOR, "raw-d1");
   await runConsumerBesideSweep({ compatDate, runs: Number(process.env.BENCH_RUNS ?? 3), n: Number(process.env.BENCH_N ?? 10000), seedN: Number(process.env.BENCH_SEED_N ?? 30000), pauseMs: Number(process.env.BENCH_BESIDE_PAUSE_MS ?? 1000) });
 }
