@@ -59,7 +59,7 @@ async fn step(env: &Env, generation: i64) -> worker::Result<bool> {
         .as_ref()
         .map_err(|e| worker::Error::RustError(e.to_string()))?;
     let now = now_ms();
-    let Ok(held) = lease::take(env, now).await? else {
+    let lease::Turn::Held(held) = lease::take(env, now).await? else {
         return Ok(false);
     };
     let stepped = claimed_step(env, cfg, generation, now).await;

@@ -13,16 +13,22 @@ pub struct Held {
     until: i64,
 }
 
-/// Takes the lease at `now`: `Ok` when this run holds it, `Err` with the
-/// holder's expiry (when read) when another run does (logged; this run
-/// then does nothing).
-pub async fn take(env: &Env, now: i64) -> Result<std::result::Result<Held, Option<i64>>> {
+/// What taking the lease gave this run.
+pub enum Turn {
+    /// This run holds it, until it gives it back.
+    Held(Held),
+    /// Another run holds it (until then, when read): this one does nothing.
+    Busy(Option<i64>),
+}
+
+/// Takes the lease at `now` (a busy turn is logged).
+pub async fn take(env: &Env, now: i64) -> Result<Turn> {
     let db = env.d1("DB")?;
     let read = sweep_state::lease(&db).await?;
     let held_until = match turn(now, read) {
         LeaseTurn::Take { until } => {
             if sweep_state::take_lease(&db, read, until).await? {
-                return Ok(Ok(Held { until }));
+                return Ok(Turn::Held(Held { until }));
             }
             // Another run took it between the read and the write.
             None
@@ -34,7 +40,7 @@ pub async fn take(env: &Env, now: i64) -> Result<std::result::Result<Held, Optio
         "maintenance_busy",
         log::fields! {"held_until": held_until, "next": "another run holds the lease; this one does nothing"},
     );
-    Ok(Err(held_until))
+    Ok(Turn::Busy(held_until))
 }
 
 /// Gives the lease back. A failure is only logged: the lease then expires

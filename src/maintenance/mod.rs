@@ -27,8 +27,8 @@ use worker::{D1Database, Env};
 /// `"busy_until"` (when that lease expires): the caller runs again.
 pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
     let (swept, held) = match lease::take(env, now_ms).await {
-        Ok(Ok(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
-        Ok(Err(busy_until)) => {
+        Ok(lease::Turn::Held(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
+        Ok(lease::Turn::Busy(busy_until)) => {
             let nothing = json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until});
             return Ok(answered(nothing, Vec::new(), Vec::new(), now_ms));
         }
