@@ -116,6 +116,15 @@ type Put = (Vec<(ArchiveTable, u64)>, u32);
 /// own CPU (bench/archive-sweep.mjs).
 async fn put_ranges(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
     let tables = retention::chunk_tables(chunk);
+    // One result set per table, or a table would go unarchived and its
+    // rows still be deleted.
+    if read.len() != tables.len() {
+        return Err(worker::Error::RustError(format!(
+            "D1 answered {} result sets for a chunk's read of {}; nothing was put or deleted, the next run retries",
+            read.len(),
+            tables.len()
+        )));
+    }
     let (mut rows, mut puts) = (Vec::new(), 0_u32);
     for ((table, key), result) in tables.into_iter().zip(chunk.keys()).zip(read) {
         let results = result.results_array();
@@ -136,6 +145,15 @@ async fn put_entries(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
         .iter()
         .map(Rows::json_objects)
         .collect::<Result<Vec<_>>>()?;
+    // The entries' rows and their payloads: anything else is a read that
+    // went wrong, and archiving less than the chunk would let its delete
+    // lose rows.
+    if read.len() != 2 {
+        return Err(worker::Error::RustError(format!(
+            "D1 answered {} result sets for a dead-letter chunk's read of 2; nothing was put or deleted, the next run retries",
+            read.len()
+        )));
+    }
     let (mut rows, mut puts) = (Vec::new(), 0_u32);
     for (table, key, object_rows) in entry_objects(chunk, read) {
         if object_rows.is_empty() {
