@@ -4,16 +4,18 @@
 //! then deleting them.
 //!
 //! Each chunk goes: one D1 batch that writes the journal and reads the
-//! rows → put each object → one D1 batch that deletes the rows (tombstones first for dead letters) and clears
-//! the journal. A crash after a put leaves the rows and the journal; the
-//! next run redoes the chunk under the same keys, so each row is archived
-//! once by key, and nothing is deleted before its object was written.
+//! rows → put each object → one D1 batch that deletes the rows (tombstones
+//! first for dead letters), clears the journal and reads the next chunk's
+//! candidates (`SweepRun::read_ahead`). A crash after a put leaves the rows
+//! and the journal; the next run redoes the chunk under the same keys, so
+//! each row is archived once by key, and nothing is deleted before its
+//! object was written.
 
 use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_core::retention::ndjson::{encode_rows, Row};
 use hookrelay_core::retention::plan::{
-    Chunk, Step, SweepReport, SweepRun, Written, DEFAULT_SUBREQUEST_BUDGET,
+    Candidates, Chunk, Step, SweepReport, SweepRun, Written, DEFAULT_SUBREQUEST_BUDGET,
 };
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
@@ -44,35 +46,33 @@ pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) ->
     loop {
         let (chunk, redo) = match run.next_step() {
             Step::Finished(report) => return Ok(StepDone { report, fresh }),
-            Step::Redo(chunk) => (chunk, true),
-            Step::Read(q) => {
-                let candidates = retention::candidates(db, &q).await?;
-                match run.select(&q, &candidates) {
-                    Some(chunk) => (chunk, false),
-                    None => {
-                        run.nothing(&q);
-                        continue;
-                    }
-                }
+            Step::Read(queries) => {
+                run.read(retention::read_candidates(db, &queries).await?);
+                continue;
             }
+            Step::Redo(chunk) => (chunk, true),
+            Step::Move(chunk) => (chunk, false),
         };
-        let written = move_chunk(env, db, &chunk, redo, now).await?;
+        let (written, ahead) = move_chunk(env, db, &run, &chunk, redo, now).await?;
         // A redo is counted too: the run that first wrote the chunk failed
         // before its delete, and so counted nothing.
         fresh.0 += u64::from(written.objects);
         fresh.1 += written.rows.iter().map(|(_, n)| n).sum::<u64>();
         run.done(&chunk, &written);
+        run.read(ahead);
     }
 }
 
-/// Archives then deletes one chunk.
+/// Archives then deletes one chunk; answers what it wrote and the
+/// candidates it read ahead in its delete batch.
 async fn move_chunk(
     env: &Env,
     db: &D1Database,
+    run: &SweepRun,
     chunk: &Chunk,
     redo: bool,
     now: i64,
-) -> Result<Written> {
+) -> Result<(Written, Vec<Candidates>)> {
     // The journal goes in the read's batch: written before any put, at no
     // extra round trip. A redo's chunk is the journal already.
     let mut stmts = Vec::new();
@@ -93,17 +93,27 @@ async fn move_chunk(
     };
     let mut stmts = retention::delete_chunk(db, chunk, &entry_keys, now)?;
     stmts.push(sweep_state::clear_journal(db));
+    let deleted = stmts.len();
+    let ahead = run.read_ahead(chunk, puts);
+    for q in &ahead {
+        stmts.push(retention::candidates_statement(db, q)?);
+    }
     let results = batch(db, stmts).await?;
+    // The size after the delete, not after the reads ahead (which report
+    // the same size, but say nothing of the write).
     let size_after = results
         .iter()
+        .take(deleted)
         .filter_map(|r| r.size_after())
         .next_back()
         .unwrap_or(0);
-    Ok(Written {
+    let ahead = retention::candidates_of(&ahead, results.get(deleted..).unwrap_or_default())?;
+    let written = Written {
         rows,
         objects: puts,
         size_after,
-    })
+    };
+    Ok((written, ahead))
 }
 
 /// Rows archived per table, and objects put.

@@ -1,25 +1,34 @@
 //! Sweep planning: what one bounded run archives and deletes, chunk by
 //! chunk, and whether work is left for the next run.
 //!
-//! The glue drives a [`SweepRun`]: `next_step()` answers a [`Step`]; for
-//! `Read(query)` the glue reads candidate rows (ids, times, states; no
-//! bodies) ordered oldest first, and `select` picks the [`Chunk`] to move;
-//! the glue then writes the chunk to the journal (`sweep_state.journal`)
-//! and reads its rows by id in one D1 batch, puts them to R2 under the chunk's keys, deletes
-//! them and clears the journal in one D1 batch, and calls `done` with
-//! `meta.size_after`. A run that crashed between the put and the delete
-//! left the chunk in the journal; the next run starts with `Redo(chunk)`,
-//! which rewrites the same keys and deletes the same ids, so each row is
-//! archived once by key.
+//! The glue drives a [`SweepRun`]: `next_step()` answers a [`Step`]. For
+//! `Read(queries)` the glue reads candidate rows (ids, times, states; no
+//! bodies) for every query in one D1 batch, oldest first, and hands them to
+//! `read`. For `Move(chunk)` (or `Redo(chunk)`) it writes the chunk to the
+//! journal (`sweep_state.journal`) and reads its rows by id in one D1
+//! batch, puts them to R2 under the chunk's keys, then deletes them, clears
+//! the journal and reads the candidates `read_ahead` asks for, in one D1
+//! batch; it calls `done` with `meta.size_after`, and `read` with those
+//! candidates. So a chunk costs two D1 round trips, the same as a sweep
+//! that skips the journal: the journal's write rides in the row read and
+//! the next chunk's candidates ride in this chunk's delete. A run that
+//! crashed between the put and the delete left the chunk in the journal;
+//! the next run starts with `Redo(chunk)`, which rewrites the same keys and
+//! deletes the same ids, so each row is archived once by key.
+//!
+//! Candidates read ahead are used only for the query they were read for:
+//! when the size rule turns off between two chunks, the next query differs
+//! and is read afresh. They are as fresh as a separate read would be (the
+//! same batch as the previous delete, just before the next chunk).
 //!
 //! **Bounds.** A statement binds at most [`MAX_IDS_PER_STATEMENT`] ids (D1
 //! allows 100 bound parameters and 100 KB of SQL; ids travel as
 //! parameters, so the text stays a few hundred bytes). A chunk holds at
-//! most [`EVENT_CHUNK_ROWS`] rows (five statements in one batch) and about
-//! [`MAX_CHUNK_BYTES`] of bodies, and never spans two UTC days (one object
-//! per table per chunk). A run stops before it could pass its subrequest
-//! budget (every D1 call and R2 put counts), answering `more: true`; the
-//! sweep then continues through a queue message or the next cron.
+//! most [`EVENT_CHUNK_ROWS`] rows and about [`MAX_CHUNK_BYTES`] of bodies,
+//! and never spans two UTC days (one object per table per chunk). A run
+//! stops before it could pass its subrequest budget (every D1 call and R2
+//! put counts), answering `more: true`; the sweep then continues through a
+//! queue message or the next cron.
 //!
 //! **Size.** While `meta.size_after` is above `D1_MAX_BYTES`, events are
 //! read with no age limit, oldest sweepable first. If a chunk's delete did
@@ -37,7 +46,7 @@ use serde::{Deserialize, Serialize};
 /// Ids bound in one statement at most: D1 allows 100 parameters, and a
 /// statement keeps a few for its own conditions.
 pub const MAX_IDS_PER_STATEMENT: usize = 90;
-/// Rows in a chunk of events (or other rows) at most: five statements.
+/// Rows in a chunk of events (or other rows) at most.
 pub const EVENT_CHUNK_ROWS: usize = 5 * MAX_IDS_PER_STATEMENT;
 /// Dead-letter entries in a chunk at most: each is its own object (and a
 /// payload object when claim-checked).
@@ -46,9 +55,11 @@ pub const ENTRY_CHUNK_ROWS: usize = 10;
 pub const MAX_CHUNK_BYTES: u64 = 4_000_000;
 /// Subrequests one run may spend, well inside the Workers free plan's 50.
 pub const DEFAULT_SUBREQUEST_BUDGET: u32 = 40;
-/// D1 calls per chunk: read candidates, write the journal and read the
-/// rows (one batch), delete and clear the journal (one batch).
-pub const CALLS_PER_CHUNK: u32 = 3;
+/// D1 calls per chunk: write the journal and read the rows (one batch),
+/// delete, clear the journal and read ahead (one batch).
+pub const CALLS_PER_CHUNK: u32 = 2;
+/// D1 calls per read of candidates (one batch, whatever its queries).
+pub const CALLS_PER_READ: u32 = 1;
 const DAY_MS: i64 = 86_400_000;
 
 /// What the glue reads next: candidates of `table` with `column < before`,
@@ -162,13 +173,19 @@ pub struct SweepReport {
     pub size_unresponsive: bool,
 }
 
+/// Candidates as read for one query.
+pub type Candidates = (ChunkQuery, Vec<Candidate>);
+
 /// The next thing to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
     /// Finish the journal's chunk first: read its rows by id, put, delete.
     Redo(Chunk),
-    /// Read candidates, then `select`.
-    Read(ChunkQuery),
+    /// Read candidates for each query (one batch), then hand them to
+    /// `SweepRun::read`.
+    Read(Vec<ChunkQuery>),
+    /// Move this chunk: journal and read its rows, put, delete.
+    Move(Chunk),
     /// Stop; the report says whether work is left.
     Finished(SweepReport),
 }
@@ -183,6 +200,8 @@ pub struct SweepRun {
     spent: u32,
     budget: u32,
     journal: Option<Chunk>,
+    /// Candidates from the last read, by query, not yet used.
+    known: Vec<Candidates>,
     report: SweepReport,
 }
 
@@ -205,6 +224,7 @@ impl SweepRun {
             spent: 0,
             budget,
             journal,
+            known: Vec::new(),
             report: SweepReport {
                 size_bytes,
                 ..SweepReport::default()
@@ -212,21 +232,55 @@ impl SweepRun {
         }
     }
 
-    /// What to do next.
+    /// What to do next. A table whose candidates were read and hold
+    /// nothing to move is done at no cost; a read is charged here.
     pub fn next_step(&mut self) -> Step {
         if let Some(mut chunk) = self.journal.take() {
             // A redo finishes old work; it says nothing about what is left.
             chunk.exhausted = false;
             return Step::Redo(chunk);
         }
-        let Some(rule) = self.rules.get(self.phase).copied() else {
-            return Step::Finished(self.report.clone());
-        };
-        if self.spent + max_cost(rule.table) > self.budget {
-            self.report.more = true;
-            return Step::Finished(self.report.clone());
+        loop {
+            let Some(rule) = self.rules.get(self.phase).copied() else {
+                return Step::Finished(self.report.clone());
+            };
+            let q = self.query(rule);
+            let Some(i) = self.known.iter().position(|(k, _)| *k == q) else {
+                if self.spent + CALLS_PER_READ + max_cost(rule.table) > self.budget {
+                    return self.out_of_budget();
+                }
+                self.spent += CALLS_PER_READ;
+                return Step::Read(self.queries_from(self.phase));
+            };
+            let (q, candidates) = self.known.swap_remove(i);
+            let Some(chunk) = self.select(&q, &candidates) else {
+                self.phase += 1;
+                continue;
+            };
+            // Read but not moved when over budget: the next run reads again.
+            if self.spent + max_cost(q.table) > self.budget {
+                return self.out_of_budget();
+            }
+            return Step::Move(chunk);
         }
-        Step::Read(self.query(rule))
+    }
+
+    fn out_of_budget(&mut self) -> Step {
+        self.report.more = true;
+        Step::Finished(self.report.clone())
+    }
+
+    /// The queries one read asks for from `phase` on: the events alone
+    /// (their chunks come one after the other, each reading the next
+    /// ahead), else every table left, whose candidates are few and read in
+    /// one batch, so a run that finds little to do costs one round trip
+    /// for all of them.
+    fn queries_from(&self, phase: usize) -> Vec<ChunkQuery> {
+        let rules = self.rules.get(phase..).unwrap_or_default();
+        match rules.first() {
+            Some(r) if r.table == ArchiveTable::Events => vec![self.query(*r)],
+            _ => rules.iter().map(|r| self.query(*r)).collect(),
+        }
     }
 
     fn query(&self, rule: AgeRule) -> ChunkQuery {
@@ -254,9 +308,36 @@ impl SweepRun {
         }
     }
 
+    /// Hands over the candidates read for a `Step::Read`, or read ahead in
+    /// a chunk's delete batch; they replace any read before.
+    pub fn read(&mut self, sets: Vec<Candidates>) {
+        self.known = sets;
+    }
+
+    /// The candidates to read in `chunk`'s delete batch (at no extra round
+    /// trip), after it put `objects`: the next chunk of its table, or, when
+    /// the table is done, the tables after it. Nothing when the budget
+    /// would stop the run before it could use them.
+    pub fn read_ahead(&self, chunk: &Chunk, objects: u32) -> Vec<ChunkQuery> {
+        let current = self.rules.get(self.phase).map(|r| r.table);
+        if current != Some(chunk.table) {
+            // A redo of a table this run is not at: the next step reads.
+            return Vec::new();
+        }
+        let next = self.phase + usize::from(chunk.exhausted);
+        let spent = self.spent + CALLS_PER_CHUNK + objects;
+        match self.rules.get(next) {
+            Some(r) if spent + max_cost(r.table) > self.budget => Vec::new(),
+            // The same table again: its next chunk only.
+            Some(r) if !chunk.exhausted => vec![self.query(*r)],
+            Some(_) => self.queries_from(next),
+            None => Vec::new(),
+        }
+    }
+
     /// The chunk to move from `candidates` (read for `q`, oldest first):
     /// the eligible ones before `q.before`, within one UTC day, up to the
-    /// row and byte bounds. `None` when none is eligible; call `nothing`.
+    /// row and byte bounds. `None` when none is eligible.
     pub fn select(&self, q: &ChunkQuery, candidates: &[Candidate]) -> Option<Chunk> {
         let max_rows = q.limit.min(EVENT_CHUNK_ROWS);
         let (mut rows, mut bytes, mut cut) = (Vec::new(), 0_u64, false);
@@ -291,14 +372,6 @@ impl SweepRun {
         })
     }
 
-    /// The read for `q` found nothing to move: its table is done.
-    pub fn nothing(&mut self, q: &ChunkQuery) {
-        self.spent += 1;
-        if self.rules.get(self.phase).map(|r| r.table) == Some(q.table) {
-            self.phase += 1;
-        }
-    }
-
     /// `chunk` was archived and deleted as `written` says.
     pub fn done(&mut self, chunk: &Chunk, written: &Written) {
         self.spent += CALLS_PER_CHUNK + written.objects;
@@ -322,7 +395,8 @@ impl SweepRun {
     }
 }
 
-/// The most subrequests one chunk of `table` can cost.
+/// The most subrequests one chunk of `table` can cost once its candidates
+/// are read.
 fn max_cost(table: ArchiveTable) -> u32 {
     let objects = match table {
         ArchiveTable::DeadLetters => 2 * ENTRY_CHUNK_ROWS,

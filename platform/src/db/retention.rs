@@ -13,8 +13,8 @@
 //! the one exception is formatted from `DeliveryStatus::Parked.as_str()`
 //! so that the partial index `events_parked` serves the drains' check.
 
-use super::{int, text, Query};
-use hookrelay_core::retention::plan::{Candidate, Chunk, ChunkQuery};
+use super::{batch, int, text, Rows};
+use hookrelay_core::retention::plan::{Candidate, Candidates, Chunk, ChunkQuery};
 use hookrelay_core::retention::tables::{
     RowState, FINISHED_JOB, RESOLVED_ENTRY, SWEEPABLE_DELIVERY,
 };
@@ -113,8 +113,37 @@ fn sweepable_states(table: ArchiveTable) -> Vec<&'static str> {
     }
 }
 
-/// The candidates for `q`, oldest first, at most `q.limit`.
-pub async fn candidates(db: &D1Database, q: &ChunkQuery) -> Result<Vec<Candidate>> {
+/// Reads the candidates of every query in one batch (oldest first, at
+/// most `q.limit` each), in the queries' order.
+pub async fn read_candidates(db: &D1Database, queries: &[ChunkQuery]) -> Result<Vec<Candidates>> {
+    let stmts = queries
+        .iter()
+        .map(|q| candidates_statement(db, q))
+        .collect::<Result<Vec<_>>>()?;
+    let read = batch(db, stmts).await?;
+    candidates_of(queries, &read)
+}
+
+/// Decodes the answers of [`candidates_statement`]s, one per query; fewer
+/// answers than queries is an error (a table would look empty).
+pub fn candidates_of(queries: &[ChunkQuery], read: &[Rows]) -> Result<Vec<Candidates>> {
+    if read.len() != queries.len() {
+        return Err(worker::Error::RustError(format!(
+            "D1 answered {} result sets for {} candidate reads; the next run reads again",
+            read.len(),
+            queries.len()
+        )));
+    }
+    queries
+        .iter()
+        .zip(read)
+        .map(|(q, rows)| Ok((q.clone(), decode_candidates(q, rows)?)))
+        .collect()
+}
+
+/// The statement that reads the candidates for `q`, oldest first, at most
+/// `q.limit`.
+pub fn candidates_statement(db: &D1Database, q: &ChunkQuery) -> Result<D1PreparedStatement> {
     let s = spec(q.table, q.column);
     let (state_sel, state_where) = match s.state {
         Some(col) => (
@@ -138,7 +167,10 @@ pub async fn candidates(db: &D1Database, q: &ChunkQuery) -> Result<Vec<Candidate
     if s.state.is_some() {
         params.push(text(&serde_json::to_string(&sweepable_states(q.table))?));
     }
-    let rows = db.prepare(&sql).bind(&params)?.query().await?;
+    db.prepare(&sql).bind(&params)
+}
+
+fn decode_candidates(q: &ChunkQuery, rows: &Rows) -> Result<Vec<Candidate>> {
     rows.map(|r| {
         let state = row_state(
             q.table,

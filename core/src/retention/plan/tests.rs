@@ -29,11 +29,17 @@ fn ids(chunk: &Option<Chunk>) -> Vec<&str> {
         .collect()
 }
 
+/// The first query of the next step, which must be a read.
 fn read(run: &mut SweepRun) -> ChunkQuery {
     match run.next_step() {
-        Step::Read(q) => q,
+        Step::Read(qs) => qs[0].clone(),
         other => panic!("expected a read, got {other:?}"),
     }
+}
+
+/// Answers each query with nothing.
+fn nothing(qs: Vec<ChunkQuery>) -> Vec<Candidates> {
+    qs.into_iter().map(|q| (q, Vec::new())).collect()
 }
 
 #[test]
@@ -87,11 +93,11 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
     );
     assert_eq!(
         run.next_step(),
-        Step::Read(ChunkQuery {
+        Step::Read(vec![ChunkQuery {
             rule: SweepRule::Age,
             before: NOW - 30 * DAY,
             ..q
-        }),
+        }]),
         "under the cap again: back to the age rule"
     );
 }
@@ -127,7 +133,7 @@ fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
 fn drain(run: &mut SweepRun) -> Step {
     loop {
         match run.next_step() {
-            Step::Read(q) => run.nothing(&q),
+            Step::Read(qs) => run.read(nothing(qs)),
             other => return other,
         }
     }
@@ -207,42 +213,62 @@ fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
 #[test]
 fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
     let mut run = SweepRun::start(NOW, cfg(), 0, None, 1_000);
-    let mut visited = Vec::new();
-    while let Step::Read(q) = run.next_step() {
-        visited.push(q.table);
-        if q.table == ArchiveTable::DeadLetters {
-            let c = Candidate {
-                id: "dlq_p".into(),
-                at: NOW - 100 * DAY,
-                state: RowState::Entry(EntryStatus::Pending),
-                held: false,
-                bytes: 0,
-            };
-            assert_eq!(run.select(&q, &[c]), None);
-            assert_eq!(q.limit, ENTRY_CHUNK_ROWS);
+    let (mut visited, mut reads) = (Vec::new(), 0);
+    let report = loop {
+        let qs = match run.next_step() {
+            Step::Read(qs) => qs,
+            Step::Finished(r) => break r,
+            other => panic!("nothing to move, got {other:?}"),
+        };
+        reads += 1;
+        visited.extend(qs.iter().map(|q| q.table));
+        let mut sets = nothing(qs);
+        for (q, candidates) in &mut sets {
+            if q.table == ArchiveTable::DeadLetters {
+                assert_eq!(q.limit, ENTRY_CHUNK_ROWS);
+                candidates.push(Candidate {
+                    id: "dlq_p".into(),
+                    at: NOW - 100 * DAY,
+                    state: RowState::Entry(EntryStatus::Pending),
+                    held: false,
+                    bytes: 0,
+                });
+            }
         }
-        run.nothing(&q);
-    }
+        run.read(sets);
+    };
     let want: Vec<ArchiveTable> = age_rules(&cfg()).iter().map(|r| r.table).collect();
     assert_eq!(visited, want);
+    assert_eq!(reads, 2, "the events, then every other table in one batch");
+    assert!(!report.more && report.archived.is_empty());
+}
+
+fn full(q: &ChunkQuery) -> Vec<Candidate> {
+    (0..q.limit)
+        .map(|i| Candidate {
+            id: format!("e{i:04}"),
+            at: NOW - 40 * DAY,
+            ..event("", 0, DeliveryStatus::Delivered)
+        })
+        .collect()
 }
 
 #[test]
 fn a_run_stops_at_its_budget_and_says_more_is_left() {
     let mut run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
-    let mut chunks = 0;
+    let (mut chunks, mut reads) = (0, 0);
     let report = loop {
         match run.next_step() {
-            Step::Read(q) => {
-                let full: Vec<Candidate> = (0..q.limit)
-                    .map(|i| Candidate {
-                        id: format!("e{i:04}"),
-                        at: NOW - 40 * DAY,
-                        ..event("", 0, DeliveryStatus::Delivered)
-                    })
-                    .collect();
-                let c = run.select(&q, &full).unwrap();
+            Step::Read(qs) => {
+                reads += 1;
+                run.read(qs.iter().map(|q| (q.clone(), full(q))).collect());
+            }
+            Step::Move(c) => {
                 assert!(!c.exhausted);
+                let ahead = run.read_ahead(&c, 4);
+                // The next chunk of events rides in the delete, unless the
+                // budget ends the run first.
+                assert!(ahead.len() <= 1 && ahead.iter().all(|q| q.table == c.table));
                 run.done(
                     &c,
                     &Written {
@@ -251,6 +277,7 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
                         size_after: 0,
                     },
                 );
+                run.read(ahead.iter().map(|q| (q.clone(), full(q))).collect());
                 chunks += 1;
             }
             Step::Finished(r) => break r,
@@ -258,7 +285,11 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
         }
     };
     assert!(report.more);
-    assert_eq!(chunks, DEFAULT_SUBREQUEST_BUDGET / (CALLS_PER_CHUNK + 4));
+    assert_eq!(reads, 1, "one read, then each chunk reads the next ahead");
+    assert_eq!(
+        chunks,
+        (DEFAULT_SUBREQUEST_BUDGET - CALLS_PER_READ) / (CALLS_PER_CHUNK + 4)
+    );
     assert_eq!(
         report.archived,
         [(
@@ -267,6 +298,63 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
         )]
     );
     assert_eq!(report.objects_written, 4 * chunks);
+}
+
+#[test]
+fn the_last_chunk_of_a_table_reads_the_tables_after_it_ahead() {
+    let mut run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let Step::Read(qs) = run.next_step() else {
+        panic!("a run starts with a read")
+    };
+    run.read(vec![(
+        qs[0].clone(),
+        vec![event("last", 40, DeliveryStatus::Delivered)],
+    )]);
+    let Step::Move(c) = run.next_step() else {
+        panic!("one event to move")
+    };
+    assert!(c.exhausted);
+    let ahead = run.read_ahead(&c, 1);
+    let tables: Vec<ArchiveTable> = ahead.iter().map(|q| q.table).collect();
+    let want: Vec<ArchiveTable> = age_rules(&cfg())[1..].iter().map(|r| r.table).collect();
+    assert_eq!(tables, want);
+    run.done(
+        &c,
+        &Written {
+            rows: vec![(ArchiveTable::Events, 1)],
+            objects: 1,
+            size_after: 0,
+        },
+    );
+    run.read(nothing(ahead));
+    let Step::Finished(report) = run.next_step() else {
+        panic!("every table was read ahead and holds nothing")
+    };
+    assert!(!report.more, "nothing is left: the run says so at once");
+}
+
+#[test]
+fn candidates_read_for_another_query_are_not_used() {
+    // Above the cap, the size rule's read ahead; the chunk brings the size
+    // under it, so the next query is the age rule's and is read afresh.
+    let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = read(&mut run);
+    run.read(vec![(q.clone(), full(&q))]);
+    let Step::Move(c) = run.next_step() else {
+        panic!("a chunk to move")
+    };
+    let ahead = run.read_ahead(&c, 1);
+    assert_eq!(ahead[0].rule, SweepRule::Size);
+    run.done(
+        &c,
+        &Written {
+            rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
+            objects: 1,
+            size_after: 900,
+        },
+    );
+    run.read(ahead.iter().map(|q| (q.clone(), full(q))).collect());
+    assert_eq!(read(&mut run).rule, SweepRule::Age);
 }
 
 #[test]
