@@ -13,7 +13,8 @@
 //     driven ones; each run is one bounded step plus the alarm check, as in
 //     production;
 //   - the anchor: POST /sweep with the same chunks per call as the relay's
-//     step (9: a 40-subrequest budget at 4 a chunk, core::retention::plan).
+//     step (12: a 40-subrequest budget, one candidate read, then 3 a chunk
+//     with the next chunk's candidates read ahead, core::retention::plan).
 // rows/s = N / (first call to last answer). Both end with D1 empty of
 // events and R2 holding N rows, checked. With BENCH_ARCHIVE_COUNT=1, D1
 // round trips are counted per chunk.
@@ -28,7 +29,7 @@ import { fmt, median, say, targetTable } from "./report.mjs";
 import { mintToken } from "../scripts/admin-jwt.mjs";
 
 export const ANCHOR = "archive-sweep-js";
-const CHUNKS_PER_CALL = 9;
+const CHUNKS_PER_CALL = 12;
 const DAY_MS = 86_400_000;
 const TIMEOUT_MS = 300_000;
 // D1 round trips are counted only with BENCH_ARCHIVE_COUNT=1: through the

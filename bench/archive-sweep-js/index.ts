@@ -14,7 +14,7 @@
 //
 // POST /sweep {"before": <unix ms>, "max_chunks": n} moves at most n chunks
 // and answers {"archived", "objects", "more"}. The bench calls it with the
-// relay's chunks per step (9: a 40-subrequest budget at 4 a chunk), so both
+// relay's chunks per step (12: a 40-subrequest budget, one read, then 3 a chunk), so both
 // make about the same number of invocations.
 //
 // Built by bench/archive-sweep.mjs (and bench/run.mjs) with esbuild to
