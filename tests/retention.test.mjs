@@ -116,6 +116,44 @@ test("EVENT_RETENTION=2s: old delivered events go to R2 and leave D1; parked and
   assert.deepEqual(stats.last_sweep.result, { archived: data.archived, objects_written: data.objects_written, more: false });
 });
 
+test("an event that turns pending or gains an attempt while its chunk is moved stays in D1 with it; the next run archives it again, nothing is lost", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const ids = ["evt_a_plain", "evt_b_turns_pending", "evt_c_gains_attempt", "evt_d_plain"];
+  for (const id of ids) await insertEvent(db, id, "delivered", 60_000);
+  // Without linked rows the chunk neither reads nor deletes the linked
+  // tables, so drop the steps insertEvent wrote.
+  await db.prepare("DELETE FROM event_steps").run();
+  // The journal is written when the chunk is chosen, before its rows are
+  // read and put: a real D1 trigger there plays a replay that lands
+  // between the candidate read and the delete.
+  await db
+    .prepare(
+      `CREATE TRIGGER race_the_sweep AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
+       BEGIN
+         UPDATE events SET delivery_status = 'pending' WHERE event_id = 'evt_b_turns_pending';
+         INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at) VALUES ('evt_c_gains_attempt', 'm-race', 1, 'transient', 'UPSTREAM_5XX', 'late', 1);
+       END`,
+    )
+    .run();
+  const first = await run(admin);
+  assert.equal(first.archived.events, 4, "all four were put with the chunk");
+  const left = (await rows(db, "SELECT event_id, delivery_status FROM events ORDER BY event_id")).map((r) => `${r.event_id}:${r.delivery_status}`);
+  assert.deepEqual(left, ["evt_b_turns_pending:pending", "evt_c_gains_attempt:delivered"], "an in-flight event and one with rows not archived stay");
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM attempts"))[0].n, 1, "the late attempt stays with its event");
+
+  await db.prepare("DROP TRIGGER race_the_sweep").run();
+  await db.prepare("UPDATE events SET delivery_status = 'delivered' WHERE event_id = 'evt_b_turns_pending'").run();
+  const second = await run(admin);
+  assert.equal(second.archived.events, 2, JSON.stringify(second));
+  assert.equal(second.archived.attempts, 1, "the late attempt goes with its event");
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 0);
+  const events = Object.values(await archived(bucket, "events/")).flat().map((r) => r.event_id);
+  assert.deepEqual([...new Set(events)].sort(), ids, "every event is in the archive");
+  const attempts = Object.values(await archived(bucket, "attempts/")).flat();
+  assert.deepEqual(attempts.map((a) => a.event_id), ["evt_c_gains_attempt"]);
+});
+
 /** Inserts `n` resolved (archived) dead letters, resolved `ageMs` ago. */
 async function insertResolvedEntries(db, n, ageMs) {
   const at = Date.now() - ageMs;

@@ -82,8 +82,11 @@ async fn move_chunk(
     let journaled = stmts.len();
     stmts.extend(retention::read_statements(db, chunk)?);
     let read = batch(db, stmts).await?;
-    let (rows, puts) = if chunk.table == ArchiveTable::DeadLetters {
-        put_entries(env, chunk, &read[journaled..]).await?
+    let ((rows, puts), read_keys) = if chunk.table == ArchiveTable::DeadLetters {
+        (
+            put_entries(env, chunk, &read[journaled..]).await?,
+            Vec::new(),
+        )
     } else {
         put_ranges(env, chunk, &read[journaled..]).await?
     };
@@ -91,7 +94,7 @@ async fn move_chunk(
         ArchiveTable::DeadLetters => chunk.keys().iter().map(ToString::to_string).collect(),
         _ => Vec::new(),
     };
-    let mut stmts = retention::delete_chunk(db, chunk, &entry_keys, now)?;
+    let mut stmts = retention::delete_chunk(db, chunk, &entry_keys, &read_keys, now)?;
     stmts.push(sweep_state::clear_journal(db));
     let deleted = stmts.len();
     let ahead = run.read_ahead(chunk, puts);
@@ -120,11 +123,16 @@ async fn move_chunk(
 type Put = (Vec<(ArchiveTable, u64)>, u32);
 
 /// A chunk of rows under range keys: one object per table that has rows
-/// (in `retention::chunk_tables` order, matching `chunk.keys()`). The rows
-/// go to R2 as D1 returned them, encoded in JS: nothing here reads them,
-/// and copying ~300 KB a chunk into wasm and back was most of the sweep's
-/// own CPU (bench/archive-sweep.mjs).
-async fn put_ranges(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
+/// (in `retention::chunk_tables` order, matching `chunk.keys()`), and the
+/// keys of the linked rows read, for their delete. The rows go to R2 as D1
+/// returned them, encoded in JS: nothing here reads them, and copying
+/// ~300 KB a chunk into wasm and back was most of the sweep's own CPU
+/// (bench/archive-sweep.mjs).
+async fn put_ranges(
+    env: &Env,
+    chunk: &Chunk,
+    read: &[Rows],
+) -> Result<(Put, Vec<(ArchiveTable, String)>)> {
     let tables = retention::chunk_tables(chunk);
     // One result set per table, or a table would go unarchived and its
     // rows still be deleted.
@@ -135,9 +143,12 @@ async fn put_ranges(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
             tables.len()
         )));
     }
-    let (mut rows, mut puts) = (Vec::new(), 0_u32);
+    let (mut rows, mut puts, mut read_keys) = (Vec::new(), 0_u32, Vec::new());
     for ((table, key), result) in tables.into_iter().zip(chunk.keys()).zip(read) {
         let results = result.results_array();
+        if let Some(keys) = retention::read_keys(chunk, table, &results)? {
+            read_keys.push((table, keys));
+        }
         if results.length() == 0 {
             continue;
         }
@@ -145,7 +156,7 @@ async fn put_ranges(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
         puts += 1;
         add(&mut rows, table, u64::from(n));
     }
-    Ok((rows, puts))
+    Ok(((rows, puts), read_keys))
 }
 
 /// A chunk of dead letters: one object per entry, and its claim-checked

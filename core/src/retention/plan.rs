@@ -91,6 +91,9 @@ pub struct Candidate {
     pub held: bool,
     /// Its body's bytes (0 for tables without bodies).
     pub bytes: u64,
+    /// Whether rows of its linked tables may refer to it (the read checks
+    /// for events; any other table with linked tables says true).
+    pub linked: bool,
 }
 
 /// One row of a chunk.
@@ -115,6 +118,16 @@ pub struct Chunk {
     /// No more candidates were left behind this chunk in its table.
     #[serde(default)]
     pub exhausted: bool,
+    /// Whether any of its rows had linked rows when read. Without, the
+    /// glue neither reads nor deletes the linked tables, and its delete
+    /// keeps a row that gained linked rows since (archived again later,
+    /// never lost). A journal written before this field says true.
+    #[serde(default = "linked_unknown")]
+    pub linked: bool,
+}
+
+fn linked_unknown() -> bool {
+    true
 }
 
 impl Chunk {
@@ -340,7 +353,7 @@ impl SweepRun {
     /// row and byte bounds. `None` when none is eligible.
     pub fn select(&self, q: &ChunkQuery, candidates: &[Candidate]) -> Option<Chunk> {
         let max_rows = q.limit.min(EVENT_CHUNK_ROWS);
-        let (mut rows, mut bytes, mut cut) = (Vec::new(), 0_u64, false);
+        let (mut rows, mut bytes, mut cut, mut linked) = (Vec::new(), 0_u64, false, false);
         for c in candidates {
             if c.at >= q.before || !eligible(q.table, c.state, c.held) {
                 continue;
@@ -356,6 +369,7 @@ impl SweepRun {
                 break;
             }
             bytes += c.bytes;
+            linked |= c.linked;
             rows.push(ChunkRow {
                 id: c.id.clone(),
                 at: c.at,
@@ -369,6 +383,7 @@ impl SweepRun {
             rule: q.rule,
             rows,
             exhausted: !cut && candidates.len() < q.limit,
+            linked,
         })
     }
 

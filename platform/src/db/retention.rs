@@ -38,6 +38,8 @@ struct Spec {
     state: Option<&'static str>,
     /// Its body's bytes.
     bytes: &'static str,
+    /// Whether linked rows refer to it (1 or 0).
+    linked: &'static str,
     /// What else a candidate must satisfy.
     filter: String,
 }
@@ -50,12 +52,14 @@ fn spec(table: ArchiveTable, column: &'static str) -> Spec {
         at_expr: "",
         state: None,
         bytes: "0",
+        linked: "0",
         filter: String::new(),
     };
     let mut s = match table {
         ArchiveTable::Events => Spec {
             state: Some("delivery_status"),
             bytes: "body_bytes",
+            linked: EVENT_LINKED,
             ..plain("event_id", false)
         },
         ArchiveTable::Attempts => Spec {
@@ -75,6 +79,8 @@ fn spec(table: ArchiveTable, column: &'static str) -> Spec {
         ArchiveTable::Audit | ArchiveTable::EventSteps => plain("id", true),
         ArchiveTable::Jobs => Spec {
             state: Some("status"),
+            // Entries are not checked: a finished job always has some.
+            linked: "1",
             ..plain("id", false)
         },
         ArchiveTable::Drains => Spec {
@@ -96,6 +102,24 @@ fn spec(table: ArchiveTable, column: &'static str) -> Spec {
     }
     s
 }
+
+/// Whether an event has rows in its linked tables (each by its index on
+/// `event_id`), so a chunk without any skips their reads and deletes.
+const EVENT_LINKED: &str = "(EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
+     OR EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id) \
+     OR EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id))";
+
+/// What keeps an event of a chunk in D1 at its delete (after the linked
+/// deletes, in the same batch): a state that is no longer sweepable (`?2`),
+/// or a linked row that was not read with the chunk (written since), bar
+/// a payload a dead letter holds. Such an event was put with the chunk and
+/// is archived again by a later chunk, with its new rows: a second copy,
+/// never a loss, and never an in-flight event deleted.
+const EVENT_STILL_SWEEPABLE: &str = "AND delivery_status IN (SELECT value FROM json_each(?2)) \
+     AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
+     AND NOT EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id) \
+     AND NOT EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id \
+       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = p.event_id))";
 
 /// A payload a dead letter in D1 still refers to stays (its envelope's
 /// claim-checked body; `dead_letters_by_event`, migration 0011).
@@ -158,9 +182,9 @@ pub fn candidates_statement(db: &D1Database, q: &ChunkQuery) -> Result<D1Prepare
         "0"
     };
     let sql = format!(
-        "SELECT {} AS id, {} AS at, {state_sel} AS state, {delivered} AS delivered, {} AS bytes FROM {} \
+        "SELECT {} AS id, {} AS at, {state_sel} AS state, {delivered} AS delivered, {} AS bytes, {} AS linked FROM {} \
          WHERE {col} IS NOT NULL AND {col} < ?1 {state_where} {} ORDER BY {col}, {} LIMIT ?2",
-        s.id_expr, s.at_expr, s.bytes, q.table.as_str(), s.filter, s.id,
+        s.id_expr, s.at_expr, s.bytes, s.linked, q.table.as_str(), s.filter, s.id,
         col = q.column,
     );
     let mut params = vec![int(q.before), int(q.limit as i64)];
@@ -183,6 +207,7 @@ fn decode_candidates(q: &ChunkQuery, rows: &Rows) -> Result<Vec<Candidate>> {
             state,
             held: false,
             bytes: r.int("bytes")?.max(0) as u64,
+            linked: r.int("linked")? != 0,
         })
     })
 }
@@ -233,10 +258,13 @@ fn chunk_where(chunk: &Chunk, target: ArchiveTable) -> String {
     }
 }
 
-/// The tables a chunk reads and deletes: its own, then the linked ones.
+/// The tables a chunk reads and deletes: its own, then the linked ones
+/// when any of its rows had linked rows.
 pub fn chunk_tables(chunk: &Chunk) -> Vec<ArchiveTable> {
     let mut tables = vec![chunk.table];
-    tables.extend(hookrelay_core::retention::tables::linked(chunk.table));
+    if chunk.linked {
+        tables.extend(hookrelay_core::retention::tables::linked(chunk.table));
+    }
     tables
 }
 
@@ -261,13 +289,47 @@ pub fn read_statements(db: &D1Database, chunk: &Chunk) -> Result<Vec<D1PreparedS
     Ok(stmts)
 }
 
+/// The key column of a table whose rows a chunk of events deletes by what
+/// it read (so a row written between the read and the delete stays).
+fn read_key(chunk: &Chunk, table: ArchiveTable) -> Option<&'static str> {
+    match (chunk.table, table) {
+        (ArchiveTable::Events, ArchiveTable::Attempts | ArchiveTable::EventSteps) => Some("id"),
+        (ArchiveTable::Events, ArchiveTable::Payloads) => Some("event_id"),
+        _ => None,
+    }
+}
+
+/// For a linked table of `chunk` deleted by what was read: the key column's
+/// values of the rows read (`results`, as D1 answered them), as a JSON
+/// array for [`delete_chunk`]. `None` for a table deleted by the chunk's ids.
+pub fn read_keys(
+    chunk: &Chunk,
+    table: ArchiveTable,
+    results: &js_sys::Array,
+) -> Result<Option<String>> {
+    let Some(column) = read_key(chunk, table) else {
+        return Ok(None);
+    };
+    let column = wasm_bindgen::JsValue::from_str(column);
+    let keys: js_sys::Array = results
+        .iter()
+        .map(|row| js_sys::Reflect::get(&row, &column))
+        .collect::<std::result::Result<_, _>>()?;
+    let json = js_sys::JSON::stringify(&keys)?;
+    Ok(json.as_string())
+}
+
 /// The statements that delete the chunk's rows (linked tables first), and
 /// for dead letters first the tombstones (`cause` swept, the status each
-/// had, its archive key); `keys` are the entries' keys, in chunk order.
+/// had, its archive key); `entry_keys` are the entries' keys, in chunk
+/// order. A linked table named in `read` loses only the rows read (by
+/// [`read_keys`]); one read empty is not touched. An event is deleted only
+/// while it is still sweepable ([`EVENT_STILL_SWEEPABLE`]).
 pub fn delete_chunk(
     db: &D1Database,
     chunk: &Chunk,
     entry_keys: &[String],
+    read: &[(ArchiveTable, String)],
     now_ms: i64,
 ) -> Result<Vec<D1PreparedStatement>> {
     let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
@@ -286,8 +348,27 @@ pub fn delete_chunk(
         ).bind(&[text(&serde_json::to_string(&pairs)?), int(now_ms), text(TombstoneCause::Swept.as_str())])?);
     }
     for t in chunk_tables(chunk).into_iter().rev() {
-        let sql = format!("DELETE FROM {} WHERE {}", t.as_str(), chunk_where(chunk, t));
-        stmts.push(db.prepare(&sql).bind(&[text(&ids)])?);
+        let name = t.as_str();
+        let stmt = match (read_key(chunk, t), read.iter().find(|(r, _)| *r == t)) {
+            (Some(_), Some((_, keys))) if keys == "[]" => continue,
+            (Some(col), Some((_, keys))) => db
+                .prepare(format!("DELETE FROM {name} WHERE {col} IN (SELECT value FROM json_each(?1))"))
+                .bind(&[text(keys)])?,
+            (Some(_), None) => {
+                return Err(worker::Error::RustError(format!(
+                    "the sweep deletes {name} by the rows it read, and none were passed; nothing was deleted, the next run retries"
+                )))
+            }
+            (None, _) if t == ArchiveTable::Events => {
+                let states = serde_json::to_string(&sweepable_states(t))?;
+                db.prepare(format!("DELETE FROM events WHERE {} {EVENT_STILL_SWEEPABLE}", chunk_where(chunk, t)))
+                    .bind(&[text(&ids), text(&states)])?
+            }
+            (None, _) => db
+                .prepare(format!("DELETE FROM {name} WHERE {}", chunk_where(chunk, t)))
+                .bind(&[text(&ids)])?,
+        };
+        stmts.push(stmt);
     }
     Ok(stmts)
 }

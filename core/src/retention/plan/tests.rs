@@ -19,6 +19,7 @@ fn event(id: &str, age_days: i64, status: DeliveryStatus) -> Candidate {
         state: RowState::Delivery(status),
         held: false,
         bytes: 100,
+        linked: false,
     }
 }
 
@@ -232,6 +233,7 @@ fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
                     state: RowState::Entry(EntryStatus::Pending),
                     held: false,
                     bytes: 0,
+                    linked: false,
                 });
             }
         }
@@ -373,9 +375,16 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
             },
         ],
         exhausted: true,
+        linked: true,
     };
     let stored = serde_json::to_string(&chunk).unwrap();
     let journal: Chunk = serde_json::from_str(&stored).unwrap();
+    assert_eq!(journal, chunk);
+    let older: Chunk = serde_json::from_str(&stored.replace(",\"linked\":true", "")).unwrap();
+    assert!(
+        older.linked,
+        "a journal from before the linked check reads and deletes the linked tables"
+    );
     let mut run = SweepRun::start(NOW, cfg(), 0, Some(journal), DEFAULT_SUBREQUEST_BUDGET);
     let Step::Redo(redo) = run.next_step() else {
         panic!("the journal comes first")
@@ -422,6 +431,7 @@ fn dead_letter_chunks_write_one_object_per_entry() {
             },
         ],
         exhausted: false,
+        linked: false,
     };
     let keys: Vec<String> = chunk.keys().iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -447,5 +457,31 @@ fn the_dedupe_window_shortens_only_while_the_size_rule_swept_young_events() {
             want,
             "{through:?}"
         );
+    }
+}
+
+#[test]
+fn a_chunk_is_linked_when_any_of_its_rows_is() {
+    let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
+    let q = ChunkQuery {
+        table: ArchiveTable::Events,
+        rule: SweepRule::Age,
+        column: "ingested_at",
+        before: NOW,
+        limit: EVENT_CHUNK_ROWS,
+    };
+    let plain = event("plain", 40, DeliveryStatus::Delivered);
+    let with_attempts = Candidate {
+        linked: true,
+        ..event("with-attempts", 40, DeliveryStatus::Delivered)
+    };
+    let table = [
+        (vec![plain.clone()], false),
+        (vec![plain.clone(), with_attempts.clone()], true),
+        (vec![with_attempts], true),
+    ];
+    for (candidates, want) in table {
+        let chunk = run.select(&q, &candidates).unwrap();
+        assert_eq!(chunk.linked, want, "{candidates:?}");
     }
 }
