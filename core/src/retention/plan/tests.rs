@@ -38,6 +38,26 @@ fn read(run: &mut SweepRun) -> ChunkQuery {
     }
 }
 
+/// A query for events by the age rule, before `before`.
+fn events_by_age(before: UnixMillis) -> ChunkQuery {
+    ChunkQuery {
+        table: ArchiveTable::Events,
+        rule: SweepRule::Age,
+        column: "ingested_at",
+        before,
+        limit: EVENT_CHUNK_ROWS,
+    }
+}
+
+/// What moving every row of the events chunk `c` wrote.
+fn moved(c: &Chunk, objects: u32, size_after: u64) -> Written {
+    Written {
+        rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
+        objects,
+        size_after,
+    }
+}
+
 /// Answers each query with nothing.
 fn nothing(qs: Vec<ChunkQuery>) -> Vec<Candidates> {
     qs.into_iter().map(|q| (q, Vec::new())).collect()
@@ -143,13 +163,7 @@ fn drain(run: &mut SweepRun) -> Step {
 #[test]
 fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
-    let q = ChunkQuery {
-        table: ArchiveTable::Events,
-        rule: SweepRule::Age,
-        column: "ingested_at",
-        before: NOW,
-        limit: EVENT_CHUNK_ROWS,
-    };
+    let q = events_by_age(NOW);
     let midnight = NOW - NOW.rem_euclid(DAY);
     let two_days = [
         Candidate {
@@ -186,13 +200,7 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
 #[test]
 fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
-    let q = ChunkQuery {
-        table: ArchiveTable::Events,
-        rule: SweepRule::Age,
-        column: "ingested_at",
-        before: NOW + 1,
-        limit: EVENT_CHUNK_ROWS,
-    };
+    let q = events_by_age(NOW + 1);
     let midnight = NOW - NOW.rem_euclid(DAY);
     let big: Vec<Candidate> = (0..3)
         .map(|i| Candidate {
@@ -271,14 +279,7 @@ fn a_run_stops_at_its_budget_and_says_more_is_left() {
                 // The next chunk of events rides in the delete, unless the
                 // budget ends the run first.
                 assert!(ahead.len() <= 1 && ahead.iter().all(|q| q.table == c.table));
-                run.done(
-                    &c,
-                    &Written {
-                        rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
-                        objects: 4,
-                        size_after: 0,
-                    },
-                );
+                run.done(&c, &moved(&c, 4, 0));
                 run.read(ahead.iter().map(|q| (q.clone(), full(q))).collect());
                 chunks += 1;
             }
@@ -347,14 +348,7 @@ fn candidates_read_for_another_query_are_not_used() {
     };
     let ahead = run.read_ahead(&c, 1);
     assert_eq!(ahead[0].rule, SweepRule::Size);
-    run.done(
-        &c,
-        &Written {
-            rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
-            objects: 1,
-            size_after: 900,
-        },
-    );
+    run.done(&c, &moved(&c, 1, 900));
     run.read(ahead.iter().map(|q| (q.clone(), full(q))).collect());
     assert_eq!(read(&mut run).rule, SweepRule::Age);
 }
@@ -463,13 +457,7 @@ fn the_dedupe_window_shortens_only_while_the_size_rule_swept_young_events() {
 #[test]
 fn a_chunk_is_linked_when_any_of_its_rows_is() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
-    let q = ChunkQuery {
-        table: ArchiveTable::Events,
-        rule: SweepRule::Age,
-        column: "ingested_at",
-        before: NOW,
-        limit: EVENT_CHUNK_ROWS,
-    };
+    let q = events_by_age(NOW);
     let plain = event("plain", 40, DeliveryStatus::Delivered);
     let with_attempts = Candidate {
         linked: true,
