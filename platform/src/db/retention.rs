@@ -59,7 +59,7 @@ fn spec(table: ArchiveTable, column: &'static str) -> Spec {
         ArchiveTable::Events => Spec {
             state: Some("delivery_status"),
             bytes: "body_bytes",
-            linked: EVENT_LINKED,
+            linked: EVENT_HAS_LINKED_ROWS,
             ..plain("event_id", false)
         },
         ArchiveTable::Attempts => Spec {
@@ -103,23 +103,19 @@ fn spec(table: ArchiveTable, column: &'static str) -> Spec {
     s
 }
 
-/// Whether an event has rows in its linked tables (each by its index on
-/// `event_id`), so a chunk without any skips their reads and deletes.
-const EVENT_LINKED: &str = "(EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
-     OR EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id) \
-     OR EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id))";
-
-/// What keeps an event of a chunk in D1 at its delete (after the linked
-/// deletes, in the same batch): a state that is no longer sweepable (`?2`),
-/// or a linked row that was not read with the chunk (written since), bar
-/// a payload a dead letter holds. Such an event was put with the chunk and
-/// is archived again by a later chunk, with its new rows: a second copy,
-/// never a loss, and never an in-flight event deleted.
-const EVENT_STILL_SWEEPABLE: &str = "AND delivery_status IN (SELECT value FROM json_each(?2)) \
-     AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
-     AND NOT EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id) \
-     AND NOT EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id \
-       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = p.event_id))";
+/// Whether an event has rows its chunk would move with it (each by its
+/// index on `event_id`; a payload a dead letter holds stays, so it does not
+/// count). The candidate read answers it, so a chunk without any skips the
+/// linked tables; the events delete refuses an event for which it still
+/// holds after the linked deletes of its batch: such rows were written
+/// after the chunk's read. That event was put with the chunk and is
+/// archived again by a later chunk with its new rows: a second copy, never
+/// a loss.
+const EVENT_HAS_LINKED_ROWS: &str =
+    "(EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
+     OR EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id) \
+     OR EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id \
+       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = p.event_id)))";
 
 /// A payload a dead letter in D1 still refers to stays (its envelope's
 /// claim-checked body; `dead_letters_by_event`, migration 0011).
@@ -324,7 +320,8 @@ pub fn read_keys(
 /// had, its archive key); `entry_keys` are the entries' keys, in chunk
 /// order. A linked table named in `read` loses only the rows read (by
 /// [`read_keys`]); one read empty is not touched. An event is deleted only
-/// while it is still sweepable ([`EVENT_STILL_SWEEPABLE`]).
+/// while it is still sweepable and has no linked rows left
+/// ([`EVENT_HAS_LINKED_ROWS`]).
 pub fn delete_chunk(
     db: &D1Database,
     chunk: &Chunk,
@@ -361,7 +358,12 @@ pub fn delete_chunk(
             }
             (None, _) if t == ArchiveTable::Events => {
                 let states = serde_json::to_string(&sweepable_states(t))?;
-                db.prepare(format!("DELETE FROM events WHERE {} {EVENT_STILL_SWEEPABLE}", chunk_where(chunk, t)))
+                // Still sweepable (`?2`): an event that turned in flight
+                // since the read stays, never deleted mid-delivery.
+                db.prepare(format!(
+                    "DELETE FROM events WHERE {} AND delivery_status IN (SELECT value FROM json_each(?2)) AND NOT {EVENT_HAS_LINKED_ROWS}",
+                    chunk_where(chunk, t)
+                ))
                     .bind(&[text(&ids), text(&states)])?
             }
             (None, _) => db
