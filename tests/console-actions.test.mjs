@@ -101,6 +101,9 @@ test("each entry status offers exactly the actions of its answer, at both widths
     for (const offered of await offeredAtEachWidth("main")) assert.deepEqual(offered, want, `${status}: the page offers what the answer lists`);
     assert.equal(await page.$eval(".actions", (p) => p.dataset.actions), api.actions.join(" "));
     if (status === "evicted") await screenshot(page, "entry-evicted");
+    // A list item answers the same actions as the entry.
+    const listed = await t.admin.get(`webhook-dlq?status=${status}&limit=200`);
+    assert.deepEqual(listed.data.items.find((e) => e.id === id)?.actions, api.actions, `${status} in the list`);
   }
 });
 
@@ -249,6 +252,10 @@ test("each job status offers exactly the commands of its answer: paused, running
   await page.goto(`${c.origin}/admin#/job/${badJob}`);
   await jobOffers(badJob, "aborted", []);
   assert.match(await page.$eval("section[aria-label=Job] [data-actions]", (e) => e.textContent), /takes no command/);
+  // Each item of the jobs list answers the same actions as the job.
+  const listed = (await t.admin.get("jobs?limit=200")).data.items;
+  assert.equal(listed.length, 3);
+  for (const item of listed) assert.deepEqual(item.actions, (await t.job(item.id)).actions, item.id);
 });
 
 test("the Archive view pages through the answer's cursor: the second page holds the rest, and Previous page comes back", async () => {
