@@ -136,7 +136,7 @@ test("an evicted entry: found with the evicted filter, Restore refused at capaci
   await page.waitForSelector("[data-status=pending]");
   const kept = await until(page, () => document.querySelector(".actions .ok")?.textContent);
   assert.match(kept, /Restore: HTTP 200/);
-  assert.match(kept, /status\s*pending/);
+  assert.match(kept, /Status\s*pending/);
   assert.equal((await rows(relay.db, "SELECT status FROM dead_letters WHERE id = ?", evicted))[0]?.status, "pending");
   assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM dead_letter_tombstones WHERE id = ?", evicted))[0].n, 0);
   const trail = await until(page, () => [...document.querySelectorAll("[aria-labelledby=trail-h] tbody tr")].map((tr) => tr.textContent).join("\n"));

@@ -17,7 +17,7 @@
 
 use super::archive_key::ArchiveKey;
 use super::ndjson::{decode_rows, Row};
-use crate::state::{ArchiveTable, EntryStatus, TombstoneCause};
+use crate::state::{ArchiveTable, AuditAction, EntryStatus, TombstoneCause};
 use crate::UnixMillis;
 use serde_json::Value;
 
@@ -82,12 +82,22 @@ pub struct RestorePlan {
     pub key: String,
 }
 
-/// Decides a restore from the tombstone and the store's pending count.
+/// Decides a restore from the tombstone and the store's pending count:
+/// what the tombstone allows ([`restorable`]), then the capacity.
 pub fn plan_restore(
     t: &Tombstone,
     pending: u64,
     capacity: u64,
 ) -> Result<RestorePlan, RestoreRefusal> {
+    let plan = restorable(t)?;
+    if plan.status == EntryStatus::Pending && pending >= capacity {
+        return Err(RestoreRefusal::AtCapacity { pending, capacity });
+    }
+    Ok(plan)
+}
+
+/// What the tombstone itself allows, before the capacity is counted.
+pub fn restorable(t: &Tombstone) -> Result<RestorePlan, RestoreRefusal> {
     let status = match (t.cause, t.prior_status) {
         (TombstoneCause::Evicted, _) => EntryStatus::Pending,
         (TombstoneCause::Swept, Some(EntryStatus::Discarded)) => {
@@ -100,10 +110,19 @@ pub fn plan_restore(
         (TombstoneCause::Swept, None) => EntryStatus::Archived,
     };
     let key = t.archive_key.clone().ok_or(RestoreRefusal::NotArchived)?;
-    if status == EntryStatus::Pending && pending >= capacity {
-        return Err(RestoreRefusal::AtCapacity { pending, capacity });
-    }
     Ok(RestorePlan { status, key })
+}
+
+/// What a tombstone allows now (an evicted entry's `"actions"`): Restore
+/// when [`restorable`], the restore route's own guard, lets it through.
+/// The capacity is not the entry's own state: at capacity the route says
+/// so with its `409`.
+pub fn tombstone_actions(t: &Tombstone) -> Vec<AuditAction> {
+    restorable(t)
+        .ok()
+        .map(|_| AuditAction::Restore)
+        .into_iter()
+        .collect()
 }
 
 /// The row to put back at `now`: the archived line whose `id` is `id`, with

@@ -56,6 +56,29 @@ fn restore_follows_the_designed_rules() {
 }
 
 #[test]
+fn a_tombstone_offers_restore_only_when_it_can_be_restored() {
+    use EntryStatus as S;
+    use TombstoneCause as C;
+    let restore: &[AuditAction] = &[AuditAction::Restore];
+    let table: [(Tombstone, &[AuditAction]); 9] = [
+        (tomb(C::Evicted, None, Some(KEY)), restore),
+        (tomb(C::Evicted, None, None), &[]),
+        (tomb(C::Swept, Some(S::Pending), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Replayed), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Poisoned), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Archived), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Discarded), Some(KEY)), &[]),
+        (tomb(C::Swept, None, Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Replayed), None), &[]),
+    ];
+    for (t, want) in table {
+        assert_eq!(tombstone_actions(&t), want, "{t:?}");
+        // The same rule the route applies, with room in the store.
+        assert_eq!(plan_restore(&t, 0, 10).is_ok(), !want.is_empty(), "{t:?}");
+    }
+}
+
+#[test]
 fn the_capacity_refusal_names_the_capacity() {
     let r = plan_restore(
         &tomb(TombstoneCause::Evicted, None, Some(KEY)),
