@@ -23,7 +23,7 @@ before(async () => {
   const SOURCES = { evict: { scheme: "hmac-sha256", downstream: downstream.url("/d") } };
   relay = await startRelay({
     relayVars: { SOURCES: JSON.stringify(SOURCES), WEBHOOK_SECRET_EVICT: SECRET, DOWNSTREAM_SIGNING_SECRET: "evict-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
-    dlqVars: { DLQ_CAPACITY: String(CAPACITY) },
+    vars: { DLQ_CAPACITY: String(CAPACITY) },
   });
   admin = adminClient(relay, [SECRET, "evict-down-secret"]);
   bucket = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay-dlq");
@@ -177,7 +177,8 @@ test("a swept entry restores with the status it had, even at capacity; a swept d
 test("when the archive cannot be written nothing is evicted and the batch is retried", async () => {
   // A real fault: the DLQ worker has no ARCHIVE binding, so its R2 put throws.
   const faulty = await startRelay({
-    dlqVars: { DLQ_CAPACITY: "1", DLQ_RETRY_DELAY_S: "0" },
+    vars: { DLQ_CAPACITY: "1" },
+    dlqVars: { DLQ_RETRY_DELAY_S: "0" },
     dlqOptions: (o) => ({ ...o, r2Buckets: {} }),
   });
   try {
@@ -199,7 +200,7 @@ test("when the archive cannot be written nothing is evicted and the batch is ret
 });
 
 test("a batch that inserts and evicts its own entries archives them as inserted, and they restore", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" } });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "1" } });
   const ownAdmin = adminClient(own);
   const ownBucket = await own.mf.getR2Bucket("ARCHIVE", "hookrelay-dlq");
   try {
@@ -243,7 +244,7 @@ test("?status= with an unknown value is refused, naming every status the listing
 });
 
 test("concurrent restores of one entry: one restores it, the others answer 409 naming the conflict, and nothing is written twice", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
   const ownAdmin = adminClient(own);
   try {
     const poison = (n) => ({
@@ -278,7 +279,7 @@ test("concurrent restores of one entry: one restores it, the others answer 409 n
 });
 
 test("concurrent restores of different entries into one free slot: one restores, the rest answer 409 AT_CAPACITY naming it, and the store never passes capacity", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "2" }, extraWorkers: [BURST_WORKER] });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "2" }, extraWorkers: [BURST_WORKER] });
   const ownAdmin = adminClient(own);
   try {
     const poison = (n) => ({
@@ -312,7 +313,7 @@ test("concurrent restores of different entries into one free slot: one restores,
 });
 
 test("a restored entry keeps when it was dead-lettered but takes a fresh place for eviction: the next eviction takes an older pending entry", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "2" } });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "2" } });
   const ownAdmin = adminClient(own);
   try {
     const poison = (n) => ({
