@@ -19,8 +19,8 @@ use hookrelay_core::retention::plan::{
 };
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
-use hookrelay_platform::db::sweep_state;
 use hookrelay_platform::db::{batch, retention, Rows};
+use hookrelay_platform::db::{dead_letters, sweep_state};
 use worker::{D1Database, Env, Result};
 
 /// What a step did, and what it added to the archive.
@@ -95,6 +95,12 @@ async fn move_chunk(
         _ => Vec::new(),
     };
     let mut stmts = retention::delete_chunk(db, chunk, &entry_keys, &read_keys, now)?;
+    if chunk.table == ArchiveTable::Events {
+        // The story of a deleted event names the object that holds it.
+        let ids: Vec<&str> = chunk.rows.iter().map(|r| r.id.as_str()).collect();
+        let key = chunk.keys()[0].to_string();
+        stmts.push(dead_letters::name_event_archive(db, &ids, &key)?);
+    }
     stmts.push(sweep_state::clear_journal(db));
     let deleted = stmts.len();
     let ahead = run.read_ahead(chunk, puts);

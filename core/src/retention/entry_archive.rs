@@ -85,8 +85,8 @@ fn payload_of<'a>(payloads: &'a [Row], event_id: &str) -> Option<&'a Row> {
         .find(|p| p.get("event_id").and_then(Value::as_str) == Some(event_id))
 }
 
-/// Every column of `dead_letters` (migrations 0002 and 0010).
-pub const DEAD_LETTER_COLUMNS: [&str; 19] = [
+/// Every column of `dead_letters` (migrations 0002, 0010 and 0013).
+pub const DEAD_LETTER_COLUMNS: [&str; 21] = [
     "id",
     "kind",
     "status",
@@ -106,6 +106,8 @@ pub const DEAD_LETTER_COLUMNS: [&str; 19] = [
     "replayed_at",
     "envelope",
     "resolved_at",
+    "event_archive_key",
+    "restored_at",
 ];
 
 /// Every column of `payloads` (migration 0001).

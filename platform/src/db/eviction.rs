@@ -1,11 +1,12 @@
 //! Capacity eviction of pending dead letters, in one place: which entries
-//! go ([`OLDEST_PENDING`], or the ids a triage plan chose), the read of
+//! go (the oldest pending by `dead_letters::EVICTION_ORDER`, or the ids a triage plan chose), the read of
 //! their whole rows (and claim-checked payloads) for the archive copy the
 //! eviction writes first (DESIGN §4), their tombstones in
 //! `dead_letter_tombstones` (cause `evicted`, naming that copy's key), and
 //! their deletion. A tombstone and its deletion always share one batch,
 //! tombstone first, and only an entry whose copy was written is in it.
 
+use super::dead_letters::EVICTION_ORDER;
 use super::{int, text, Rows};
 use hookrelay_core::retention::entry_archive::EntryArchive;
 use hookrelay_core::retention::ndjson::Row;
@@ -14,10 +15,12 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status):
-/// the ones capacity evicts when the batch's plan did not name them.
-const OLDEST_PENDING: &str =
-    "SELECT id FROM dead_letters WHERE status = ?3 ORDER BY created_at, id LIMIT ?1";
+/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status) by
+/// [`EVICTION_ORDER`]: the ones capacity evicts when the batch's plan did
+/// not name them.
+fn oldest_pending() -> String {
+    format!("SELECT id FROM dead_letters WHERE status = ?3 ORDER BY {EVICTION_ORDER} LIMIT ?1")
+}
 
 /// The pending entries an eviction takes.
 pub enum Evictees<'a> {
@@ -28,7 +31,7 @@ pub enum Evictees<'a> {
 }
 
 impl Evictees<'_> {
-    /// `?1` of [`OLDEST_PENDING`] or of the id list.
+    /// `?1` of [`oldest_pending`] or of the id list.
     fn param(&self) -> JsValue {
         match self {
             Evictees::Ids(ids) => text(&serde_json::to_string(ids).unwrap_or_else(|_| "[]".into())),
@@ -36,10 +39,10 @@ impl Evictees<'_> {
         }
     }
 
-    fn selector(&self) -> &'static str {
+    fn selector(&self) -> String {
         match self {
-            Evictees::Ids(_) => "SELECT value FROM json_each(?1)",
-            Evictees::Oldest(_) => OLDEST_PENDING,
+            Evictees::Ids(_) => "SELECT value FROM json_each(?1)".to_string(),
+            Evictees::Oldest(_) => oldest_pending(),
         }
     }
 }
@@ -62,7 +65,7 @@ pub fn read_statements(
     let params = [evictees.param(), refs, pending()];
     let entries = db
         .prepare(format!(
-            "SELECT * FROM dead_letters WHERE id IN ({sel}) AND status = ?3 ORDER BY created_at, id"
+            "SELECT * FROM dead_letters WHERE id IN ({sel}) AND status = ?3 ORDER BY {EVICTION_ORDER}"
         ))
         .bind(&params)?;
     let payloads = db
