@@ -85,7 +85,7 @@ test("EVENT_RETENTION=2s: old delivered events go to R2 and leave D1; parked and
   const objects = await archived(bucket, "events/");
   const keys = Object.keys(objects);
   assert.equal(keys.length, 1);
-  assert.match(keys[0], /^events\/\d{4}-\d{2}-\d{2}\/evt_old_[a-z]+~evt_old_[a-z]+\.ndjson$/);
+  assert.match(keys[0], /^events\/\d{4}-\d{2}-\d{2}\/evt_old_[a-z]+~evt_old_[a-z]+~\d+\.ndjson$/, "first~last~chunk number");
   const got = Object.values(objects)[0].sort((a, b) => a.ingested_at - b.ingested_at || a.event_id.localeCompare(b.event_id));
   assert.deepEqual(got, before, "the archived rows are the rows D1 held");
   const stepObjects = await archived(bucket, "event_steps/");
@@ -97,6 +97,11 @@ test("EVENT_RETENTION=2s: old delivered events go to R2 and leave D1; parked and
   const bad = await admin.get("archive?day=2026-13-1");
   assert.equal(bad.status, 400);
   assert.match(bad.error.message, /day/);
+  for (const impossible of ["2026-13-45", "2026-02-30"]) {
+    const res = await admin.get(`archive?day=${impossible}`);
+    assert.equal(res.status, 400, `${impossible}: ${JSON.stringify(res.json)}`);
+    assert.ok(res.error.message.includes(impossible), res.error.message);
+  }
   const badTable = await admin.get("archive?table=secrets");
   assert.equal(badTable.status, 400);
   assert.match(badTable.error.message, /table/);
@@ -152,6 +157,120 @@ test("an event that turns pending or gains an attempt while its chunk is moved s
   assert.deepEqual([...new Set(events)].sort(), ids, "every event is in the archive");
   const attempts = Object.values(await archived(bucket, "attempts/")).flat();
   assert.deepEqual(attempts.map((a) => a.event_id), ["evt_c_gains_attempt"]);
+});
+
+test("the first and the last event of a chunk turn unsweepable while it is moved: the middle rows go, the next chunk over the same first and last rows gets its own key, and nothing is overwritten or lost", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const ids = ["evt_a_first", "evt_b_middle", "evt_c_middle", "evt_d_last"];
+  // Each has a step, so the chunk reads and deletes the linked tables.
+  for (const id of ids) await insertEvent(db, id, "delivered", 60_000);
+  // The journal is written in the batch that reads the chunk's rows, after
+  // them: a real D1 trigger there plays a replay and a late attempt that
+  // land between the chunk's read and its delete.
+  await db
+    .prepare(
+      `CREATE TRIGGER race_the_ends AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
+       BEGIN
+         UPDATE events SET delivery_status = 'pending' WHERE event_id = 'evt_a_first';
+         INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at) VALUES ('evt_d_last', 'm-race', 1, 'transient', 'UPSTREAM_5XX', 'late', 1);
+       END`,
+    )
+    .run();
+  const first = await run(admin);
+  assert.equal(first.archived.events, 4, JSON.stringify(first));
+  const left = (await rows(db, "SELECT event_id FROM events ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_a_first", "evt_d_last"], "the ends stay, the middle goes");
+  const steps = (await rows(db, "SELECT event_id FROM event_steps ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(steps, ["evt_a_first", "evt_d_last"], "linked rows go only with an event that went");
+  const [firstKey] = Object.keys(await archived(bucket, "events/"));
+
+  await db.prepare("DROP TRIGGER race_the_ends").run();
+  await db.prepare("UPDATE events SET delivery_status = 'delivered' WHERE event_id = 'evt_a_first'").run();
+  const second = await run(admin);
+  assert.equal(second.archived.events, 2, JSON.stringify(second));
+  assert.equal(second.archived.attempts, 1, "the late attempt goes with its event");
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 0);
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM event_steps"))[0].n, 0);
+
+  const objects = await archived(bucket, "events/");
+  const keys = Object.keys(objects);
+  assert.equal(keys.length, 2, `two objects, not one overwritten: ${keys}`);
+  assert.ok(keys.every((k) => /\/evt_a_first~evt_d_last~\d+\.ndjson$/.test(k)), `both chunks start and end on the same rows: ${keys}`);
+  assert.deepEqual(objects[firstKey].map((r) => r.event_id).sort(), ids, "the first object still holds the middle rows");
+  const everyEvent = new Set(Object.values(objects).flat().map((r) => r.event_id));
+  assert.deepEqual([...everyEvent].sort(), ids, "every event is in the archive");
+  const stepObjects = Object.values(await archived(bucket, "event_steps/")).flat().map((r) => r.event_id);
+  assert.deepEqual([...new Set(stepObjects)].sort(), ids, "and every step");
+  const listing = await admin.get("archive?table=events");
+  assert.deepEqual(listing.data.items.map((i) => i.key).sort(), keys.sort(), "GET /archive lists both");
+});
+
+test("a dead letter unarchived or discarded while its chunk is moved stays in D1 with no tombstone, and no copy of it (nor its old payload) stays in R2; tombstones are counted exactly", async () => {
+  const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
+  const db = relay.db;
+  const at = Date.now() - 60_000;
+  const insert = (id, eventId, envelope) =>
+    db
+      .prepare(
+        `INSERT INTO dead_letters (id, kind, status, event_id, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope, resolved_at)
+         VALUES (?1, 'retries_exhausted', 'archived', ?2, ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, 'h-' || ?1, ?3, ?3, ?4, ?3)`,
+      )
+      .bind(id, eventId, at, JSON.stringify(envelope))
+      .run();
+  await insert("dlq_1_unarchived", null, { n: 1 });
+  await insert("dlq_2_discarded", "evt_claimed", { input: { body_ref: "evt_claimed", original: "SECRET-PAYLOAD", excerpt: "SECRET" } });
+  await insert("dlq_3_plain", null, { n: 3 });
+  await db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES ('evt_claimed', 'demo-hmac', 'SECRET-BODY', 11, ?1)").bind(at).run();
+  // A tombstone an earlier exit left under the id of an entry in D1 (a
+  // re-dead-lettered message): the sweep's tombstone replaces it.
+  await db
+    .prepare("INSERT INTO dead_letter_tombstones (id, content_hash, event_id, source, error_code, evicted_at, cause) VALUES ('dlq_3_plain', 'h-old', NULL, NULL, 'UPSTREAM_5XX', ?1, 'evicted')")
+    .bind(Date.now())
+    .run();
+  await db
+    .prepare(
+      `CREATE TRIGGER race_the_entries AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
+       BEGIN
+         UPDATE dead_letters SET status = 'pending', resolved_at = NULL WHERE id = 'dlq_1_unarchived';
+         UPDATE dead_letters SET status = 'discarded', resolved_at = CAST(strftime('%s', 'now') AS INTEGER) * 1000,
+           envelope = json_set(envelope, '$.input.original', NULL, '$.input.excerpt', '', '$.input.erased', json('true'))
+           WHERE id = 'dlq_2_discarded';
+         DELETE FROM payloads WHERE event_id = 'evt_claimed';
+       END`,
+    )
+    .run();
+  const data = await run(admin);
+  assert.equal(data.archived.dead_letters, 3, "all three were read and put");
+
+  const left = await rows(db, "SELECT id, status FROM dead_letters ORDER BY id");
+  assert.deepEqual(left, [{ id: "dlq_1_unarchived", status: "pending" }, { id: "dlq_2_discarded", status: "discarded" }], "an entry that changed since the read is not swept");
+  const tombs = await rows(db, "SELECT id, cause, prior_status, content_hash FROM dead_letter_tombstones ORDER BY id");
+  assert.deepEqual(tombs, [{ id: "dlq_3_plain", cause: "swept", prior_status: "archived", content_hash: "h-dlq_3_plain" }], "only the swept entry has a tombstone");
+  const counter = (await rows(db, "SELECT value FROM counters WHERE name = 'rows:dead_letter_tombstones'"))[0].value;
+  assert.equal(counter, tombs.length, "the tombstones' row counter matches the table");
+  assert.equal((await admin.get("webhook-dlq/stats")).data.rows.dead_letter_tombstones, tombs.length);
+
+  const day = new Date(at).toISOString().slice(0, 10);
+  const inR2 = Object.keys({ ...(await archived(bucket, "dead_letters/")), ...(await archived(bucket, "payloads/")) }).sort();
+  assert.deepEqual(inR2, [`dead_letters/${day}/dlq_3_plain.ndjson`], "no copy of a kept entry, and no payload from before the discard");
+  const state = await rows(db, "SELECT journal, archive_objects, archive_rows FROM sweep_state");
+  assert.deepEqual(state[0], { journal: null, archive_objects: 1, archive_rows: 1 }, "the totals count what the archive holds");
+});
+
+test("a claim-checked body whose message may still be queued is kept whatever EVENT_RETENTION; once past the queues' horizon it goes", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const day = 86_400_000;
+  for (const [id, age] of [["evt_claim_retrying", 60_000], ["evt_claim_expired", 29 * day]]) {
+    await db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?1, 'demo-hmac', 'big', 3, ?2)").bind(id, Date.now() - age).run();
+  }
+  const data = await run(admin);
+  assert.equal(data.archived.payloads, 1, JSON.stringify(data));
+  const left = (await rows(db, "SELECT event_id FROM payloads")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_claim_retrying"], "a body whose message is still retrying is not an orphan yet");
+  const objects = Object.values(await archived(bucket, "payloads/")).flat().map((r) => r.event_id);
+  assert.deepEqual(objects, ["evt_claim_expired"]);
 });
 
 /** Inserts `n` resolved (archived) dead letters, resolved `ageMs` ago. */
@@ -219,7 +338,7 @@ test("a small D1_MAX_BYTES sweeps the oldest sweepable events first, whatever th
   assert.equal(first.archived.events, 600, JSON.stringify(first));
   const objects = await archived(bucket, "events/");
   const day = new Date(Date.now() - 600_000).toISOString().slice(0, 10);
-  assert.deepEqual(Object.keys(objects).sort(), [`events/${day}/evt_0000~evt_0449.ndjson`, `events/${day}/evt_0450~evt_0599.ndjson`], "oldest first, in chunks of 450");
+  assert.deepEqual(Object.keys(objects).sort().map((k) => k.replace(/~\d+\.ndjson$/, "")), [`events/${day}/evt_0000~evt_0449`, `events/${day}/evt_0450~evt_0599`], "oldest first, in chunks of 450");
   const left = await rows(db, "SELECT event_id FROM events");
   assert.deepEqual(left.map((r) => r.event_id), ["evt_parked"], "a parked event is never swept, by either rule");
   const stats = (await admin.get("webhook-dlq/stats")).data;
