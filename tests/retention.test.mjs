@@ -166,13 +166,15 @@ test("the first and the last event of a chunk turn unsweepable while it is moved
   // Each has a step, so the chunk reads and deletes the linked tables.
   for (const id of ids) await insertEvent(db, id, "delivered", 60_000);
   // The journal is written in the batch that reads the chunk's rows, after
-  // them: a real D1 trigger there plays a replay and a late attempt that
-  // land between the chunk's read and its delete.
+  // them: a real D1 trigger there plays a replay of the first and the last
+  // event (one of them also failing an attempt) that lands between the
+  // chunk's read and its delete.
   await db
     .prepare(
       `CREATE TRIGGER race_the_ends AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
        BEGIN
          UPDATE events SET delivery_status = 'pending' WHERE event_id = 'evt_a_first';
+         UPDATE events SET delivery_status = 'delivering' WHERE event_id = 'evt_d_last';
          INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at) VALUES ('evt_d_last', 'm-race', 1, 'transient', 'UPSTREAM_5XX', 'late', 1);
        END`,
     )
@@ -186,7 +188,7 @@ test("the first and the last event of a chunk turn unsweepable while it is moved
   const [firstKey] = Object.keys(await archived(bucket, "events/"));
 
   await db.prepare("DROP TRIGGER race_the_ends").run();
-  await db.prepare("UPDATE events SET delivery_status = 'delivered' WHERE event_id = 'evt_a_first'").run();
+  await db.prepare("UPDATE events SET delivery_status = 'delivered' WHERE event_id IN ('evt_a_first', 'evt_d_last')").run();
   const second = await run(admin);
   assert.equal(second.archived.events, 2, JSON.stringify(second));
   assert.equal(second.archived.attempts, 1, "the late attempt goes with its event");
