@@ -260,6 +260,29 @@ test("a dead letter unarchived or discarded while its chunk is moved stays in D1
   assert.deepEqual(state[0], { journal: null, archive_objects: 1, archive_rows: 1 }, "the totals count what the archive holds");
 });
 
+test("a journal's redo after an entry was unarchived leaves that entry pending in D1 with no tombstone and no copy, and sweeps the rest", async () => {
+  const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
+  const db = relay.db;
+  const at = await insertResolvedEntries(db, 2, 60_000);
+  const [unarchived, swept] = ["dlq_" + "0".repeat(24), "dlq_" + "0".repeat(23) + "1"];
+  const day = new Date(at).toISOString().slice(0, 10);
+  // A run put both entries and crashed before its delete (its journal and
+  // its objects are left); then an operator unarchived the first one.
+  const journal = { table: "dead_letters", rule: "age", rows: [{ id: unarchived, at }, { id: swept, at }], exhausted: false, linked: false };
+  await db.prepare("UPDATE sweep_state SET journal = ?1").bind(JSON.stringify(journal)).run();
+  for (const id of [unarchived, swept]) await bucket.put(`dead_letters/${day}/${id}.ndjson`, "{}\n", { customMetadata: { rows: "1" } });
+  await db.prepare("UPDATE dead_letters SET status = 'pending', resolved_at = NULL WHERE id = ?1").bind(unarchived).run();
+
+  const data = await run(admin);
+  assert.equal(data.archived.dead_letters, 1, JSON.stringify(data));
+  const left = await rows(db, "SELECT id, status FROM dead_letters");
+  assert.deepEqual(left, [{ id: unarchived, status: "pending" }], "an entry missing from the redo's read is not deleted");
+  const tombs = (await rows(db, "SELECT id FROM dead_letter_tombstones")).map((t) => t.id);
+  assert.deepEqual(tombs, [swept]);
+  assert.deepEqual(Object.keys(await archived(bucket, "dead_letters/")), [`dead_letters/${day}/${swept}.ndjson`], "the pending entry's stale copy is erased");
+  assert.equal((await rows(db, "SELECT journal FROM sweep_state"))[0].journal, null);
+});
+
 test("a claim-checked body whose message may still be queued is kept whatever EVENT_RETENTION; once past the queues' horizon it goes", async () => {
   const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
   const db = relay.db;

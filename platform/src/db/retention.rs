@@ -184,9 +184,11 @@ const IDS: &str = "IN (SELECT value FROM json_each(?1))";
 /// (the chunk's cutoff): the read of its rows and its delete share it.
 fn own_rows(chunk: &Chunk) -> String {
     let t = chunk.table;
+    // Without a cutoff `?2` is bound NULL all the same: a statement's
+    // parameters are the same whatever the journal.
     let age = match chunk.before {
         Some(_) => format!("AND {} < ?2", age_column(t)),
-        None => String::new(),
+        None => "AND ?2 IS NULL".to_string(),
     };
     format!("{} {IDS} {age} AND {}", spec(t).id, alone(t))
 }
@@ -366,7 +368,7 @@ fn delete_own(
 
 /// One dead letter as a sweep chunk read and put it, for its guarded
 /// tombstone and delete.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct PutEntry<'a> {
     /// Its id.
     pub id: &'a str,
