@@ -139,7 +139,7 @@ async fn put_chunk(
         stmts.push(sweep_state::clear_journal(db, puts, total)?);
         return Ok((stmts, rows, puts));
     }
-    let (rows, archives) = put_entries(env, chunk, read).await?;
+    let (rows, archives) = put_entries(env, read).await?;
     let puts = archives
         .iter()
         .map(|(a, _, _)| a.objects.len() as u32)
@@ -207,7 +207,6 @@ type PutArchive = (EntryArchive, String, i64);
 /// entry's).
 async fn put_entries(
     env: &Env,
-    chunk: &Chunk,
     read: &[Rows],
 ) -> Result<(Vec<(ArchiveTable, u64)>, Vec<PutArchive>)> {
     // The entries' rows and their payloads: anything else is a read that
@@ -232,12 +231,6 @@ async fn put_entries(
                 archive.id
             )));
         };
-        if !chunk.keys().iter().any(|k| k.to_string() == archive.key) {
-            return Err(worker::Error::RustError(format!(
-                "the swept entry {} was read outside its chunk; nothing of its chunk was deleted",
-                archive.id
-            )));
-        }
         for object in &archive.objects {
             archive_bucket::put(env, &object.key, &object.text, 1, PutIf::Always).await?;
         }

@@ -7,7 +7,7 @@
 //! tombstone first, and only an entry whose copy was written is in it.
 
 use super::{int, text, Rows};
-use hookrelay_core::retention::entry_archive::EntryArchive;
+use hookrelay_core::retention::entry_archive::{EntryArchive, BODY_REF_SQL};
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::{EntryStatus, TombstoneCause};
 use serde::Deserialize;
@@ -68,7 +68,7 @@ pub fn read_statements(
     let payloads = db
         .prepare(format!(
             "SELECT * FROM payloads WHERE event_id IN (SELECT value FROM json_each(?2)) \
-             OR event_id IN (SELECT json_extract(envelope, '$.input.body_ref') FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
+             OR event_id IN (SELECT {BODY_REF_SQL} FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
         ))
         .bind(&params)?;
     Ok([entries, payloads])

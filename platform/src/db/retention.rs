@@ -16,6 +16,7 @@
 //! as read and only once their event is gone, so a kept event keeps them.
 
 use super::{batch, int, text, Rows};
+use hookrelay_core::retention::entry_archive::BODY_REF_SQL;
 use hookrelay_core::retention::plan::{Candidate, Candidates, Chunk, ChunkQuery};
 use hookrelay_core::retention::tables::{age_column, alone, linked, with_parent};
 use hookrelay_core::state::{ArchiveTable, TombstoneCause};
@@ -247,7 +248,7 @@ pub fn read_statements(db: &D1Database, chunk: &Chunk) -> Result<Vec<D1PreparedS
     }
     if chunk.table == ArchiveTable::DeadLetters {
         stmts.push(db.prepare(format!(
-            "SELECT * FROM payloads WHERE event_id IN (SELECT json_extract(envelope, '$.input.body_ref') FROM dead_letters WHERE {})",
+            "SELECT * FROM payloads WHERE event_id IN (SELECT {BODY_REF_SQL} FROM dead_letters WHERE {})",
             own_rows(chunk)
         )).bind(&[ids, cutoff(chunk)])?);
     }
