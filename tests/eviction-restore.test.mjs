@@ -61,6 +61,13 @@ test("an eviction archives the whole envelope first; its tombstone answers as ev
   const evicted = await waitFor(async () => (await tombstone(first.id)) && (await tombstone(second.id)) && [await tombstone(first.id), await tombstone(second.id)], { what: "two tombstones" });
   assert.equal((await pendingIds()).length, CAPACITY);
 
+  // The stats' archive totals count what the archive holds, evictions included (DESIGN §5).
+  const objects = (await bucket.list({ prefix: "dead_letters/" })).objects.length + (await bucket.list({ prefix: "payloads/" })).objects.length;
+  assert.ok(objects >= 2, `${objects} archived objects`);
+  const stats = await admin.get("webhook-dlq/stats");
+  assert.equal(stats.status, 200, JSON.stringify(stats.json));
+  assert.deepEqual(stats.data.archive, { objects, rows: 2 }, "two evicted entries, one row and their objects each");
+
   // The archived object is the whole row, as D1 held it, under the entry key; the tombstone names it.
   const key = entryKey(first.id, first.created_at);
   assert.equal(evicted[0].archive_key, key);

@@ -99,7 +99,6 @@ pub async fn sweep_once(
                     error: None,
                     size_bytes: Some(r.size_bytes),
                     size_swept_through: r.size_swept_through,
-                    archived: done.fresh,
                 },
             )
             .await?;
@@ -123,7 +122,6 @@ pub async fn sweep_once(
                 error: Some(&message),
                 size_bytes: None,
                 size_swept_through: None,
-                archived: (0, 0),
             };
             if let Err(e2) = sweep_state::record(db, &record).await {
                 log::error(

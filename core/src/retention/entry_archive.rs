@@ -70,6 +70,10 @@ pub fn entry_archives(entries: &[Row], payloads: &[Row]) -> Result<Vec<EntryArch
         .collect()
 }
 
+/// [`body_ref`] in SQL, over a `dead_letters` row: the reads before an
+/// eviction and before the sweep of an entry find its payload by it.
+pub const BODY_REF_SQL: &str = "json_extract(envelope, '$.input.body_ref')";
+
 /// The `payloads.event_id` an entry row's envelope refers to, if any.
 pub fn body_ref(row: &Row) -> Option<String> {
     let envelope: Value = serde_json::from_str(row.get("envelope")?.as_str()?).ok()?;

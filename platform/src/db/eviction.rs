@@ -8,7 +8,7 @@
 
 use super::dead_letters::EVICTION_ORDER;
 use super::{int, text, Rows};
-use hookrelay_core::retention::entry_archive::EntryArchive;
+use hookrelay_core::retention::entry_archive::{EntryArchive, BODY_REF_SQL};
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::{EntryStatus, TombstoneCause};
 use serde::Deserialize;
@@ -71,7 +71,7 @@ pub fn read_statements(
     let payloads = db
         .prepare(format!(
             "SELECT * FROM payloads WHERE event_id IN (SELECT value FROM json_each(?2)) \
-             OR event_id IN (SELECT json_extract(envelope, '$.input.body_ref') FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
+             OR event_id IN (SELECT {BODY_REF_SQL} FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
         ))
         .bind(&params)?;
     Ok([entries, payloads])
@@ -82,17 +82,18 @@ pub fn rows_of(result: &Rows) -> Result<Vec<Row>> {
     result.json_objects()
 }
 
-/// The tombstones, then the delete, of each pending entry of `archived`
-/// (their copies are written): appended to a DLQ batch's own write, or run
-/// alone. The delete returns the evicted ids ([`evicted_ids`]).
+/// The tombstones, the archive's totals, then the delete, of each pending
+/// entry of `archived` (their copies are written): appended to a DLQ
+/// batch's own write, or run alone. The delete, last, returns the evicted
+/// ids ([`evicted_ids`]).
 pub fn evict_statements(
     db: &D1Database,
     archived: &[EntryArchive],
     now_ms: i64,
-) -> Result<[D1PreparedStatement; 2]> {
-    let pairs: Vec<[&str; 2]> = archived
+) -> Result<[D1PreparedStatement; 3]> {
+    let pairs: Vec<serde_json::Value> = archived
         .iter()
-        .map(|a| [a.id.as_str(), a.key.as_str()])
+        .map(|a| serde_json::json!([a.id, a.key, a.objects.len()]))
         .collect();
     let pairs = text(&serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()));
     let tombstones = db
@@ -103,10 +104,16 @@ pub fn evict_statements(
              ON CONFLICT(id) DO UPDATE SET evicted_at = excluded.evicted_at, cause = excluded.cause, prior_status = NULL, archive_key = excluded.archive_key",
         )
         .bind(&[pairs.clone(), int(now_ms), pending(), text(TombstoneCause::Evicted.as_str())])?;
+    let counted = super::sweep_state::count_entries_archived(
+        db,
+        pairs.clone(),
+        now_ms,
+        text(TombstoneCause::Evicted.as_str()),
+    )?;
     let delete = db
         .prepare("DELETE FROM dead_letters WHERE id IN (SELECT value->>0 FROM json_each(?1)) AND status = ?2 RETURNING id")
         .bind(&[pairs, pending()])?;
-    Ok([tombstones, delete])
+    Ok([tombstones, counted, delete])
 }
 
 /// Evicts the entries of `archived` on their own, tombstone first, in one
