@@ -20,6 +20,7 @@ pub mod paced;
 pub mod parking;
 pub mod pipeline;
 pub mod post_request;
+pub mod public_key;
 pub mod queue_message;
 pub mod queue_send;
 pub mod raw_http;
