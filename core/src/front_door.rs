@@ -550,8 +550,8 @@ mod tests {
         let bad = "\u{e9}\u{ff}\u{80}".to_string();
         let table = [
             ("std", "webhook-id", "webhook-id"),
-            ("gh", "x-github-delivery", "x-github-delivery"),
-            ("gen", "x-operation-id", "x-operation-id"),
+            ("gh", "x-github-delivery", "X-GitHub-Delivery"),
+            ("gen", "x-operation-id", "X-Operation-Id"),
         ];
         for (source, header, named) in table {
             for id in [bad.clone(), "i".repeat(257)] {

@@ -44,13 +44,14 @@ pub use verifier::{
 
 /// Read access to request headers by case-insensitive name.
 pub trait HeaderLookup {
-    /// The header's value, if present. `name` is lower-case.
+    /// The header's value, if present, whatever the case of `name`.
     fn header(&self, name: &str) -> Option<&str>;
 }
 
+/// A map keyed by lower-case names (a captured request's).
 impl HeaderLookup for std::collections::BTreeMap<String, String> {
     fn header(&self, name: &str) -> Option<&str> {
-        self.get(name).map(String::as_str)
+        self.get(&name.to_ascii_lowercase()).map(String::as_str)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The presets: DESIGN §2's table, one row per provider, as data.
 //!
-//! Header names are lower-case. A preset's timestamp text is signed as
+//! Header names are lower-case, except a delivery id's, which keeps its
+//! provider's spelling because refusals name it (lookups ignore case). A
+//! preset's timestamp text is signed as
 //! received, except for the four older schemes, whose libraries re-write
 //! the parsed number (`canonical`).
 
@@ -162,7 +164,7 @@ pub static PRESETS: [Scheme; 20] = [
             whole("x-hub-signature-256", "sha256=", Encoding::Hex),
             "{body}",
         ),
-        header("x-github-delivery"),
+        header("X-GitHub-Delivery"),
     ),
     Scheme {
         name: B("hmac-sha256"),
@@ -172,7 +174,7 @@ pub static PRESETS: [Scheme; 20] = [
         ),
         timestamp: ts(Place::Header(B("x-timestamp")), TimeUnit::Seconds, true),
         tolerance_s: 300,
-        id: header("x-operation-id"),
+        id: header("X-Operation-Id"),
         id_fallback: None,
         id_required: false,
         alias: None,
@@ -187,8 +189,8 @@ pub static PRESETS: [Scheme; 20] = [
         ),
         timestamp: None,
         tolerance_s: 300,
-        id: header("x-shopify-event-id"),
-        id_fallback: header("x-shopify-webhook-id"),
+        id: header("X-Shopify-Event-Id"),
+        id_fallback: header("X-Shopify-Webhook-Id"),
         id_required: false,
         alias: None,
         handshake: None,
@@ -219,7 +221,7 @@ pub static PRESETS: [Scheme; 20] = [
         },
         timestamp: None,
         tolerance_s: 300,
-        id: header("i-twilio-idempotency-token"),
+        id: header("I-Twilio-Idempotency-Token"),
         id_fallback: None,
         id_required: false,
         alias: None,
@@ -246,7 +248,7 @@ pub static PRESETS: [Scheme; 20] = [
         check: sha256(whole("linear-signature", "", Encoding::Hex), "{body}"),
         timestamp: ts(Place::Json(B("/webhookTimestamp")), TimeUnit::Millis, false),
         tolerance_s: 60,
-        id: header("linear-delivery"),
+        id: header("Linear-Delivery"),
         id_fallback: None,
         id_required: false,
         alias: None,
@@ -310,7 +312,7 @@ pub static PRESETS: [Scheme; 20] = [
             false,
         ),
         tolerance_s: 600,
-        id: header("twitch-eventsub-message-id"),
+        id: header("Twitch-Eventsub-Message-Id"),
         id_fallback: None,
         id_required: false,
         alias: None,
@@ -360,8 +362,8 @@ pub static PRESETS: [Scheme; 20] = [
         },
         timestamp: None,
         tolerance_s: 300,
-        id: header("idempotency-key"),
-        id_fallback: header("x-gitlab-event-uuid"),
+        id: header("Idempotency-Key"),
+        id_fallback: header("X-Gitlab-Event-UUID"),
         id_required: false,
         alias: None,
         handshake: None,

@@ -285,9 +285,22 @@ impl Scheme {
     /// Where the delivery id comes from, as a refusal names it.
     pub fn id_source(&self) -> String {
         match (&self.id, &self.id_fallback) {
-            (Some(p), None) => place_label(p),
-            (Some(p), Some(f)) => format!("{} (or {})", place_label(p), place_label(f)),
+            (Some(p), None) => self.id_label(p),
+            (Some(p), Some(f)) => format!("{} (or {})", self.id_label(p), self.id_label(f)),
             _ => "the delivery id".into(),
+        }
+    }
+
+    /// An id's place as a refusal names it: a preset's body field as its
+    /// provider's (`the Stripe event's "id"`).
+    fn id_label(&self, place: &Place) -> String {
+        match place {
+            Place::Json(p) if self.name != "recipe" => {
+                let mut name = self.name.to_string();
+                name[..1].make_ascii_uppercase();
+                format!("the {name} event's \"{}\"", p.trim_start_matches('/'))
+            }
+            _ => place_label(place),
         }
     }
 }
