@@ -263,9 +263,7 @@ fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestam
         }
         Place::Part
     } else {
-        let mut where_only = fields.clone();
-        where_only.remove("unit");
-        place(&Value::Object(where_only), "timestamp")?
+        place_in(fields, "timestamp")?
     };
     Ok(Some(Timestamp {
         at,
@@ -283,15 +281,23 @@ fn place(v: &Value, field: &str) -> Result<Place, RecipeError> {
         );
     };
     only(fields, &format!("{field}."), &["header", "json"])?;
+    place_in(fields, field)
+}
+
+/// The one of `header` or `json` in `fields` (their other keys checked by
+/// the caller).
+fn place_in(fields: &Map<String, Value>, field: &str) -> Result<Place, RecipeError> {
     match (fields.get("header"), fields.get("json")) {
-        (Some(_), None) => Ok(Place::Header(
-            header_name(fields, "header")
-                .map_err(|e| RecipeError {
-                    field: format!("{field}.header"),
-                    ..e
-                })?
-                .expect("present"),
-        )),
+        (Some(_), None) => {
+            let named = header_name(fields, "header").map_err(|e| RecipeError {
+                field: format!("{field}.header"),
+                ..e
+            })?;
+            match named {
+                Some(h) => Ok(Place::Header(h)),
+                None => err(&format!("{field}.header"), "must be a header name"),
+            }
+        }
         (None, Some(Value::String(p))) if p.starts_with('/') => Ok(Place::Json(p.clone().into())),
         (None, Some(_)) => err(
             &format!("{field}.json"),
@@ -466,6 +472,8 @@ mod tests {
             (with("timestamp", json!({"header": "x-t", "unit": "s", "zone": 1})), "timestamp.zone"),
             (with("id", json!({"json": "id"})), "id.json"),
             (with("id", json!({"header": ""})), "id.header"),
+            (with("id", json!({"header": null})), "id.header"),
+            (with("timestamp", json!({"header": null, "unit": "s"})), "timestamp.header"),
             (with("id", json!("x-id")), "id"),
             (with("parts", json!({"separator": ",", "timestamp": "t"})), "parts.signature"),
             (with("parts", json!({"separator": ",", "timestamp": "t", "signature": "v1", "x": 1})), "parts.x"),
