@@ -39,7 +39,7 @@ use hookrelay_core::signature::answer::{self, Reply};
 use hookrelay_core::signature::{Answer, SignatureError, Verified};
 use hookrelay_platform::db::{error_message, payloads};
 use hookrelay_platform::fetch_answer::respond;
-use hookrelay_platform::{body, log, metrics, now_ms, public_key, queue_send, raw_http};
+use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http, webcrypto};
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -120,18 +120,18 @@ pub fn body_read(
         Err(r) => answer(&env, &ctx, refused(source, &r)),
         Ok(Admission::Event(accepted)) => enqueue(env, ctx, accepted, now_ms),
         Ok(Admission::Handshake(reply)) => answer(&env, &ctx, handshake(source, &reply)),
-        Ok(Admission::PublicKey {
+        Ok(Admission::Deferred {
             check,
             public_key,
             verified,
         }) => {
             let (head, source) = (head.to_string(), source.to_string());
             Ok(later(env.clone(), ctx, async move {
-                if !public_key::holds(&check, &public_key).await? {
+                if !webcrypto::holds(&check, public_key.as_deref()).await? {
                     let r = Rejection::Signature(SignatureError::Mismatch);
                     return refused(&source, &r);
                 }
-                signed_by_public_key(&env, &head, &source, &body, now_ms, verified).await
+                signed_in_webcrypto(&env, &head, &source, &body, now_ms, verified).await
             }))
         }
     }
@@ -155,9 +155,9 @@ fn inbound<'a>(
     }
 }
 
-/// After a public-key signature held: the body's checks, then the event
-/// sent from here (the entry's send path has returned by now).
-async fn signed_by_public_key(
+/// After WebCrypto's check held: the body's checks, then the event sent
+/// from here (the entry's send path has returned by now).
+async fn signed_in_webcrypto(
     env: &Env,
     head: &str,
     source: &str,
@@ -178,8 +178,8 @@ async fn signed_by_public_key(
             enqueue_stored(env.clone(), queued_event(accepted, now_ms), now_ms, answer).await
         }
         Ok(Admission::Handshake(reply)) => handshake(source, &reply),
-        Ok(Admission::PublicKey { .. }) => Err(worker::Error::RustError(
-            "a signed request asked for a second public-key check".into(),
+        Ok(Admission::Deferred { .. }) => Err(worker::Error::RustError(
+            "a signed request asked for a second WebCrypto check".into(),
         )),
     }
 }

@@ -6,9 +6,10 @@
 //! about the body. Each refusal maps to one status and one stable code; the
 //! message says what to fix, never what a signature should have been.
 //!
-//! A public-key scheme's signature is checked by the glue with WebCrypto:
-//! [`accept`] hands it a [`Admission::PublicKey`] check, and the glue
-//! calls [`accept_signed`] once it passes.
+//! A signature the relay does not check natively (HMAC-SHA1 and -SHA512,
+//! the public-key schemes) is checked by the glue with WebCrypto: [`accept`]
+//! hands it an [`Admission::Deferred`] check, and the glue calls
+//! [`accept_signed`] once it passes.
 
 use crate::config::{RelayConfig, Source};
 use crate::form;
@@ -16,7 +17,7 @@ use crate::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
 use crate::redact::{capture_headers, REDACTED};
 use crate::signature::answer::Reply;
 use crate::signature::{
-    check_body_timestamp, handshake, places, verify, Answer, HeaderLookup, PublicKeyCheck, Request,
+    check_body_timestamp, handshake, places, verify, Answer, Deferred, HeaderLookup, Request,
     Scheme, SignatureError, Verdict, Verified,
 };
 use crate::UnixMillis;
@@ -68,13 +69,14 @@ pub enum Admission {
     Event(Accepted),
     /// A handshake, verified: answered at once, never enqueued.
     Handshake(Reply),
-    /// A public-key signature for the glue to check with WebCrypto under
-    /// `public_key`; when it holds, [`accept_signed`] continues.
-    PublicKey {
+    /// A signature for the glue to check with WebCrypto; when it holds,
+    /// [`accept_signed`] continues.
+    Deferred {
         /// The check.
-        check: PublicKeyCheck,
-        /// The source's public key (raw Ed25519, or P-256 SPKI DER).
-        public_key: Vec<u8>,
+        check: Deferred,
+        /// The source's public key (raw Ed25519, or P-256 SPKI DER), for a
+        /// public-key check.
+        public_key: Option<Vec<u8>>,
         /// What the headers said.
         verified: Verified,
     },
@@ -205,15 +207,15 @@ pub fn accept<H: HeaderLookup + ?Sized>(
     .map_err(Rejection::Signature)?;
     match verdict {
         Verdict::Verified(verified) => admit(source, req, verified),
-        Verdict::PublicKey { check, verified } => Ok(Admission::PublicKey {
+        Verdict::Deferred { check, verified } => Ok(Admission::Deferred {
             check,
-            public_key: source.public_key.clone().unwrap_or_default(),
+            public_key: source.public_key.clone(),
             verified,
         }),
     }
 }
 
-/// The checks after a public-key signature held: the same as after a MAC.
+/// The checks after a WebCrypto check held: the same as after a native MAC.
 pub fn accept_signed<H: HeaderLookup + ?Sized>(
     config: &RelayConfig,
     req: &Inbound<'_, H>,

@@ -9,7 +9,9 @@
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::front_door::{accept, accept_signed, Accepted, Admission, Inbound, Rejection};
 use hookrelay_core::idempotency::idempotency_key;
-use hookrelay_core::signature::{preset, Check, PRESETS};
+use hookrelay_core::signature::{
+    preset, Check, Deferred, HmacCheck, MacAlg, SignatureError, PRESETS,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -57,9 +59,11 @@ fn headers(v: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// The front door's decision, with a public-key check taken as passed (it
-/// runs in WebCrypto; the Miniflare tests drive it): its message must be
-/// the timestamp then the body.
+/// The front door's decision, with the checks left to WebCrypto done as
+/// the glue does them: an HMAC-SHA1 or -SHA512 here with the RustCrypto
+/// crates, a public-key signature taken as passed (the Miniflare tests
+/// drive WebCrypto) once its message is seen to be the timestamp then the
+/// body.
 fn run(
     v: &Value,
     headers: &[(String, String)],
@@ -77,12 +81,12 @@ fn run(
         now_ms: now_s * 1000,
     };
     match accept(&config, &req)? {
-        Admission::PublicKey {
-            check,
+        Admission::Deferred {
+            check: Deferred::PublicKey(check),
             verified,
             public_key,
         } => {
-            assert!(!public_key.is_empty());
+            assert!(public_key.is_some_and(|k| !k.is_empty()));
             let ts = headers
                 .iter()
                 .find(|(k, _)| k.ends_with("timestamp"))
@@ -90,8 +94,38 @@ fn run(
             assert_eq!(check.message, format!("{}{body}", ts.1).into_bytes());
             accept_signed(&config, &req, verified)
         }
+        Admission::Deferred {
+            check: Deferred::Hmac(check),
+            verified,
+            ..
+        } => {
+            if !hmac_holds(&check) {
+                return Err(Rejection::Signature(SignatureError::Mismatch));
+            }
+            accept_signed(&config, &req, verified)
+        }
         other => Ok(other),
     }
+}
+
+/// What the glue asks WebCrypto: does any signature match under any key?
+fn hmac_holds(check: &HmacCheck) -> bool {
+    use hmac::{Hmac, Mac};
+    check.keys.iter().any(|key| {
+        let computed = match check.alg {
+            MacAlg::Sha1 => {
+                let mut m = Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+                m.update(&check.message);
+                m.finalize().into_bytes().to_vec()
+            }
+            _ => {
+                let mut m = Hmac::<sha2::Sha512>::new_from_slice(key).unwrap();
+                m.update(&check.message);
+                m.finalize().into_bytes().to_vec()
+            }
+        };
+        check.signatures.contains(&computed)
+    })
 }
 
 fn event(got: Result<Admission, Rejection>, name: &str) -> Accepted {
@@ -285,8 +319,18 @@ fn an_invalid_vector_is_refused() {
         };
         match accept(&config, &req) {
             Err(e) => assert_eq!(e.status(), 401, "{name}: {}", e.message()),
-            // Only WebCrypto can refuse a public-key signature.
-            Ok(Admission::PublicKey { .. }) => assert!(!is_mac(s(v, "preset")), "{name}"),
+            // Only WebCrypto can refuse what it is left to check.
+            Ok(Admission::Deferred {
+                check: Deferred::PublicKey(_),
+                ..
+            }) => assert!(!is_mac(s(v, "preset")), "{name}"),
+            Ok(Admission::Deferred {
+                check: Deferred::Hmac(check),
+                ..
+            }) => assert!(
+                !hmac_holds(&check),
+                "{name}: a WebCrypto HMAC would accept it"
+            ),
             Ok(other) => panic!("{name}: accepted: {other:?}"),
         }
     }

@@ -20,10 +20,10 @@ pub mod paced;
 pub mod parking;
 pub mod pipeline;
 pub mod post_request;
-pub mod public_key;
 pub mod queue_message;
 pub mod queue_send;
 pub mod raw_http;
+pub mod webcrypto;
 
 /// The current time in unix milliseconds. Read once per request or batch,
 /// and again wherever an outbound request is signed, so a paced request

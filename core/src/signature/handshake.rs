@@ -4,9 +4,9 @@
 //! after the signature matched), then answered at once and never enqueued.
 
 use super::answer::Reply;
-use super::mac::{compute, SigningKey};
+use super::mac::{sha256, SigningKey};
 use super::places;
-use super::scheme::{Handshake, MacAlg, Scheme};
+use super::scheme::{Handshake, Scheme};
 use super::HeaderLookup;
 use serde_json::Value;
 
@@ -33,7 +33,7 @@ pub fn answer(
         }),
         Handshake::Zoom if view["event"] == "endpoint.url_validation" => {
             let token = view.pointer("/payload/plainToken")?.as_str()?;
-            let encrypted = hex::encode(compute(MacAlg::Sha256, key?.as_bytes(), &[token]));
+            let encrypted = hex::encode(sha256(key?.as_bytes(), &[token]));
             let body = serde_json::json!({"plainToken": token, "encryptedToken": encrypted});
             Some(Reply {
                 status: 200,

@@ -3,9 +3,9 @@
 //! benches, the fuzzers and the tests.
 
 use super::header_parse::encode;
-use super::mac::{compute, SigningKey};
+use super::mac::{sha256, SigningKey};
 use super::presets;
-use super::scheme::{Check, Layout, Scheme};
+use super::scheme::{Check, Layout, MacAlg, Scheme};
 use super::template::Fill;
 use super::verifier::message;
 
@@ -25,11 +25,15 @@ pub struct SignInput<'a> {
     pub timestamp: Option<&'a str>,
 }
 
-/// The signature header's value for an HMAC scheme; `None` for a token or
-/// public-key scheme, or when the input lacks what the template signs.
+/// The signature header's value for an HMAC-SHA256 scheme; `None` for
+/// the others (the relay has no native SHA-1, SHA-512 or public-key
+/// signer), or when the input lacks what the template signs.
 pub fn sign(scheme: &Scheme, key: &SigningKey, input: &SignInput<'_>) -> Option<String> {
     let Check::Mac {
-        mac, at, signed, ..
+        mac: MacAlg::Sha256,
+        at,
+        signed,
+        ..
     } = &scheme.check
     else {
         return None;
@@ -42,7 +46,7 @@ pub fn sign(scheme: &Scheme, key: &SigningKey, input: &SignInput<'_>) -> Option<
         method: input.method,
     };
     let pieces = message(scheme, signed, &fill, input.form).ok()?;
-    let sig = encode(at.encoding, &compute(*mac, key.as_bytes(), &pieces));
+    let sig = encode(at.encoding, &sha256(key.as_bytes(), &pieces));
     Some(match &at.layout {
         Layout::Whole { prefix, .. } => format!("{prefix}{sig}"),
         Layout::Parts {

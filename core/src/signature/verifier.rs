@@ -1,6 +1,7 @@
 //! The verifier: one for every scheme. It decides what is signed and what
-//! must match; the MAC itself is `mac.rs`'s (or, for a public key,
-//! WebCrypto's in the glue, handed a [`PublicKeyCheck`]).
+//! must match; the MAC itself is `mac.rs`'s for HMAC-SHA256, and
+//! WebCrypto's in the glue for the rest, handed a [`Deferred`] check
+//! (HMAC-SHA1 and -SHA512, Ed25519, ECDSA P-256).
 //!
 //! Headers are read completely before the clock is consulted, and the
 //! clock before any MAC, so a stale request is reported as stale even when
@@ -9,9 +10,9 @@
 
 use super::der::der_to_raw_p256;
 use super::header_parse::{self, Presented};
-use super::mac::{compute, ct_eq, SigningKey};
+use super::mac::{ct_eq, sha256, SigningKey};
 use super::places;
-use super::scheme::{Check, Place, PublicKeyAlg, Scheme, SignatureAt, Signed, TimeUnit};
+use super::scheme::{Check, MacAlg, Place, PublicKeyAlg, Scheme, SignatureAt, Signed, TimeUnit};
 use super::template::{self, Fill};
 use super::{HeaderLookup, SignatureError};
 use serde_json::Value;
@@ -53,27 +54,63 @@ pub struct PublicKeyCheck {
     pub signature: Vec<u8>,
 }
 
+/// An HMAC for the glue to check with WebCrypto: does any signature match
+/// the MAC of `message` under any key?
+#[derive(Clone, PartialEq, Eq)]
+pub struct HmacCheck {
+    /// The hash (SHA-1 or SHA-512).
+    pub alg: MacAlg,
+    /// The source's keys, current first.
+    pub keys: Vec<Vec<u8>>,
+    /// The signed bytes.
+    pub message: Vec<u8>,
+    /// The presented signatures, decoded.
+    pub signatures: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for HmacCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The keys are secrets: never in a debug line.
+        write!(
+            f,
+            "HmacCheck({:?}, {} keys, {} signatures)",
+            self.alg,
+            self.keys.len(),
+            self.signatures.len()
+        )
+    }
+}
+
+/// A check the verifier leaves to WebCrypto.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deferred {
+    /// A public-key signature (the key is the source's `public_key`).
+    PublicKey(PublicKeyCheck),
+    /// An HMAC other than SHA-256.
+    Hmac(HmacCheck),
+}
+
 /// The verifier's verdict on a request whose headers check out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// The MAC or token matched.
     Verified(Verified),
-    /// The headers check out; the signature must still be checked under
-    /// the source's public key.
-    PublicKey {
+    /// The headers check out; the signature must still be checked in
+    /// WebCrypto.
+    Deferred {
         /// The check to run.
-        check: PublicKeyCheck,
+        check: Deferred,
         /// What the headers said, once it passes.
         verified: Verified,
     },
 }
 
 impl Verdict {
-    /// The verified result, for a MAC or token scheme.
+    /// The verified result, when nothing is left to WebCrypto.
     pub fn verified(self) -> Option<Verified> {
         match self {
             Verdict::Verified(v) => Some(v),
-            Verdict::PublicKey { .. } => None,
+            Verdict::Deferred { .. } => None,
         }
     }
 }
@@ -138,12 +175,15 @@ fn finish(
     verified: Verified,
 ) -> Result<Verdict, SignatureError> {
     match check {
-        Check::Mac { mac, .. } => {
+        Check::Mac {
+            mac: MacAlg::Sha256,
+            ..
+        } => {
             // One MAC per key over the whole body, each candidate checked
             // against it: recomputing per candidate would let a sender buy
             // eight hashes of a 1 MB body with one request.
             let matched = keys.iter().any(|key| {
-                let computed = compute(*mac, key.as_bytes(), message);
+                let computed = sha256(key.as_bytes(), message);
                 presented.signatures.iter().any(|sig| ct_eq(&computed, sig))
             });
             if matched {
@@ -152,6 +192,15 @@ fn finish(
                 Err(SignatureError::Mismatch)
             }
         }
+        Check::Mac { mac, .. } => Ok(Verdict::Deferred {
+            check: Deferred::Hmac(HmacCheck {
+                alg: *mac,
+                keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
+                message: message.concat(),
+                signatures: presented.signatures.clone(),
+            }),
+            verified,
+        }),
         Check::PublicKey { alg, .. } => {
             let first = &presented.signatures[0];
             let signature = match alg {
@@ -163,12 +212,12 @@ fn finish(
                     })?
                 }
             };
-            Ok(Verdict::PublicKey {
-                check: PublicKeyCheck {
+            Ok(Verdict::Deferred {
+                check: Deferred::PublicKey(PublicKeyCheck {
                     alg: *alg,
                     message: message.concat(),
                     signature,
-                },
+                }),
                 verified,
             })
         }
@@ -343,8 +392,8 @@ pub(super) fn message<'a>(
 
 /// Verifies a JSON POST under one key, with no URL in what is signed: what
 /// a receiver of the relay's own calls checks (deliveries and alerts sign
-/// as `hmac-sha256`), and what the benches and fuzzers drive. A public-key
-/// scheme needs WebCrypto and never verifies here.
+/// as `hmac-sha256`), and what the benches and fuzzers drive. A scheme
+/// whose check is left to WebCrypto never verifies here.
 pub fn verify_one(
     scheme: &Scheme,
     key: &SigningKey,
