@@ -173,7 +173,7 @@ pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, Sig
             header: TWILIO_HEADER.into(),
             reason: format!("the signed form cannot be read: {}", e.0),
         })?;
-        fields.sort();
+        sort_fields(&mut fields);
         for (name, value) in fields {
             out.push(Cow::Owned(format!("{name}{value}").into_bytes()));
         }
@@ -197,6 +197,39 @@ pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, Sig
 }
 
 const TWILIO_HEADER: &str = "x-twilio-signature";
+
+/// Sorts Twilio's fields by name, then value. A heapsort: O(n log n) on a
+/// hostile form of many fields (sorted before its MAC is checked), in a
+/// fraction of the code of std's sort (about 3 KB of wasm for this one
+/// element type; `small_sort`'s insertion sort is quadratic, unfit for
+/// input a sender controls).
+fn sort_fields(v: &mut [(String, String)]) {
+    let n = v.len();
+    for start in (0..n / 2).rev() {
+        sift_down(v, start, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+fn sift_down(v: &mut [(String, String)], mut root: usize, end: usize) {
+    loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
+        }
+        if child + 1 < end && v[child] < v[child + 1] {
+            child += 1;
+        }
+        if v[root] >= v[child] {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    }
+}
 
 /// Whether a template uses a placeholder.
 pub fn uses(pieces: &[Piece<'_>], piece: Piece<'static>) -> bool {
@@ -242,6 +275,25 @@ mod tests {
         for (text, fragment) in table {
             let err = parse(text).unwrap_err();
             assert!(err.contains(fragment), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn twilio_fields_sort_as_std_sorts_them() {
+        let mut seed = 7u64;
+        for len in 0..40 {
+            let mut fields: Vec<(String, String)> = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    let name =
+                        ["To", "From", "Body", "A", "a", "Digits"][(seed >> 33) as usize % 6];
+                    (name.to_string(), format!("{}", (seed >> 40) % 5))
+                })
+                .collect();
+            let mut want = fields.clone();
+            want.sort();
+            sort_fields(&mut fields);
+            assert_eq!(fields, want, "{len} fields");
         }
     }
 
