@@ -495,6 +495,113 @@ mod tests {
     }
 
     #[test]
+    fn colliding_secret_names_are_a_configuration_error() {
+        let table = [
+            (
+                json!({"a-b": {"scheme": "github"}, "a_b": {"scheme": "github"}}),
+                "SOURCES.a_b",
+            ),
+            (
+                json!({"acme": {"scheme": "github"}, "acme-previous": {"scheme": "github"}}),
+                "SOURCES.acme-previous",
+            ),
+            (
+                json!({"acme_previous": {"scheme": "github"}, "acme": {"scheme": "github"}}),
+                "SOURCES.acme_previous",
+            ),
+        ];
+        for (raw, key) in table {
+            let err = parse_sources(&raw).unwrap_err();
+            assert_eq!(err.key, key, "{raw}");
+            assert!(err.problem.contains("rename one"), "{}", err.problem);
+        }
+        assert!(
+            parse_sources(&json!({"ab": {"scheme": "github"}, "a-b": {"scheme": "github"}}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_recipe_or_a_preset_field_error_names_the_source_and_the_field() {
+        let ed = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+        let table = [
+            (
+                json!({"acme": {"scheme": {"hmac": "sha256", "header": "x-s", "encoding": "base32", "signed": "{body}"}}}),
+                "SOURCES.acme.scheme.encoding",
+            ),
+            (
+                json!({"acme": {"scheme": {"hmac": "sha256", "header": "x-s", "encoding": "hex", "signed": "{body}", "timestamp": {"header": "x-t", "unit": "h"}}}}),
+                "SOURCES.acme.scheme.timestamp.unit",
+            ),
+            (json!({"acme": {"scheme": "slak"}}), "SOURCES.acme.scheme"),
+            (json!({"d": {"scheme": "discord"}}), "SOURCES.d.public_key"),
+            (
+                json!({"d": {"scheme": "discord", "public_key": "abcd"}}),
+                "SOURCES.d.public_key",
+            ),
+            (
+                json!({"s": {"scheme": "sendgrid", "public_key": ed}}),
+                "SOURCES.s.public_key",
+            ),
+            (
+                json!({"g": {"scheme": "github", "public_key": ed}}),
+                "SOURCES.g.public_key",
+            ),
+            (
+                json!({"t": {"scheme": "twilio", "url": "/relative"}}),
+                "SOURCES.t.url",
+            ),
+        ];
+        for (raw, key) in table {
+            assert_eq!(parse_sources(&raw).unwrap_err().key, key, "{raw}");
+        }
+        let ok = parse_sources(&json!({"d": {"scheme": "discord", "public_key": ed}, "t": {"scheme": "twilio", "url": "https://hooks.example.com/t"}})).unwrap();
+        assert_eq!(ok[0].public_key.as_deref(), Some(ed));
+        assert_eq!(ok[1].url.as_deref(), Some("https://hooks.example.com/t"));
+        assert_eq!((ok[0].tolerance_s, ok[1].tolerance_s), (300, 300));
+        let paddle = parse_sources(&json!({"p": {"scheme": "paddle"}})).unwrap();
+        assert_eq!(paddle[0].tolerance_s, 5, "a preset's own tolerance");
+    }
+
+    #[test]
+    fn the_previous_secret_is_a_second_key_and_a_public_key_source_needs_no_secret() {
+        use crate::config::RelayConfig;
+        let ed = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+        let env = |extra: &[(&str, &str)]| {
+            let mut env: std::collections::BTreeMap<String, Value> = [
+                ("SOURCES".to_string(), json!({"gh": {"scheme": "github"}, "std": {"scheme": "standard-webhooks"}, "d": {"scheme": "discord", "public_key": ed}})),
+                ("WEBHOOK_SECRET_GH".to_string(), json!("new")),
+                ("WEBHOOK_SECRET_STD".to_string(), json!("whsec_c2Vjb25kLXNlY3JldA==")),
+            ]
+            .into_iter()
+            .collect();
+            for (k, v) in extra {
+                env.insert((*k).to_string(), json!(v));
+            }
+            env
+        };
+        let config = RelayConfig::load(&env(&[("WEBHOOK_SECRET_GH_PREVIOUS", "old")])).unwrap();
+        let keys: Vec<&[u8]> = config
+            .sources
+            .get("gh")
+            .unwrap()
+            .keys
+            .iter()
+            .map(SigningKey::as_bytes)
+            .collect();
+        assert_eq!(keys, [b"new".as_slice(), b"old".as_slice()]);
+        assert_eq!(config.sources.get("std").unwrap().keys.len(), 1);
+        let d = config.sources.get("d").unwrap();
+        assert_eq!(
+            (d.keys.len(), d.public_key.as_ref().map(Vec::len)),
+            (0, Some(32))
+        );
+        let err =
+            RelayConfig::load(&env(&[("WEBHOOK_SECRET_STD_PREVIOUS", "not base64!")])).unwrap_err();
+        assert_eq!(err.key, "WEBHOOK_SECRET_STD_PREVIOUS");
+    }
+
+    #[test]
     fn expect_every_is_an_optional_duration_per_source() {
         let specs = parse_sources(&json!({
             "quiet": {"scheme": "github", "expect_every": "6h"},
