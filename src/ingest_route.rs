@@ -175,7 +175,13 @@ async fn signed_in_webcrypto(
         Err(r) => refused(source, &r),
         Ok(Admission::Event(accepted)) => {
             let answer = accepted.answer;
-            enqueue_stored(env.clone(), queued_event(accepted, now_ms), now_ms, answer).await
+            let message = queued_event(accepted, now_ms);
+            let json = serde_json::to_string(&message)?;
+            if fits_inline(json.len()) {
+                send_now(env, &message, &json, answer).await
+            } else {
+                enqueue_stored(env.clone(), message, now_ms, answer).await
+            }
         }
         Ok(Admission::Handshake(reply)) => handshake(source, &reply),
         Ok(Admission::Deferred { .. }) => Err(worker::Error::RustError(
@@ -319,20 +325,27 @@ async fn enqueue_stored(
     let body = message
         .inline_body()
         .expect("the ingest hands over the message queued_event built, whose body is inline");
-    let mut json = serde_json::to_string(&message)?;
-    if !fits_inline(json.len()) {
-        let body_bytes = body.len() as u64;
-        if !claim_check(&env, &message.event_id, &message.source, body, now_ms).await {
-            return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S)
-                .map(Into::into);
-        }
-        message.body = EventBody::Stored {
-            body_ref: message.event_id.clone(),
-            body_bytes,
-        };
-        json = serde_json::to_string(&message)?;
+    let body_bytes = body.len() as u64;
+    if !claim_check(&env, &message.event_id, &message.source, body, now_ms).await {
+        return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S)
+            .map(Into::into);
     }
-    let sent = match queue_send::start_json(&env, "WEBHOOKS", &json) {
+    message.body = EventBody::Stored {
+        body_ref: message.event_id.clone(),
+        body_bytes,
+    };
+    let json = serde_json::to_string(&message)?;
+    send_now(&env, &message, &json, on_success).await
+}
+
+/// Sends a message from here (not through the entry's send) and answers.
+async fn send_now(
+    env: &Env,
+    message: &QueuedEvent,
+    json: &str,
+    on_success: Answer,
+) -> Result<Response> {
+    let sent = match queue_send::start_json(env, "WEBHOOKS", json) {
         Ok(promise) => JsFuture::from(promise).await.map_err(worker::Error::from),
         Err(e) => Err(e),
     };

@@ -154,6 +154,15 @@ test("sendgrid's ECDSA P-256 DER signature is checked in WebCrypto: signed 202, 
   assert.equal(res.status, 202, await res.clone().text());
   assert.equal((await res.json()).status, "queued");
   assert.equal((await post("sendgrid", body.replace("sg-1", "sg-2"), headers)).status, 401);
+
+  // Too large for a queue message: kept in D1 first, after WebCrypto's check.
+  const big = JSON.stringify([{ email: "big@test.com", event: "processed", pad: "z".repeat(200_000) }]);
+  const bigSig = crypto.sign("sha256", Buffer.from(ts + big), ec.privateKey).toString("base64");
+  const stored = await post("sendgrid", big, { ...headers, "x-twilio-email-event-webhook-signature": bigSig });
+  assert.equal(stored.status, 202, await stored.clone().text());
+  const { event_id } = await stored.json();
+  const [row] = await waitFor(async () => (await rows(relay.db, "SELECT body, body_ref FROM events WHERE event_id = ?", event_id)).length && rows(relay.db, "SELECT body, body_ref FROM events WHERE event_id = ?", event_id), { what: "the claim-checked sendgrid event" });
+  assert.equal(row.body_ref, event_id, "kept in the payload store");
 });
 
 test("a recipe source verifies as written: HMAC-SHA512, base64url after v2=, a millisecond timestamp, its id from the body, answer 204", async () => {
