@@ -164,8 +164,8 @@ pub fn verify<H: HeaderLookup + ?Sized>(
     finish(&scheme.check, at, keys, &message, &presented, verified)
 }
 
-/// The last step: a MAC compared under each key, or the public-key check
-/// handed to the glue.
+/// The last step: an HMAC-SHA256 compared under each key, or the check
+/// handed to the glue for WebCrypto.
 fn finish(
     check: &Check,
     at: &SignatureAt,
