@@ -337,6 +337,26 @@ fn an_invalid_vector_is_refused() {
 }
 
 #[test]
+fn shopify_is_read_under_its_newer_header_names_too() {
+    for v in vectors()
+        .iter()
+        .filter(|v| v["preset"] == "shopify" && v["valid"] == true)
+    {
+        let renamed: Vec<(String, String)> = headers(v)
+            .into_iter()
+            .map(|(k, val)| (k.strip_prefix("x-").unwrap_or(&k).to_string(), val))
+            .collect();
+        assert!(renamed.iter().any(|(k, _)| k == "shopify-hmac-sha256"));
+        let got = event(
+            run(v, &renamed, s(v, "body"), v["now_s"].as_i64().unwrap()),
+            "shopify",
+        );
+        assert_eq!(got.delivery_id.as_deref(), v["delivery_id"].as_str());
+        assert_eq!(got.headers["shopify-hmac-sha256"], "[REDACTED]");
+    }
+}
+
+#[test]
 fn a_request_signed_with_another_secret_is_refused() {
     for v in vectors()
         .iter()

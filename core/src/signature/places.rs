@@ -16,7 +16,8 @@ pub fn header<'h>(
     let present = |n: &str| headers.header(n).map(str::trim).filter(|v| !v.is_empty());
     present(name).or_else(|| {
         let (from, to) = scheme.alias.as_ref()?;
-        present(&format!("{to}{}", name.strip_prefix(from.as_ref())?))
+        let lower = name.to_ascii_lowercase();
+        present(&format!("{to}{}", lower.strip_prefix(from.as_ref())?))
     })
 }
 

@@ -192,7 +192,8 @@ pub static PRESETS: [Scheme; 20] = [
         id: header("X-Shopify-Event-Id"),
         id_fallback: header("X-Shopify-Webhook-Id"),
         id_required: false,
-        alias: None,
+        // Shopify's newer "events" webhooks drop the `X-` of each header.
+        alias: Some((B("x-shopify-"), B("shopify-"))),
         handshake: None,
         answer: Answer::Queued,
     },

@@ -164,7 +164,7 @@ pub fn hubspot_decode(url: &str) -> String {
 }
 
 /// Twilio's signed text: the URL, then each form field sorted by name (then
-/// value) as name and value. A body that is not a form is signed through
+/// value, a value repeated under one name once) as name and value. A body that is not a form is signed through
 /// the URL's `bodySHA256`, which must be the hex SHA-256 of the body.
 pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, SignatureError> {
     let mut out = vec![Cow::Borrowed(fill.url.as_bytes())];
@@ -174,6 +174,9 @@ pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, Sig
             reason: format!("the signed form cannot be read: {}", e.0),
         })?;
         sort_fields(&mut fields);
+        // As twilio's own validateRequest: a repeated field's equal values
+        // count once.
+        fields.dedup();
         for (name, value) in fields {
             out.push(Cow::Owned(format!("{name}{value}").into_bytes()));
         }
@@ -276,6 +279,19 @@ mod tests {
             let err = parse(text).unwrap_err();
             assert!(err.contains(fragment), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn twilio_signs_the_url_then_sorted_fields_a_repeated_value_once() {
+        let fill = Fill {
+            body: b"To=%2B1&b=2&a=1&a=1&a=0",
+            timestamp: None,
+            id: None,
+            url: "https://x.io/t?q=1",
+            method: "POST",
+        };
+        let got = twilio(&fill, true).unwrap().concat();
+        assert_eq!(got, b"https://x.io/t?q=1To+1a0a1b2");
     }
 
     #[test]
