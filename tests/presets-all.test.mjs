@@ -1,13 +1,13 @@
 // Every preset of DESIGN §2 through the compiled relay, in one Miniflare:
-// a source per preset (plus a Slack form, a Twilio JSON body and a
-// recipe), each request signed at the real clock by
-// tests/support/preset-signers.mjs. A signed request gets the preset's
-// answer and is keyed by its delivery id; a tampered one, a stale one (the
-// timestamped presets) and an unsigned one are refused with 401. Every
-// source's downstream answers 400, so each accepted event dead-letters at
-// once and its envelope shows the scheme's headers redacted. The signers
-// themselves are first proven equal to the providers' libraries on the
-// golden vectors.
+// a source per preset (plus a Slack form, a Twilio JSON body, and the
+// recipes of docs/providers.md and the README), each request signed at the
+// real clock by tests/support/preset-signers.mjs. A signed request gets the
+// preset's answer and is keyed by its delivery id; a tampered one, a stale
+// one (the timestamped presets) and an unsigned one are refused with 401.
+// Every source's downstream answers 400, so each accepted event
+// dead-letters at once and its envelope shows the scheme's headers
+// redacted. The signers themselves are proven equal to the providers'
+// libraries on the golden vectors.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
@@ -30,16 +30,24 @@ const ed = crypto.generateKeyPairSync("ed25519");
 const rawEd25519Hex = (publicKey) => Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url").toString("hex");
 const ec = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
 
-// A recipe whose headers no generic rule would redact: only its scheme does.
-const ACME = {
-  hmac: "sha256", header: "X-Acme-Mac", prefix: "v1=", encoding: "hex", signed: "{id}.{timestamp}.{body}",
-  timestamp: { header: "X-Acme-Time", unit: "s" }, id: { header: "X-Acme-Delivery" },
+/** The scheme of the first ```json recipe after `heading` in a doc, so the doc's example cannot drift. */
+const docRecipe = (file, heading) => {
+  const text = readFileSync(new URL(`../${file}`, import.meta.url), "utf8").split(heading)[1].split("```json")[1].split("```")[0];
+  return Object.values(JSON.parse(`{${text}}`))[0].scheme;
 };
+// docs/providers.md's recipe, whose headers no generic rule would redact: only its scheme does.
+const ACME = docRecipe("docs/providers.md", "## A provider without a preset");
 const acmeSigner = {
   signature: "x-acme-mac", timestamp: { header: "x-acme-time", unit: "s" }, idHeader: "x-acme-delivery",
   sign: ({ secret, body, ts, id }) => ({
     "x-acme-delivery": id, "x-acme-time": ts, "x-acme-mac": "v1=" + crypto.createHmac("sha256", secret).update(`${id}.${ts}.${body}`).digest("hex"),
   }),
+};
+
+const README_RECIPE = docRecipe("README.md", "### Presets and recipes");
+const readmeSigner = {
+  signature: "x-acme-signature", timestamp: { part: "t", unit: "s" },
+  sign: ({ secret, body, ts }) => ({ "x-acme-signature": `t=${ts},v1=${crypto.createHmac("sha256", secret).update(`${ts}.${body}`).digest("hex")}` }),
 };
 
 const queued = { status: 202 };
@@ -103,6 +111,8 @@ const ROWS = [
     event: (tag) => ({ body: JSON.stringify([{ email: "example@test.com", event: "processed", sg_event_id: tag }]), id: null }) },
   { source: "acme", scheme: ACME, signer: acmeSigner, tolerance: 300, answer: queued,
     event: (tag) => ({ body: JSON.stringify({ kind: "order.paid", tag }), id: `dlv-${tag}` }) },
+  { source: "readme-recipe", scheme: README_RECIPE, signer: readmeSigner, tolerance: 300, answer: queued,
+    event: (tag) => ({ body: JSON.stringify({ event: { id: `rd-${tag}`, type: "thing.done" } }), id: `rd-${tag}` }) },
 ];
 
 const secretName = (source) => `WEBHOOK_SECRET_${source.toUpperCase().replaceAll("-", "_")}`;
