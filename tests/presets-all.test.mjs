@@ -191,6 +191,26 @@ for (const row of ROWS) {
   });
 }
 
+test("twitch's webhook_callback_verification is answered with its challenge as text/plain, never enqueued; an unsigned one is refused", async () => {
+  const row = ROWS.find((r) => r.source === "twitch");
+  const body = JSON.stringify({ challenge: `pogchamp-${run}`, subscription: { type: "channel.follow", status: "webhook_callback_verification_pending" } });
+  const id = `twverify-${run}`;
+  const headers = { "content-type": JSON_TYPE, "twitch-eventsub-message-type": "webhook_callback_verification", ...SIGNERS.twitch.sign({ secret: secretOf(row), body, ts: new Date().toISOString(), id }) };
+  const res = await relay.fetch("/webhooks/twitch", { method: "POST", body, headers });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("content-type"), /text\/plain/);
+  assert.equal(await res.text(), `pogchamp-${run}`);
+  const { "twitch-eventsub-message-signature": _, ...unsigned } = headers;
+  const refused = await relay.fetch("/webhooks/twitch", { method: "POST", body, headers: unsigned });
+  assert.equal(refused.status, 401);
+  // An event sent after it is ingested; the handshake, before it, never was.
+  const after = await send(row, `twafter${run}`);
+  assert.equal(after.res.status, 202);
+  const { event_id } = await after.res.json();
+  await waitFor(() => rows(relay.db, "SELECT 1 FROM events WHERE event_id = ?", event_id).then((r) => r.length), { what: "the twitch event after the handshake" });
+  assert.deepEqual(await rows(relay.db, "SELECT event_id FROM events WHERE idempotency_key = ?", `twitch:${id}`), [], "the handshake was never enqueued");
+});
+
 test("the admin API finds an event by its idempotency key (GET /api/v1/admin/events?key=)", async () => {
   const { eventId } = accepted.get("twilio");
   const got = await adminClient(relay).get(`events?key=${encodeURIComponent(`twilio:twtok-twilio${run}`)}`);
