@@ -5,9 +5,10 @@
 //   npm run sign -- demo-stripe '{"id":"evt_1","object":"event"}'
 //   npm run sign -- demo-github '{"zen":"hi"}' --print
 //   npm run sign -- demo-hmac '{"op":"x"}' --url http://127.0.0.1:8790
+//   npm run sign -- demo-slack 'command=%2Fdeploy&text=now'   # a Slack form body
 import { randomUUID } from "node:crypto";
 import { localDevVars } from "./dev-vars.mjs";
-import { githubSignatureHeader, hmacSha256Headers, secretNameFor, standardWebhooksHeaders, stripeSignatureHeader } from "./webhook-signatures.mjs";
+import { githubSignatureHeader, hmacSha256Headers, secretNameFor, slackHeaders, standardWebhooksHeaders, stripeSignatureHeader } from "./webhook-signatures.mjs";
 
 const args = process.argv.slice(2);
 const flag = (name) => {
@@ -24,10 +25,10 @@ const { file: varsFile, vars } = localDevVars();
 const secretName = secretNameFor(source);
 const secret = vars[secretName];
 if (!secret) {
-  console.error(`no ${secretName} in ${varsFile}; which scheme does '${source}' use? (demo sources: demo-standard, demo-stripe, demo-github, demo-hmac)`);
+  console.error(`no ${secretName} in ${varsFile}; which scheme does '${source}' use? (demo sources: demo-standard, demo-stripe, demo-github, demo-hmac, demo-slack)`);
   process.exit(2);
 }
-const scheme = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256" }[source] ?? flag("--scheme");
+const scheme = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256", "demo-slack": "slack" }[source] ?? flag("--scheme");
 const headers = { "content-type": "application/json" };
 switch (scheme) {
   case "standard-webhooks":
@@ -42,8 +43,13 @@ switch (scheme) {
   case "hmac-sha256":
     Object.assign(headers, hmacSha256Headers(body, { secret, operationId: `op_${randomUUID()}` }));
     break;
+  case "slack":
+    // Slack's commands and interactivity post forms; its Events API posts JSON.
+    if (!body.trimStart().startsWith("{")) headers["content-type"] = "application/x-www-form-urlencoded";
+    Object.assign(headers, slackHeaders(body, { secret }));
+    break;
   default:
-    console.error(`unknown scheme for '${source}'; pass --scheme standard-webhooks|stripe|github|hmac-sha256`);
+    console.error(`unknown scheme for '${source}'; pass --scheme standard-webhooks|stripe|github|hmac-sha256|slack`);
     process.exit(2);
 }
 const url = `${base}/webhooks/${source}`;

@@ -65,3 +65,9 @@ export function standardWebhooksHeaders(body, { secret, id = `msg_${randomUUID()
   const sig = createHmac("sha256", key).update(`${id}.${ts}.${body}`).digest("base64");
   return { "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": `v1,${sig}` };
 }
+
+/** Slack's headers: `v0=<hex>` of HMAC-SHA256 over `v0:{timestamp}:{body}`, keyed by the signing secret. */
+export function slackHeaders(body, { secret, timestamp = unixSeconds() }) {
+  const sig = createHmac("sha256", secret).update(`v0:${timestamp}:`).update(body).digest("hex");
+  return { "x-slack-request-timestamp": timestamp, "x-slack-signature": `v0=${sig}` };
+}

@@ -122,7 +122,7 @@ test("GET /healthz reports the version and source names and no secret", async ()
   const json = await res.json();
   assert.equal(json.status, "ok");
   assert.match(json.version, /^\d+\.\d+\.\d+/);
-  assert.deepEqual([...json.sources].sort(), ["demo-forward", "demo-github", "demo-hmac", "demo-standard", "demo-stripe"]);
+  assert.deepEqual([...json.sources].sort(), ["demo-forward", "demo-github", "demo-hmac", "demo-slack", "demo-standard", "demo-stripe"]);
   assert.deepEqual(json.retry_delays_s, [1, 1, 1, 1, 1]);
   const text = JSON.stringify(json);
   for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret));
