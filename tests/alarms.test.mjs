@@ -18,7 +18,10 @@ const answer = { "/alerts": () => 200, "/broken-alerts": () => 500, "/dest": () 
 let receiver;
 
 before(async () => {
-  receiver = await startDownstream(Object.fromEntries(Object.keys(answer).map((p) => [p, (req) => ({ status: answer[p](req) })])));
+  const behaviours = Object.fromEntries(Object.keys(answer).map((p) => [p, (req) => ({ status: answer[p](req) })]));
+  // A receiver that takes 20 s to answer anything.
+  behaviours["/hanging-alerts"] = () => ({ status: 200, delayMs: 20_000 });
+  receiver = await startDownstream(behaviours);
 });
 after(() => receiver?.close());
 
@@ -128,9 +131,13 @@ test("storage fires with a small D1_MAX_BYTES, and resolves once, signed, when a
     const [fired] = storageAlerts("firing");
     assert.ok(fired, "storage fired");
     assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM events"))[0].n, 0, "the size rule swept the event");
-    const detail = fired.json.alert.detail;
-    assert.equal(detail.cap_bytes, 1000);
-    assert.ok(detail.size_bytes >= 900 && detail.effective_dedupe_window_ms < detail.event_retention_ms, JSON.stringify(detail));
+    assert.equal(fired.json.alert.detail.cap_bytes, 1000);
+    assert.ok(fired.json.alert.detail.size_bytes >= 900, JSON.stringify(fired.json.alert.detail));
+    // The watchdog runs before the sweep step: the next run's figures show
+    // the window the size rule shortened (the listing shows the latest).
+    await watchdog(relay);
+    const listed = (await adminClient(relay, [DOWN_SECRET, receiver.url("/alerts")]).get("alerts")).data.items.find((i) => i.id === "storage:d1");
+    assert.ok(listed.detail.effective_dedupe_window_ms < listed.detail.event_retention_ms, JSON.stringify(listed.detail));
 
     // The operator raises the cap; the condition ends once the window is whole (3 s after the swept event).
     await relay.reconfigure({ D1_MAX_BYTES: "1GB" });
@@ -279,6 +286,107 @@ test("without ALERT_WEBHOOK_URL alarms are still listed and the test route answe
     const tested = await admin.post("alerts/test", {});
     assert.equal(tested.status, 409);
     assert.match(tested.error.message, /ALERT_WEBHOOK_URL/);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+/** Inserts a pending dead letter stored `ageMs` ago. */
+async function insertPendingEntry(db, id, ageMs = 0) {
+  const at = Date.now() - ageMs;
+  await db
+    .prepare(
+      `INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope)
+       VALUES (?1, 'retries_exhausted', 'pending', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}')`,
+    )
+    .bind(id, at)
+    .run();
+}
+
+test("without ALERT_WEBHOOK_URL, 600 resolved episodes owe nothing: a new condition fires once and resolves once, and the sweep takes the old episodes", async () => {
+  const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0", DLQ_RETENTION: "1h" } });
+  const db = relay.db;
+  try {
+    // 600 episodes of a source alarm, resolved two hours ago, never delivered (there is no receiver).
+    const old = Date.now() - 3 * 3_600_000;
+    await db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
+         INSERT INTO alarms (id, since, kind, subject, state, resolved_at, detail, clear_runs, sent_state, attempts, updated_at)
+         SELECT 'source_silent:quiet', ?1 + i, 'source_silent', 'quiet', 'resolved', ?1 + i + 3600000, '{}', 2, NULL, 0, ?1 FROM n`,
+      )
+      .bind(old)
+      .run();
+    await insertPendingEntry(db, "dlq_pile_1");
+    const eps = () => rows(db, "SELECT state FROM alarms WHERE id = 'dlq_ingress:dlq'");
+    for (let i = 0; i < 3; i++) await watchdog(relay);
+    assert.deepEqual(await eps(), [{ state: "firing" }], "one episode over three runs, not one per run");
+    const admin = adminClient(relay);
+    const listed = await admin.get("alerts");
+    assert.equal(listed.data.receiver_configured, false);
+    const firing = listed.data.items.find((i) => i.id === "dlq_ingress:dlq");
+    assert.equal(firing.delivery.owed, false, "no receiver: nothing is owed");
+
+    await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+    for (let i = 0; i < 3; i++) await watchdog(relay);
+    assert.deepEqual(await eps(), [{ state: "resolved" }], "resolved once, and no new episode");
+
+    // The episodes resolved longer ago than DLQ_RETENTION leave for the archive.
+    await waitFor(async () => {
+      const res = await admin.post("maintenance/run", {});
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      return res.data.more === false;
+    }, { what: "the sweep to finish", timeoutMs: 30_000, intervalMs: 200 });
+    assert.equal((await rows(db, "SELECT count(*) AS n FROM alarms WHERE id = 'source_silent:quiet'"))[0].n, 0, "the old episodes left D1");
+    assert.deepEqual(await eps(), [{ state: "resolved" }], "the recent one stays");
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a watchdog that fails answers maintenance/run with an error naming it (the alarms table renamed away), and the next run succeeds", async () => {
+  const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0" } });
+  const admin = adminClient(relay);
+  try {
+    await relay.db.prepare("ALTER TABLE alarms RENAME TO alarms_away").run();
+    const failed = await admin.post("maintenance/run", {});
+    assert.notEqual(failed.status, 200, JSON.stringify(failed.json));
+    assert.match(failed.error.message, /WATCHDOG_FAILED/, failed.error.message);
+    assert.match(failed.error.message, /alarm watchdog failed.*alarms/, failed.error.message);
+    await relay.db.prepare("ALTER TABLE alarms_away RENAME TO alarms").run();
+    const ran = await admin.post("maintenance/run", {});
+    assert.equal(ran.status, 200, JSON.stringify(ran.json));
+    assert.deepEqual(ran.data.alarms, { fired: [], resolved: [] });
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a receiver that hangs costs a run one ALERT_TIMEOUT, however many alerts are due, and they are sent again on the next run", async () => {
+  const relay = await startRelay({
+    vars: {
+      ALERT_WEBHOOK_URL: receiver.url("/hanging-alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, ALERT_TIMEOUT: "1s",
+      ALERT_DLQ_INGRESS_PER_HOUR: "0", ALERT_DLQ_OLDEST: "1s", DLQ_CAPACITY: "1",
+    },
+  });
+  const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/hanging-alerts")]);
+  const ids = ["dlq_capacity:dlq", "dlq_ingress:dlq", "dlq_oldest:dlq"];
+  try {
+    await insertPendingEntry(relay.db, "dlq_hang_1", 5_000);
+    for (const round of [1, 2]) {
+      const started = Date.now();
+      const res = await admin.post("maintenance/run", {});
+      const took = Date.now() - started;
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.ok(took < 4_000, `round ${round}: the run took ${took} ms for ${ids.length} alerts under ALERT_TIMEOUT=1s`);
+      if (round === 1) assert.deepEqual([...res.data.alarms.fired].sort(), ids);
+      for (const id of ids) assert.equal(alertsFor(id, "firing", "/hanging-alerts").length, round, `${id} sent in round ${round}`);
+    }
+    const items = (await admin.get("alerts")).data.items.filter((i) => ids.includes(i.id));
+    for (const item of items) {
+      assert.deepEqual([item.delivery.sent, item.delivery.owed, item.delivery.attempts], [null, true, 2], item.id);
+      assert.match(item.delivery.last_error, /within 1000 ms \(ALERT_TIMEOUT\)/, item.id);
+    }
   } finally {
     await relay.dispose();
   }

@@ -1,12 +1,17 @@
-//! Maintenance (DESIGN §5): one bounded retention sweep step, then the
-//! alarm watchdog. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
+//! Maintenance (DESIGN §5): the alarm watchdog, then one bounded retention
+//! sweep step. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
 //! (the DLQ worker's `maintenance/run`), and, for the sweep alone, by its
 //! continuation messages on `hookrelay-control` while a step leaves work.
 //!
-//! The sweep and the watchdog each have their own `Result`: a failing
-//! watchdog (an alert endpoint that is down) never blocks the sweep.
-//! Both run under the maintenance lease (`lease`), so runs that start
-//! together take turns.
+//! Each part runs under its own lease (`lease`, `core::retention::lease`):
+//! runs that start together take turns per part, and a sweep step that
+//! holds the sweep's lease never stops the watchdog. The watchdog goes
+//! first, so the alarms always get their share of the invocation's
+//! subrequest budget (`core::subrequests`, one per invocation, passed
+//! down) and the sweep takes what is left; a watchdog waiting on a slow
+//! receiver holds the sweep up for one `ALERT_TIMEOUT` at most. Each part
+//! has its own `Result`: a failing watchdog never blocks the sweep, and a
+//! run with a failed part answers an error naming it.
 
 pub mod continuation;
 mod lease;
@@ -15,72 +20,158 @@ pub mod watchdog;
 
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::retention::lease::Lease;
+use hookrelay_core::subrequests::{Budget, OverBudget};
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::{log, now_ms};
 use serde_json::{json, Map, Value};
 use worker::{D1Database, Env};
 
-/// Runs a sweep step and the watchdog at `now_ms`, and answers DESIGN §4's
+/// Subrequests a sweep step leaves for what follows it: recording the
+/// run, starting or claiming a generation, sending the continuation and
+/// giving the lease back.
+const CALLS_AFTER_STEP: u32 = 4;
+
+/// A run with a part that failed: the code and the message its answer
+/// carries (`internal_maintenance_route` answers it as a 500).
+#[derive(Debug)]
+pub struct RunFailed {
+    /// `MAINTENANCE_FAILED` (the sweep step) or `WATCHDOG_FAILED`.
+    pub code: &'static str,
+    /// What failed, and what happens next.
+    pub message: String,
+}
+
+/// What the watchdog did in this run.
+enum Alarms {
+    Ran(watchdog::AlarmsRun),
+    /// Another watchdog holds its lease (until then): that run watches.
+    Busy(Option<i64>),
+    Failed(worker::Error),
+}
+
+/// Runs the watchdog and a sweep step at `now_ms`, and answers DESIGN §4's
 /// `maintenance/run` shape. A step that left work starts a new chain of
 /// continuation messages (any older chain goes stale). While another run
-/// holds the lease this one does nothing and answers `"more": true` with
-/// `"busy_until"` (when that lease expires): the caller runs again.
-pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
-    let (swept, held) = match lease::take(env, now_ms).await {
-        Ok(lease::Turn::Held(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
-        Ok(lease::Turn::Busy(busy_until)) => {
-            let nothing = json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until});
-            return Ok(answered(nothing, Vec::new(), Vec::new(), now_ms));
+/// holds the sweep's lease the step does nothing and answers `"more": true`
+/// with `"busy_until"` (when that lease expires); likewise `"alarms"` holds
+/// `"busy_until"` while another watchdog runs.
+pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> Result<Value, RunFailed> {
+    let mut budget = Budget::per_invocation();
+    let alarms = watch(env, cfg, now_ms, &mut budget).await;
+    let swept = sweep_turn(env, cfg, now_ms, &mut budget).await;
+    log::info(
+        Component::Sweep,
+        "maintenance_run",
+        log::fields! {"subrequests": budget.spent(), "budget": hookrelay_core::subrequests::INVOCATION_SUBREQUESTS},
+    );
+    let alarms = match alarms {
+        Alarms::Ran(r) => json!({"fired": r.fired, "resolved": r.resolved}),
+        Alarms::Busy(until) => json!({"fired": [], "resolved": [], "busy_until": until}),
+        Alarms::Failed(e) => {
+            let sweep = match &swept {
+                Ok(answer) => format!("the sweep step ran: {answer}"),
+                Err(e) => format!("the sweep step failed too: {}", error_message(e)),
+            };
+            return Err(RunFailed {
+                code: "WATCHDOG_FAILED",
+                message: format!(
+                    "the alarm watchdog failed: {}; the next run retries it ({sweep})",
+                    error_message(&e)
+                ),
+            });
         }
-        // D1 is failing: no sweep, but the watchdog still runs (the
-        // cannot-store alarm lives in R2).
-        Err(e) => (Err(e), None),
     };
-    let (fired, resolved) = match watchdog::run(env, cfg, now_ms).await {
-        Ok(r) => (r.fired, r.resolved),
+    let mut answer = swept.map_err(|e| RunFailed {
+        code: "MAINTENANCE_FAILED",
+        message: format!(
+            "the sweep step failed: {}; the next run resumes it",
+            error_message(&e)
+        ),
+    })?;
+    answer["alarms"] = alarms;
+    answer["took_ms"] = json!(self::now_ms() - now_ms);
+    Ok(answer)
+}
+
+/// The watchdog under its own lease.
+async fn watch(env: &Env, cfg: &RelayConfig, now_ms: i64, budget: &mut Budget) -> Alarms {
+    let held = match lease::take(env, Lease::Watchdog, now_ms, budget).await {
+        Ok(lease::Turn::Held(held)) => Some(held),
+        Ok(lease::Turn::Busy(until)) => return Alarms::Busy(until),
+        // D1 is failing: the watchdog still runs (the cannot-store alarm
+        // lives in R2), and its D1 part fails and says so.
+        Err(_) => None,
+    };
+    let ran = watchdog::run(env, cfg, now_ms, budget).await;
+    if let Some(held) = held {
+        lease::release(env, held, budget).await;
+    }
+    match ran {
+        Ok(r) => Alarms::Ran(r),
         Err(e) => {
             log::error(
-                Component::Sweep,
+                Component::Watchdog,
                 "watchdog_failed",
                 log::fields! {"err": error_message(&e), "next": "the next run retries"},
             );
-            (Vec::new(), Vec::new())
+            Alarms::Failed(e)
         }
-    };
-    if let Some(held) = held {
-        lease::release(env, held).await;
     }
-    // The watchdog ran either way (it watches D1 too); a failed sweep is
-    // still this run's answer.
-    Ok(answered(swept?, fired, resolved, now_ms))
 }
 
-fn answered(mut swept: Value, fired: Vec<String>, resolved: Vec<String>, now_ms: i64) -> Value {
-    swept["alarms"] = json!({"fired": fired, "resolved": resolved});
-    swept["took_ms"] = json!(self::now_ms() - now_ms);
-    swept
+/// A sweep step under the sweep's lease, with what the budget has left.
+async fn sweep_turn(
+    env: &Env,
+    cfg: &RelayConfig,
+    now_ms: i64,
+    budget: &mut Budget,
+) -> worker::Result<Value> {
+    match lease::take(env, Lease::Sweep, now_ms, budget).await? {
+        lease::Turn::Held(held) => {
+            let swept = sweep_and_continue(env, cfg, now_ms, budget).await;
+            lease::release(env, held, budget).await;
+            swept
+        }
+        lease::Turn::Busy(busy_until) => Ok(
+            json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until}),
+        ),
+    }
 }
 
-async fn sweep_and_continue(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
+async fn sweep_and_continue(
+    env: &Env,
+    cfg: &RelayConfig,
+    now_ms: i64,
+    budget: &mut Budget,
+) -> worker::Result<Value> {
     let db = env.d1("DB")?;
-    let answer = sweep_once(env, &db, cfg, now_ms).await?;
+    let answer = sweep_once(env, &db, cfg, now_ms, budget).await?;
     // A new chain either way, so an older chain's messages go stale.
+    budget.spend(1).map_err(over_budget)?;
     let generation = sweep_state::new_generation(&db).await?;
     if answer["more"].as_bool() == Some(true) {
+        budget.spend(1).map_err(over_budget)?;
         continuation::send(env, generation).await?;
     }
     Ok(answer)
 }
 
-/// One sweep step, recorded in `sweep_state` (its answer, or its error),
-/// answered without the alarms.
+/// One sweep step, within what `budget` leaves but [`CALLS_AFTER_STEP`],
+/// recorded in `sweep_state` (its answer, or its error), answered without
+/// the alarms.
 pub async fn sweep_once(
     env: &Env,
     db: &D1Database,
     cfg: &RelayConfig,
     now_ms: i64,
+    budget: &mut Budget,
 ) -> worker::Result<Value> {
-    match sweep::step(env, db, cfg.retention, now_ms).await {
+    let allowance = budget.allot(CALLS_AFTER_STEP);
+    let stepped = sweep::step(env, db, cfg.retention, now_ms, allowance).await;
+    // The record below is one of the calls kept back.
+    budget.spend(1).map_err(over_budget)?;
+    match stepped {
         Ok(done) => {
             let r = &done.report;
             // Inserted one by one: collecting into the map would link a sort.
@@ -135,4 +226,9 @@ pub async fn sweep_once(
             Err(e)
         }
     }
+}
+
+/// A spent budget, as the error a step answers.
+fn over_budget(e: OverBudget) -> worker::Error {
+    worker::Error::RustError(e.to_string())
 }

@@ -14,9 +14,7 @@
 use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_core::retention::ndjson::{encode_rows, Row};
-use hookrelay_core::retention::plan::{
-    Candidates, Chunk, Step, SweepReport, SweepRun, Written, DEFAULT_SUBREQUEST_BUDGET,
-};
+use hookrelay_core::retention::plan::{Candidates, Chunk, Step, SweepReport, SweepRun, Written};
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::sweep_state;
@@ -32,15 +30,23 @@ pub struct StepDone {
     pub fresh: (u64, u64),
 }
 
-/// Runs one bounded step at `now` (the caller holds the maintenance lease).
-pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) -> Result<StepDone> {
+/// Runs one bounded step at `now` within `budget` subrequests, its first
+/// read included (the caller holds the sweep's lease, and takes `budget`
+/// from the invocation's, `core::subrequests`).
+pub async fn step(
+    env: &Env,
+    db: &D1Database,
+    cfg: RetentionConfig,
+    now: i64,
+    budget: u32,
+) -> Result<StepDone> {
     let start = sweep_state::start(db).await?;
     let mut run = SweepRun::start(
         now,
         cfg,
         start.size_bytes,
         start.journal,
-        DEFAULT_SUBREQUEST_BUDGET,
+        budget.saturating_sub(1),
     );
     let mut fresh = (0_u64, 0_u64);
     loop {

@@ -11,7 +11,7 @@
 //! | `jobs` (+ `job_entries`) | `DLQ_RETENTION` | `finished_at` | `completed`, `aborted`, `cancelled` |
 //! | `dead_letter_tombstones` | `DLQ_RETENTION` | `evicted_at` (when it left D1) | always (the archive keeps the object) |
 //! | `drains` | `EVENT_RETENTION` | `updated_at` | no event is parked for its destination |
-//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved`, and its alert delivered |
+//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (its alert is owed no longer at that age: `alarms::machine::Owing`) |
 
 use crate::config::RetentionConfig;
 use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
@@ -46,8 +46,8 @@ pub enum RowState {
     Entry(EntryStatus),
     /// A job's status.
     Job(JobStatus),
-    /// An alarm episode's state, and whether its current alert is delivered.
-    Alarm(AlarmState, bool),
+    /// An alarm episode's state.
+    Alarm(AlarmState),
     /// A table whose rows carry no state.
     Plain,
 }
@@ -117,9 +117,10 @@ pub fn eligible(table: ArchiveTable, state: RowState, held: bool) -> bool {
         (ArchiveTable::Events, RowState::Delivery(s)) => SWEEPABLE_DELIVERY.contains(&s),
         (ArchiveTable::DeadLetters, RowState::Entry(s)) => RESOLVED_ENTRY.contains(&s),
         (ArchiveTable::Jobs, RowState::Job(s)) => FINISHED_JOB.contains(&s),
-        (ArchiveTable::Alarms, RowState::Alarm(s, delivered)) => {
-            s == AlarmState::Resolved && delivered
-        }
+        // Age alone: an episode resolved for the alarms' age owes no alert
+        // any more (`alarms::machine::Owing` gives up at the same age), so
+        // an undelivered one, or one never owed, does not pile up.
+        (ArchiveTable::Alarms, RowState::Alarm(s)) => s == AlarmState::Resolved,
         (
             ArchiveTable::Attempts
             | ArchiveTable::Payloads
@@ -172,21 +173,10 @@ mod tests {
             (T::Jobs, RowState::Job(JobStatus::Running), false, false),
             (T::Jobs, RowState::Job(JobStatus::Paused), false, false),
             (T::Jobs, RowState::Job(JobStatus::Completed), false, true),
+            (T::Alarms, RowState::Alarm(AlarmState::Firing), false, false),
             (
                 T::Alarms,
-                RowState::Alarm(AlarmState::Firing, true),
-                false,
-                false,
-            ),
-            (
-                T::Alarms,
-                RowState::Alarm(AlarmState::Resolved, false),
-                false,
-                false,
-            ),
-            (
-                T::Alarms,
-                RowState::Alarm(AlarmState::Resolved, true),
+                RowState::Alarm(AlarmState::Resolved),
                 false,
                 true,
             ),

@@ -172,15 +172,16 @@ pub fn candidates_statement(db: &D1Database, q: &ChunkQuery) -> Result<D1Prepare
         ),
         None => ("NULL", String::new()),
     };
-    let delivered = if q.table == ArchiveTable::Alarms {
-        "(sent_state IS state)"
-    } else {
-        "0"
-    };
     let sql = format!(
-        "SELECT {} AS id, {} AS at, {state_sel} AS state, {delivered} AS delivered, {} AS bytes, {} AS linked FROM {} \
+        "SELECT {} AS id, {} AS at, {state_sel} AS state, {} AS bytes, {} AS linked FROM {} \
          WHERE {col} IS NOT NULL AND {col} < ?1 {state_where} {} ORDER BY {col}, {} LIMIT ?2",
-        s.id_expr, s.at_expr, s.bytes, s.linked, q.table.as_str(), s.filter, s.id,
+        s.id_expr,
+        s.at_expr,
+        s.bytes,
+        s.linked,
+        q.table.as_str(),
+        s.filter,
+        s.id,
         col = q.column,
     );
     let mut params = vec![int(q.before), int(q.limit as i64)];
@@ -192,11 +193,7 @@ pub fn candidates_statement(db: &D1Database, q: &ChunkQuery) -> Result<D1Prepare
 
 fn decode_candidates(q: &ChunkQuery, rows: &Rows) -> Result<Vec<Candidate>> {
     rows.map(|r| {
-        let state = row_state(
-            q.table,
-            r.opt_text("state")?.as_deref(),
-            r.int("delivered")? != 0,
-        )?;
+        let state = row_state(q.table, r.opt_text("state")?.as_deref())?;
         Ok(Candidate {
             id: r.text("id")?,
             at: r.int("at")?,
@@ -208,7 +205,7 @@ fn decode_candidates(q: &ChunkQuery, rows: &Rows) -> Result<Vec<Candidate>> {
     })
 }
 
-fn row_state(table: ArchiveTable, state: Option<&str>, delivered: bool) -> Result<RowState> {
+fn row_state(table: ArchiveTable, state: Option<&str>) -> Result<RowState> {
     let bad = |e: hookrelay_core::state::UnknownState| {
         worker::Error::RustError(format!("{} row: {e}", table.as_str()))
     };
@@ -220,9 +217,7 @@ fn row_state(table: ArchiveTable, state: Option<&str>, delivered: bool) -> Resul
             RowState::Entry(EntryStatus::parse(s).map_err(bad)?)
         }
         (ArchiveTable::Jobs, Some(s)) => RowState::Job(JobStatus::parse(s).map_err(bad)?),
-        (ArchiveTable::Alarms, Some(s)) => {
-            RowState::Alarm(AlarmState::parse(s).map_err(bad)?, delivered)
-        }
+        (ArchiveTable::Alarms, Some(s)) => RowState::Alarm(AlarmState::parse(s).map_err(bad)?),
         _ => RowState::Plain,
     })
 }

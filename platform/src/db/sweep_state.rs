@@ -1,8 +1,10 @@
 //! `sweep_state`: the retention sweep's one row (migration 0010): the
 //! journal of the chunk being moved, the generation that fences the chain
-//! of continuation messages, and what the last run did.
+//! of continuation messages, what the last run did, and the two leases
+//! (`core::retention::lease`).
 
 use super::{int, opt_text, text, Query};
+use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::retention::plan::Chunk;
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -110,45 +112,68 @@ pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i6
     rows.map_first(|r| r.int("generation"))
 }
 
+/// Whether continuation `generation` is still the current chain's.
+pub async fn is_current(db: &D1Database, generation: i64) -> Result<bool> {
+    let rows = db
+        .prepare("SELECT 1 AS current FROM sweep_state WHERE id = 1 AND generation = ?1")
+        .bind(&[int(generation)])?
+        .query()
+        .await?;
+    Ok(rows.map_first(|r| r.int("current"))?.is_some())
+}
+
 /// The sweep's state for the stats batch: the last run, the archive's
 /// totals and the newest event the size rule swept.
 pub fn stats_statement(db: &D1Database) -> D1PreparedStatement {
     db.prepare("SELECT last_run_at, last_result, last_error, size_bytes, size_swept_through, archive_objects, archive_rows FROM sweep_state WHERE id = 1")
 }
 
-/// The maintenance lease's expiry as stored (`None`: free), for
+/// The expiry of `lease` as stored (`None`: free), for
 /// `core::retention::lease::turn`.
-pub async fn lease(db: &D1Database) -> Result<Option<i64>> {
+pub async fn lease(db: &D1Database, lease: Lease) -> Result<Option<i64>> {
     let rows = db
-        .prepare("SELECT lease_until FROM sweep_state WHERE id = 1")
+        .prepare(format!(
+            "SELECT {} AS until FROM sweep_state WHERE id = 1",
+            lease.column()
+        ))
         .query()
         .await?;
-    rows.map_first(|r| r.opt_int("lease_until"))?
-        .ok_or_else(|| {
-            worker::Error::RustError(
-                "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
-            )
-        })
+    rows.map_first(|r| r.opt_int("until"))?.ok_or_else(|| {
+        worker::Error::RustError(
+            "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+        )
+    })
 }
 
-/// Writes the lease's expiry `until` if the row still holds `read` (what
-/// this run read), and answers whether it did: of two runs that read the
-/// same lease, one writes.
-pub async fn take_lease(db: &D1Database, read: Option<i64>, until: i64) -> Result<bool> {
+/// Writes the expiry `until` of `lease` if the row still holds `read`
+/// (what this run read), and answers whether it did: of two runs that read
+/// the same lease, one writes.
+pub async fn take_lease(
+    db: &D1Database,
+    lease: Lease,
+    read: Option<i64>,
+    until: i64,
+) -> Result<bool> {
+    let column = lease.column();
     let rows = db
-        .prepare("UPDATE sweep_state SET lease_until = ?2 WHERE id = 1 AND lease_until IS ?1")
+        .prepare(format!(
+            "UPDATE sweep_state SET {column} = ?2 WHERE id = 1 AND {column} IS ?1"
+        ))
         .bind(&[read.map_or(wasm_bindgen::JsValue::NULL, int), int(until)])?
         .query()
         .await?;
     Ok(rows.changes() == 1)
 }
 
-/// Gives the lease back, if it is still the one that expires at `until`
-/// (a holder that outlived its lease leaves the next holder's alone).
-pub async fn release_lease(db: &D1Database, until: i64) -> Result<()> {
-    db.prepare("UPDATE sweep_state SET lease_until = NULL WHERE id = 1 AND lease_until = ?1")
-        .bind(&[int(until)])?
-        .query()
-        .await?;
+/// Gives `lease` back, if it is still the one that expires at `until` (a
+/// holder that outlived its lease leaves the next holder's alone).
+pub async fn release_lease(db: &D1Database, lease: Lease, until: i64) -> Result<()> {
+    let column = lease.column();
+    db.prepare(format!(
+        "UPDATE sweep_state SET {column} = NULL WHERE id = 1 AND {column} = ?1"
+    ))
+    .bind(&[int(until)])?
+    .query()
+    .await?;
     Ok(())
 }
