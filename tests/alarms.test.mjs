@@ -344,15 +344,23 @@ test("without ALERT_WEBHOOK_URL, 600 resolved episodes owe nothing: a new condit
   }
 });
 
-test("a watchdog that fails answers maintenance/run with an error naming it (the alarms table renamed away), and the next run succeeds", async () => {
+test("a watchdog that fails answers maintenance/run with an error naming it (a table only it reads renamed away), and the next run succeeds", async () => {
   const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0" } });
   const admin = adminClient(relay);
   try {
-    await relay.db.prepare("ALTER TABLE alarms RENAME TO alarms_away").run();
+    // Only the watchdog reads `breakers` here: the sweep step itself succeeds.
+    await relay.db.prepare("ALTER TABLE breakers RENAME TO breakers_away").run();
     const failed = await admin.post("maintenance/run", {});
     assert.notEqual(failed.status, 200, JSON.stringify(failed.json));
     assert.match(failed.error.message, /WATCHDOG_FAILED/, failed.error.message);
-    assert.match(failed.error.message, /alarm watchdog failed.*alarms/, failed.error.message);
+    assert.match(failed.error.message, /alarm watchdog failed: .*no such table: breakers/, failed.error.message);
+    assert.match(failed.error.message, /the sweep step ran/, failed.error.message);
+    await relay.db.prepare("ALTER TABLE breakers_away RENAME TO breakers").run();
+    // With the alarms table gone both parts fail, and the answer names both.
+    await relay.db.prepare("ALTER TABLE alarms RENAME TO alarms_away").run();
+    const both = await admin.post("maintenance/run", {});
+    assert.notEqual(both.status, 200, JSON.stringify(both.json));
+    assert.match(both.error.message, /WATCHDOG_FAILED.*no such table: alarms.*the sweep step failed too/, both.error.message);
     await relay.db.prepare("ALTER TABLE alarms_away RENAME TO alarms").run();
     const ran = await admin.post("maintenance/run", {});
     assert.equal(ran.status, 200, JSON.stringify(ran.json));
