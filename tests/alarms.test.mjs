@@ -303,46 +303,57 @@ async function insertPendingEntry(db, id, ageMs = 0) {
     .run();
 }
 
-test("without ALERT_WEBHOOK_URL, 600 resolved episodes owe nothing: a new condition fires once and resolves once, and the sweep takes the old episodes", async () => {
-  const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0", DLQ_RETENTION: "1h" } });
-  const db = relay.db;
-  try {
-    // 600 episodes of a source alarm, resolved two hours ago, never delivered (there is no receiver).
-    const old = Date.now() - 3 * 3_600_000;
-    await db
-      .prepare(
-        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
-         INSERT INTO alarms (id, since, kind, subject, state, resolved_at, detail, clear_runs, sent_state, attempts, updated_at)
-         SELECT 'source_silent:quiet', ?1 + i, 'source_silent', 'quiet', 'resolved', ?1 + i + 3600000, '{}', 2, NULL, 0, ?1 FROM n`,
-      )
-      .bind(old)
-      .run();
-    await insertPendingEntry(db, "dlq_pile_1");
-    const eps = () => rows(db, "SELECT state FROM alarms WHERE id = 'dlq_ingress:dlq'");
-    for (let i = 0; i < 3; i++) await watchdog(relay);
-    assert.deepEqual(await eps(), [{ state: "firing" }], "one episode over three runs, not one per run");
-    const admin = adminClient(relay);
-    const listed = await admin.get("alerts");
-    assert.equal(listed.data.receiver_configured, false);
-    const firing = listed.data.items.find((i) => i.id === "dlq_ingress:dlq");
-    assert.equal(firing.delivery.owed, false, "no receiver: nothing is owed");
+for (const [name, receiverVars] of [
+  ["without ALERT_WEBHOOK_URL", {}],
+  ["with a receiver that has answered 500 for longer than DLQ_RETENTION", { ALERT_WEBHOOK_URL: () => receiver.url("/broken-alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET }],
+]) {
+  test(`${name}, 600 undelivered resolved episodes owe nothing: a new condition fires once and resolves once, and the sweep takes the old episodes`, async () => {
+    const vars = Object.fromEntries(Object.entries(receiverVars).map(([k, v]) => [k, typeof v === "function" ? v() : v]));
+    const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0", DLQ_RETENTION: "1h", ...vars } });
+    const db = relay.db;
+    const hasReceiver = "ALERT_WEBHOOK_URL" in vars;
+    const sentBefore = alerts("/broken-alerts").length;
+    try {
+      // 600 episodes of a source alarm, resolved two hours ago, their alerts never delivered.
+      const old = Date.now() - 3 * 3_600_000;
+      await db
+        .prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
+           INSERT INTO alarms (id, since, kind, subject, state, resolved_at, detail, clear_runs, sent_state, attempts, updated_at)
+           SELECT 'source_silent:quiet', ?1 + i, 'source_silent', 'quiet', 'resolved', ?1 + i + 3600000, '{}', 2, NULL, ?2, ?1 FROM n`,
+        )
+        .bind(old, hasReceiver ? 40 : 0)
+        .run();
+      await insertPendingEntry(db, "dlq_pile_1");
+      const eps = () => rows(db, "SELECT state FROM alarms WHERE id = 'dlq_ingress:dlq'");
+      for (let i = 0; i < 3; i++) await watchdog(relay);
+      assert.deepEqual(await eps(), [{ state: "firing" }], "one episode over three runs, not one per run");
+      const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/broken-alerts")]);
+      const listed = await admin.get("alerts");
+      assert.equal(listed.data.receiver_configured, hasReceiver);
+      const firing = listed.data.items.find((i) => i.id === "dlq_ingress:dlq");
+      assert.equal(firing.delivery.owed, hasReceiver, "owed only to a receiver");
+      const posted = alerts("/broken-alerts").slice(sentBefore);
+      assert.equal(posted.filter((a) => a.json.alert.id === "source_silent:quiet").length, 0, "no stale resolve is sent");
+      assert.equal(posted.filter((a) => a.json.alert.id === "dlq_ingress:dlq").length, hasReceiver ? 3 : 0, "the new alert is tried on every run");
 
-    await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
-    for (let i = 0; i < 3; i++) await watchdog(relay);
-    assert.deepEqual(await eps(), [{ state: "resolved" }], "resolved once, and no new episode");
+      await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+      for (let i = 0; i < 3; i++) await watchdog(relay);
+      assert.deepEqual(await eps(), [{ state: "resolved" }], "resolved once, and no new episode");
 
-    // The episodes resolved longer ago than DLQ_RETENTION leave for the archive.
-    await waitFor(async () => {
-      const res = await admin.post("maintenance/run", {});
-      assert.equal(res.status, 200, JSON.stringify(res.json));
-      return res.data.more === false;
-    }, { what: "the sweep to finish", timeoutMs: 30_000, intervalMs: 200 });
-    assert.equal((await rows(db, "SELECT count(*) AS n FROM alarms WHERE id = 'source_silent:quiet'"))[0].n, 0, "the old episodes left D1");
-    assert.deepEqual(await eps(), [{ state: "resolved" }], "the recent one stays");
-  } finally {
-    await relay.dispose();
-  }
-});
+      // The episodes resolved longer ago than DLQ_RETENTION leave for the archive.
+      await waitFor(async () => {
+        const res = await admin.post("maintenance/run", {});
+        assert.equal(res.status, 200, JSON.stringify(res.json));
+        return res.data.more === false;
+      }, { what: "the sweep to finish", timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal((await rows(db, "SELECT count(*) AS n FROM alarms WHERE id = 'source_silent:quiet'"))[0].n, 0, "the old episodes left D1");
+      assert.deepEqual(await eps(), [{ state: "resolved" }], "the recent one stays");
+    } finally {
+      await relay.dispose();
+    }
+  });
+}
 
 test("a watchdog that fails answers maintenance/run with an error naming it (a table only it reads renamed away), and the next run succeeds", async () => {
   const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0" } });

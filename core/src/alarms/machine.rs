@@ -191,9 +191,11 @@ fn clearing(rec: &AlarmRecord, now: UnixMillis) -> AlarmRecord {
     }
 }
 
-/// The episodes whose alert is owed at `now`, oldest first, at most `max`
-/// (`super::watchdog_budget::alerts_within`). Without a receiver nothing is due: the alarms
-/// are still recorded and listed.
+/// The episodes whose alert is owed at `now`, at most `max`
+/// (`super::watchdog_budget::alerts_within`): firing ones first, then
+/// resolved ones, each oldest first, so a backlog of resolves left by a
+/// receiver that was down never holds back an alarm firing now. Without a
+/// receiver nothing is due: the alarms are still recorded and listed.
 pub fn due_alerts<'a>(
     episodes: &'a [AlarmRecord],
     owing: &Owing,
@@ -204,7 +206,8 @@ pub fn due_alerts<'a>(
         .iter()
         .filter(|e| e.owes_alert(owing, now))
         .collect();
-    crate::small_sort::sort_by(&mut due, |a, b| (a.since, &a.id).cmp(&(b.since, &b.id)));
+    let key = |e: &AlarmRecord| (e.state != AlarmState::Firing, e.since);
+    crate::small_sort::sort_by(&mut due, |a, b| (key(a), &a.id).cmp(&(key(b), &b.id)));
     due.truncate(max);
     due
 }

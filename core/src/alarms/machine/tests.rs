@@ -240,3 +240,28 @@ fn at_most_a_bounded_number_of_alerts_go_out_per_run_oldest_first() {
     let squeezed = due_alerts(&out.changed, &owing(true), 10, 3);
     assert_eq!(squeezed.len(), 3, "what the budget leaves");
 }
+
+#[test]
+fn a_backlog_of_owed_resolves_never_holds_back_an_alarm_firing_now() {
+    let resolved: Vec<AlarmRecord> = (0..25)
+        .map(|i| AlarmRecord {
+            id: AlarmId::new(AlarmKind::SourceSilent, format!("s{i:02}")),
+            state: AlarmState::Resolved,
+            since: i,
+            resolved_at: Some(100 + i),
+            detail: json!({}),
+            clear_runs: 2,
+            delivery: Delivery::default(),
+        })
+        .collect();
+    let mut episodes = resolved;
+    episodes.extend(advance(&[], &[cond(1)], 1_000).changed);
+    let due = due_alerts(&episodes, &owing(true), 1_000, MAX_ALERTS_PER_RUN);
+    assert_eq!(due.len(), MAX_ALERTS_PER_RUN);
+    assert_eq!(
+        (due[0].id.clone(), due[0].state),
+        (id(), AlarmState::Firing),
+        "the firing alert goes first"
+    );
+    assert_eq!(due[1].id.subject, "s00", "then the oldest resolves");
+}
