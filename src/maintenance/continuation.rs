@@ -73,9 +73,22 @@ async fn step(env: &Env, generation: i64, budget: &mut Budget) -> worker::Result
     let lease::Turn::Held(held) = lease::take(env, Lease::Sweep, now, budget).await? else {
         return Ok(false);
     };
-    let stepped = current_step(env, cfg, generation, now, budget).await;
-    lease::release(env, held, budget).await;
-    stepped.map(|()| true)
+    let stepped = current_step(env, cfg, generation, now, budget, &held).await;
+    match stepped {
+        // The step's closing batch gave the lease back.
+        Ok(Stepped::Released) => {}
+        Ok(Stepped::Stale) | Err(_) => lease::release(env, held, budget).await,
+    }
+    stepped.map(|_| true)
+}
+
+/// How a continuation's step ended, when it did not fail.
+enum Stepped {
+    /// It ran; its closing batch claimed the next generation and gave the
+    /// lease back.
+    Released,
+    /// Its generation was no longer current: nothing ran.
+    Stale,
 }
 
 async fn current_step(
@@ -84,23 +97,25 @@ async fn current_step(
     generation: i64,
     now: i64,
     budget: &mut Budget,
-) -> worker::Result<()> {
+    held: &lease::Held,
+) -> worker::Result<Stepped> {
     let db = env.d1("DB")?;
     budget.spend(1).map_err(over_budget)?;
     if !sweep_state::is_current(&db, generation).await? {
-        return Ok(());
+        return Ok(Stepped::Stale);
     }
-    let answer = sweep_once(env, &db, cfg, now, budget).await?;
-    // Claimed only now: had the step failed, this message would still be
-    // current when it is retried.
-    budget.spend(1).map_err(over_budget)?;
-    let Some(next) = sweep_state::claim(&db, Some(generation)).await? else {
-        // A cron or a maintenance run started a newer chain meanwhile.
-        return Ok(());
-    };
-    if answer["more"].as_bool() == Some(true) {
+    // Claimed only in the step's closing batch: had the step failed, this
+    // message would still be current when it is retried.
+    let after = vec![
+        sweep_state::claim_statement(&db, Some(generation))?,
+        held.release_statement(&db)?,
+    ];
+    let (answer, after) = sweep_once(env, &db, cfg, now, budget, after).await?;
+    // None: a cron or a maintenance run started a newer chain meanwhile.
+    let next = sweep_state::read_claim(&after[0])?;
+    if let (Some(next), Some(true)) = (next, answer["more"].as_bool()) {
         budget.spend(1).map_err(over_budget)?;
         send(env, next).await?;
     }
-    Ok(())
+    Ok(Stepped::Released)
 }

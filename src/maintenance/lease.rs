@@ -8,7 +8,7 @@ use hookrelay_core::retention::lease::{turn, Lease, LeaseTurn};
 use hookrelay_core::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::log;
-use worker::{Env, Result};
+use worker::{D1Database, D1PreparedStatement, Env, Result};
 
 /// A lease this run holds, until it gives it back.
 pub struct Held {
@@ -51,6 +51,14 @@ pub async fn take(env: &Env, lease: Lease, now: i64, budget: &mut Budget) -> Res
         log::fields! {"held_until": held_until, "next": "another run holds the lease; this one leaves it that run's work"},
     );
     Ok(Turn::Busy(held_until))
+}
+
+impl Held {
+    /// The statement that gives this lease back, to batch with a run's
+    /// last writes (then [`release`] is not called).
+    pub fn release_statement(&self, db: &D1Database) -> Result<D1PreparedStatement> {
+        sweep_state::release_statement(db, self.lease, self.until)
+    }
 }
 
 /// Gives the lease back. A failure is only logged: the lease then expires

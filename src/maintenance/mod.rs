@@ -22,15 +22,16 @@ use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::subrequests::{Budget, OverBudget};
-use hookrelay_platform::db::{error_message, sweep_state};
+use hookrelay_platform::db::{batch, error_message, sweep_state, Rows};
 use hookrelay_platform::{log, now_ms};
 use serde_json::{json, Map, Value};
-use worker::{D1Database, Env};
+use worker::{D1Database, D1PreparedStatement, Env};
 
-/// Subrequests a sweep step leaves for what follows it: recording the
-/// run, starting or claiming a generation, sending the continuation and
-/// giving the lease back.
-const CALLS_AFTER_STEP: u32 = 4;
+/// Subrequests a sweep step leaves for what follows it: one batch that
+/// records the run, starts or claims a generation and gives the lease
+/// back, then the continuation's send (after a failed step: the record,
+/// then the lease given back).
+const CALLS_AFTER_STEP: u32 = 2;
 
 /// A run with a part that failed: the code and the message its answer
 /// carries (`internal_maintenance_route` answers it as a 500).
@@ -127,29 +128,28 @@ async fn sweep_turn(
     now_ms: i64,
     budget: &mut Budget,
 ) -> worker::Result<Value> {
-    match lease::take(env, Lease::Sweep, now_ms, budget).await? {
-        lease::Turn::Held(held) => {
-            let swept = sweep_and_continue(env, cfg, now_ms, budget).await;
-            lease::release(env, held, budget).await;
-            swept
+    let held = match lease::take(env, Lease::Sweep, now_ms, budget).await? {
+        lease::Turn::Held(held) => held,
+        lease::Turn::Busy(busy_until) => {
+            return Ok(
+                json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until}),
+            )
         }
-        lease::Turn::Busy(busy_until) => Ok(
-            json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until}),
-        ),
-    }
-}
-
-async fn sweep_and_continue(
-    env: &Env,
-    cfg: &RelayConfig,
-    now_ms: i64,
-    budget: &mut Budget,
-) -> worker::Result<Value> {
+    };
     let db = env.d1("DB")?;
-    let answer = sweep_once(env, &db, cfg, now_ms, budget).await?;
     // A new chain either way, so an older chain's messages go stale.
-    budget.spend(1).map_err(over_budget)?;
-    let generation = sweep_state::new_generation(&db).await?;
+    let after = vec![
+        sweep_state::claim_statement(&db, None)?,
+        held.release_statement(&db)?,
+    ];
+    let (answer, after) = match sweep_once(env, &db, cfg, now_ms, budget, after).await {
+        Ok(done) => done,
+        Err(e) => {
+            lease::release(env, held, budget).await;
+            return Err(e);
+        }
+    };
+    let generation = sweep_state::read_new_generation(&after[0])?;
     if answer["more"].as_bool() == Some(true) {
         budget.spend(1).map_err(over_budget)?;
         continuation::send(env, generation).await?;
@@ -157,16 +157,19 @@ async fn sweep_and_continue(
     Ok(answer)
 }
 
-/// One sweep step, within what `budget` leaves but [`CALLS_AFTER_STEP`],
-/// recorded in `sweep_state` (its answer, or its error), answered without
-/// the alarms.
+/// One sweep step, within what `budget` leaves but [`CALLS_AFTER_STEP`].
+/// A step that succeeds is recorded in `sweep_state` in one batch with
+/// `after` (the caller's next writes, ending with its lease given back),
+/// and answers with their results; one that fails records its error alone
+/// (`after` is dropped: the caller gives its lease back itself).
 pub async fn sweep_once(
     env: &Env,
     db: &D1Database,
     cfg: &RelayConfig,
     now_ms: i64,
     budget: &mut Budget,
-) -> worker::Result<Value> {
+    after: Vec<D1PreparedStatement>,
+) -> worker::Result<(Value, Vec<Rows>)> {
     let allowance = budget.allot(CALLS_AFTER_STEP);
     let stepped = sweep::step(env, db, cfg.retention, now_ms, allowance).await;
     // The record below is one of the calls kept back.
@@ -182,7 +185,7 @@ pub async fn sweep_once(
             let answer =
                 json!({"archived": archived, "objects_written": r.objects_written, "more": r.more});
             let text = answer.to_string();
-            sweep_state::record(
+            let record = sweep_state::record_statement(
                 db,
                 &sweep_state::RunRecord {
                     at: now_ms,
@@ -192,39 +195,54 @@ pub async fn sweep_once(
                     size_swept_through: r.size_swept_through,
                     archived: done.fresh,
                 },
-            )
-            .await?;
+            )?;
+            let mut statements = vec![record];
+            statements.extend(after);
+            let expected = statements.len();
+            let mut results = batch(db, statements).await?;
+            if results.len() != expected {
+                return Err(worker::Error::RustError(format!(
+                    "D1 answered {} result sets for the sweep's {expected} closing writes; the next run carries on",
+                    results.len()
+                )));
+            }
+            results.remove(0);
             log::info(
                 Component::Sweep,
                 "sweep_step",
                 log::fields! {"objects": r.objects_written, "more": r.more},
             );
-            Ok(answer)
+            Ok((answer, results))
         }
         Err(e) => {
-            let message = error_message(&e);
-            log::error(
-                Component::Sweep,
-                "sweep_failed",
-                log::fields! {"err": message, "next": "the next run redoes the journal's chunk"},
-            );
-            let record = sweep_state::RunRecord {
-                at: now_ms,
-                result: None,
-                error: Some(&message),
-                size_bytes: None,
-                size_swept_through: None,
-                archived: (0, 0),
-            };
-            if let Err(e2) = sweep_state::record(db, &record).await {
-                log::error(
-                    Component::Sweep,
-                    "sweep_record_failed",
-                    log::fields! {"err": error_message(&e2)},
-                );
-            }
+            record_failure(db, now_ms, &e).await;
             Err(e)
         }
+    }
+}
+
+/// Logs a failed step and records its error in `sweep_state`.
+async fn record_failure(db: &D1Database, now_ms: i64, e: &worker::Error) {
+    let message = error_message(e);
+    log::error(
+        Component::Sweep,
+        "sweep_failed",
+        log::fields! {"err": message, "next": "the next run redoes the journal's chunk"},
+    );
+    let record = sweep_state::RunRecord {
+        at: now_ms,
+        result: None,
+        error: Some(&message),
+        size_bytes: None,
+        size_swept_through: None,
+        archived: (0, 0),
+    };
+    if let Err(e2) = sweep_state::record(db, &record).await {
+        log::error(
+            Component::Sweep,
+            "sweep_record_failed",
+            log::fields! {"err": error_message(&e2)},
+        );
     }
 }
 

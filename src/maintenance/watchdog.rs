@@ -72,9 +72,12 @@ pub async fn run(
             log::fields! {"err": error_message(e)},
         ),
     }
-    // The counters' D1 write, if any, is one call.
-    if budget.spend(1).is_ok() {
-        metrics::flush(env).await;
+    // Analytics Engine's write is no subrequest; the counters' D1 write,
+    // when there is one, is one call (kept back by CALLS_AFTER_ALERTS).
+    if let Some(totals) = metrics::flush_analytics(env) {
+        if budget.spend(1).is_ok() {
+            metrics::write_d1(env, &totals).await;
+        }
     }
     d1?;
     cannot?;

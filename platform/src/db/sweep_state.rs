@@ -3,7 +3,7 @@
 //! of continuation messages, what the last run did, and the two leases
 //! (`core::retention::lease`).
 
-use super::{int, opt_text, text, Query};
+use super::{int, opt_text, text, Query, Rows};
 use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::retention::plan::Chunk;
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -71,6 +71,12 @@ pub struct RunRecord<'a> {
 
 /// Writes what a run did.
 pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
+    record_statement(db, run)?.query().await?;
+    Ok(())
+}
+
+/// The statement of [`record`], to batch with what follows a step.
+pub fn record_statement(db: &D1Database, run: &RunRecord<'_>) -> Result<D1PreparedStatement> {
     db.prepare(
         "UPDATE sweep_state SET last_run_at = ?1, last_result = COALESCE(?2, last_result), last_error = ?3, \
          size_bytes = COALESCE(?4, size_bytes), \
@@ -85,16 +91,19 @@ pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
         run.size_swept_through.map_or(wasm_bindgen::JsValue::NULL, int),
         int(run.archived.0 as i64),
         int(run.archived.1 as i64),
-    ])?
-    .query()
-    .await?;
-    Ok(())
+    ])
 }
 
 /// Starts a new chain of continuation messages: the new generation. Every
 /// message of an older chain then finds itself stale.
 pub async fn new_generation(db: &D1Database) -> Result<i64> {
-    claim(db, None).await?.ok_or_else(|| {
+    let rows = claim_statement(db, None)?.query().await?;
+    read_new_generation(&rows)
+}
+
+/// The answer to a [`claim_statement`] of `None`: the new generation.
+pub fn read_new_generation(rows: &Rows) -> Result<i64> {
+    read_claim(rows)?.ok_or_else(|| {
         worker::Error::RustError(
             "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
         )
@@ -104,11 +113,19 @@ pub async fn new_generation(db: &D1Database) -> Result<i64> {
 /// Claims continuation `generation`: the next generation if it is still
 /// current, `None` if a newer chain (a cron, a maintenance run) took over.
 pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i64>> {
-    let rows = db
-        .prepare("UPDATE sweep_state SET generation = generation + 1 WHERE id = 1 AND (?1 IS NULL OR generation = ?1) RETURNING generation")
-        .bind(&[generation.map_or(wasm_bindgen::JsValue::NULL, int)])?
-        .query()
-        .await?;
+    let rows = claim_statement(db, generation)?.query().await?;
+    read_claim(&rows)
+}
+
+/// The statement of [`claim`] (`None`: start a new chain whatever the
+/// current one), to batch with what follows a step.
+pub fn claim_statement(db: &D1Database, generation: Option<i64>) -> Result<D1PreparedStatement> {
+    db.prepare("UPDATE sweep_state SET generation = generation + 1 WHERE id = 1 AND (?1 IS NULL OR generation = ?1) RETURNING generation")
+        .bind(&[generation.map_or(wasm_bindgen::JsValue::NULL, int)])
+}
+
+/// The answer to a [`claim_statement`].
+pub fn read_claim(rows: &Rows) -> Result<Option<i64>> {
     rows.map_first(|r| r.int("generation"))
 }
 
@@ -168,12 +185,15 @@ pub async fn take_lease(
 /// Gives `lease` back, if it is still the one that expires at `until` (a
 /// holder that outlived its lease leaves the next holder's alone).
 pub async fn release_lease(db: &D1Database, lease: Lease, until: i64) -> Result<()> {
+    release_statement(db, lease, until)?.query().await?;
+    Ok(())
+}
+
+/// The statement of [`release_lease`], to batch with a run's last writes.
+pub fn release_statement(db: &D1Database, lease: Lease, until: i64) -> Result<D1PreparedStatement> {
     let column = lease.column();
     db.prepare(format!(
         "UPDATE sweep_state SET {column} = NULL WHERE id = 1 AND {column} = ?1"
     ))
-    .bind(&[int(until)])?
-    .query()
-    .await?;
-    Ok(())
+    .bind(&[int(until)])
 }
