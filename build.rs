@@ -4,10 +4,11 @@
 //! - `wrangler.toml` `[vars]` parse with the same code the worker runs
 //!   (`hookrelay_core::config`), with the secrets from `.dev.vars.example`;
 //! - the `webhooks` consumer keeps the contract's retry budget and DLQ;
-//! - both workers name the same D1 database;
+//! - both workers name the same D1 database, and declare the settings
+//!   both read (`hookrelay_core::config::SHARED_KEYS`) alike or not at all;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
 
-use hookrelay_core::config::RelayConfig;
+use hookrelay_core::config::{check_shared, Declared, RelayConfig};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -42,16 +43,10 @@ fn read_toml(path: &str) -> Result<toml::Value, String> {
 }
 
 fn check_vars(relay: &toml::Value) -> Result<(), String> {
-    let vars = relay
+    relay
         .get("vars")
         .ok_or("wrangler.toml has no [vars]; the demo SOURCES must be declared there")?;
-    let mut env: BTreeMap<String, Value> = serde_json::to_value(vars)
-        .map_err(|e| e.to_string())?
-        .as_object()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let mut env = vars_map(relay)?;
     env.extend(dev_vars_example()?);
     let config = RelayConfig::load(&env)
         .map_err(|e| format!("wrangler.toml [vars] with .dev.vars.example: {e}"))?;
@@ -166,10 +161,6 @@ fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Strin
             "dlq/wrangler.toml [vars] declares {key}, but alarms are the relay's (its watchdog sends the alerts); set it on the relay (wrangler.toml, or `wrangler secret put` for ALERT_WEBHOOK_URL)"
         ));
     }
-    let capacity = |cfg: &toml::Value| vars(cfg).and_then(|v| v.get("DLQ_CAPACITY").cloned());
-    if capacity(relay) != capacity(dlq) {
-        return Err("DLQ_CAPACITY must be the same in wrangler.toml and dlq/wrangler.toml [vars]: the DLQ worker enforces it and the relay's watchdog alarms at 90% of it".into());
-    }
     let binds = |cfg: &toml::Value, binding: &str| -> Option<String> {
         cfg.get("services")?.as_array()?.iter().find_map(|s| {
             (s.get("binding")?.as_str()? == binding)
@@ -183,21 +174,25 @@ fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Strin
     Ok(())
 }
 
-/// The lifecycle settings (DESIGN §5) are read by both workers: the relay
-/// sweeps by them, the DLQ worker shows them in the stats. Either file may
-/// declare them, but two declarations must agree. The alert settings are
-/// the relay's alone (it runs the watchdog and holds the receiver's URL).
+/// The settings both workers read (`hookrelay_core::config::SHARED_KEYS`:
+/// the lifecycle's ages and size, the capacity) must be declared alike in
+/// both files or in neither: each worker reads only its own `[vars]`, so a
+/// value in one file would leave the other on its default. The alert
+/// settings are the relay's alone (it runs the watchdog and holds the
+/// receiver's URL).
 fn check_lifecycle_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
-    let var = |cfg: &toml::Value, key: &str| cfg.get("vars").and_then(|v| v.get(key)).cloned();
-    for key in ["EVENT_RETENTION", "DLQ_RETENTION", "D1_MAX_BYTES"] {
-        if let (Some(a), Some(b)) = (var(relay, key), var(dlq, key)) {
-            if a != b {
-                return Err(format!(
-                    "{key} is {a} in wrangler.toml but {b} in dlq/wrangler.toml; both workers read it, so declare it once or give both the same value"
-                ));
-            }
-        }
-    }
+    let (relay_vars, dlq_vars) = (vars_map(relay)?, vars_map(dlq)?);
+    check_shared(
+        Declared {
+            file: "wrangler.toml [vars]",
+            vars: &relay_vars,
+        },
+        Declared {
+            file: "dlq/wrangler.toml [vars]",
+            vars: &dlq_vars,
+        },
+    )
+    .map_err(|e| e.to_string())?;
     let dlq_vars = dlq.get("vars").and_then(|v| v.as_table());
     if let Some(key) = dlq_vars.and_then(|t| t.keys().find(|k| k.starts_with("ALERT_"))) {
         return Err(format!(
@@ -205,6 +200,20 @@ fn check_lifecycle_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), St
         ));
     }
     Ok(())
+}
+
+/// A config's `[vars]` as the workers' parsers read them.
+fn vars_map(cfg: &toml::Value) -> Result<BTreeMap<String, Value>, String> {
+    let Some(vars) = cfg.get("vars") else {
+        return Ok(BTreeMap::new());
+    };
+    Ok(serde_json::to_value(vars)
+        .map_err(|e| e.to_string())?
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .collect())
 }
 
 fn check_migrations() -> Result<(), String> {

@@ -7,6 +7,7 @@ import { Miniflare } from "miniflare";
 import wrangler from "wrangler";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { readFileSync } from "node:fs";
 import { applyMigrations } from "./local-d1.mjs";
 import { d1ProbeClient, d1ProbeWorker } from "./d1-probe.mjs";
 import { EXAMPLE_SECRETS } from "./dev-vars.mjs";
@@ -49,10 +50,27 @@ export function workerOptions(configPath, name, { vars = {}, consumers = {} } = 
 }
 
 /**
+ * The settings both workers read, from their one home
+ * (`hookrelay_core::config::SHARED_KEYS`, which build.rs enforces on the
+ * committed configs): a test, like a deployment, gives them to both.
+ */
+export const SHARED_KEYS = [...readFileSync(path.join(ROOT, "core/src/config/shared.rs"), "utf8")
+  .split("pub const SHARED_KEYS")[1]
+  .split("];")[0]
+  .matchAll(/^\s*\(?\s*"([A-Z0-9_]+)",$/gm)].map((m) => m[1]);
+
+/**
  * Both hookrelay workers. `vars` apply to both, `relayVars` / `dlqVars` to
- * one (after `vars`); `consumers` as in workerOptions.
+ * one (after `vars`); `consumers` as in workerOptions. A setting both
+ * workers read (SHARED_KEYS) goes in `vars`: given to one worker only, the
+ * other would run on its default, which build.rs refuses for the real
+ * configs.
  */
 export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {} } = {}) {
+  for (const [which, given] of [["relayVars", relayVars], ["dlqVars", dlqVars]]) {
+    const key = SHARED_KEYS.find((k) => k in given);
+    if (key) throw new Error(`${which} sets ${key}, which both workers read; pass it in vars, so that both get it`);
+  }
   return [
     workerOptions("wrangler.toml", "hookrelay", { vars: { ...vars, ...relayVars }, consumers }),
     workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: { ...vars, ...dlqVars }, consumers }),

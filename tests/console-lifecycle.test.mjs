@@ -136,12 +136,33 @@ test("an evicted entry: found with the evicted filter, Restore refused at capaci
   await page.waitForSelector("[data-status=pending]");
   const kept = await until(page, () => document.querySelector(".actions .ok")?.textContent);
   assert.match(kept, /Restore: HTTP 200/);
-  assert.match(kept, /status\s*pending/);
+  assert.match(kept, /Status\s*pending/);
   assert.equal((await rows(relay.db, "SELECT status FROM dead_letters WHERE id = ?", evicted))[0]?.status, "pending");
   assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM dead_letter_tombstones WHERE id = ?", evicted))[0].n, 0);
   const trail = await until(page, () => [...document.querySelectorAll("[aria-labelledby=trail-h] tbody tr")].map((tr) => tr.textContent).join("\n"));
   assert.match(trail, /restore/);
   assert.match(trail, /the customer asked for it back/);
+});
+
+test("the story of an event whose row retention swept shows the archive key in place of the event, and its entries", async () => {
+  // As the sweep leaves it (tests/event-story.test.mjs drives the real sweep): the
+  // event's row, attempts and steps gone, its entries naming the object that holds it.
+  const [{ event_id: eventId }] = await rows(relay.db, "SELECT event_id FROM dead_letters WHERE id = ?", entries[2].id);
+  const key = `events/2026-12-04/${eventId}~${eventId}.ndjson`;
+  await relay.db.prepare("UPDATE dead_letters SET event_archive_key = ? WHERE event_id = ?").bind(key, eventId).run();
+  for (const table of ["events", "attempts", "event_steps"]) await relay.db.prepare(`DELETE FROM ${table} WHERE event_id = ?`).bind(eventId).run();
+  const story = answerTo(page, `events/${eventId}`);
+  await page.goto(`${page.url().split("#")[0]}#/story?q=${eventId}`);
+  const answer = await story;
+  assert.equal(answer.status, 200, JSON.stringify(answer.error));
+  assert.equal(answer.data.event, null);
+  const shown = await until(page, () => document.querySelector("[data-swept]")?.textContent);
+  assert.equal(shown, `Swept to the archive: ${key}`);
+  const listed = await until(page, () => {
+    const t = [...document.querySelectorAll("table")].find((x) => x.caption?.textContent === "Dead-letter entries");
+    return t && [...t.tBodies[0].rows].map((r) => r.cells[0].textContent);
+  });
+  assert.deepEqual(listed, [entries[2].id]);
 });
 
 test("after these views the token is in no URL, not in localStorage, not in the log", async () => {

@@ -46,7 +46,7 @@ test("identical payloads inside one batch are stored once and marked seen; an un
 });
 
 test("a batch that crosses capacity evicts exactly the oldest pending entries, its own last, each with a tombstone", async () => {
-  const relay = await startRelay({ dlqVars: { DLQ_CAPACITY: "5" } });
+  const relay = await startRelay({ vars: { DLQ_CAPACITY: "5" } });
   try {
     await sendBatch(relay, [poison(10)]);
     const replayed = await stored(relay, 10);

@@ -57,7 +57,7 @@ test("a payload identical to a pending entry is not stored twice; the entry is m
 });
 
 test("at capacity the oldest pending entry is evicted with a tombstone; replayed entries are kept", async () => {
-  const relay = await startRelay({ dlqVars: { DLQ_CAPACITY: "3" } });
+  const relay = await startRelay({ vars: { DLQ_CAPACITY: "3" } });
   try {
     const producer = await relay.producer();
     await producer.send(poison(20));

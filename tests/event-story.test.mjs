@@ -119,3 +119,47 @@ test("an event that simply arrived has a story with no failure, and an unknown i
   assert.match(bad.error.message, /^verbose: unknown query parameter/);
   assert.equal((await admin.post(`events/${eventId}`, {})).status, 405);
 });
+
+test("once retention swept the event's row, its story still answers 200 with its entries, decisions and the archive key that holds the row", async () => {
+  const own = await startRelay({
+    vars: { EVENT_RETENTION: "2s" },
+    relayVars: { SOURCES: JSON.stringify({ story: { scheme: "hmac-sha256", downstream: downstream.url("/story") } }), ...SECRETS, DOWNSTREAM_SIGNING_SECRET: "story-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
+  });
+  const ownAdmin = adminClient(own, [...Object.values(SECRETS), "story-down-secret"]);
+  const bucket = await own.mf.getR2Bucket("ARCHIVE", "hookrelay");
+  try {
+    broken.story = true;
+    const body = JSON.stringify({ n: "swept" });
+    const res = await own.fetch("/webhooks/story", { method: "POST", body, headers: hmacHeaders(body, { secret: SECRETS.WEBHOOK_SECRET_STORY, operationId: "story-swept" }) });
+    assert.equal(res.status, 202);
+    const eventId = (await res.json()).event_id;
+    const [dl] = await waitFor(async () => rows(own.db, "SELECT id FROM dead_letters WHERE event_id = ?", eventId).then((r) => r.length && r), { what: "the dead letter" });
+    assert.equal((await ownAdmin.post(`webhook-dlq/${dl.id}/archive`, { reason: "keep it as history" })).status, 200);
+    const [row] = await waitFor(async () => rows(own.db, "SELECT * FROM events WHERE event_id = ? AND delivery_status = 'failed'", eventId).then((r) => r.length && r), { what: "the event marked failed" });
+
+    // The sweep takes it once it is older than EVENT_RETENTION.
+    await waitFor(async () => {
+      const run = await ownAdmin.post("maintenance/run", {});
+      assert.equal(run.status, 200, JSON.stringify(run.json));
+      return (await rows(own.db, "SELECT event_id FROM events WHERE event_id = ?", eventId)).length === 0;
+    }, { what: "the sweep to take the event", timeoutMs: 20000, intervalMs: 500 });
+
+    const story = await ownAdmin.get(`events/${eventId}`);
+    assert.equal(story.status, 200, JSON.stringify(story.json));
+    const { event, event_archive_key, attempts, steps, dead_letters, decisions } = story.data;
+    assert.equal(event, null, "the row is gone from D1");
+    assert.deepEqual([attempts, steps], [[], []], "swept with the event");
+    assert.deepEqual(dead_letters.map((d) => [d.id, d.status]), [[dl.id, "archived"]]);
+    assert.deepEqual(decisions.map((d) => [d.entry_id, d.action, d.reason]), [[dl.id, "archive", "keep it as history"]]);
+    assert.match(event_archive_key ?? "", /^events\/\d{4}-\d{2}-\d{2}\/.+\.ndjson$/);
+    const object = await bucket.get(event_archive_key);
+    assert.ok(object, `an object at ${event_archive_key}`);
+    const archived = (await object.text()).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(archived.find((r) => r.event_id === eventId), row, "the object holds the event's row as D1 held it");
+
+    const missing = await ownAdmin.get("events/evt_11111111111111111111111111111111");
+    assert.equal(missing.status, 404, "an id that never existed is still a 404");
+  } finally {
+    await own.dispose();
+  }
+});

@@ -23,7 +23,7 @@ before(async () => {
   const SOURCES = { evict: { scheme: "hmac-sha256", downstream: downstream.url("/d") } };
   relay = await startRelay({
     relayVars: { SOURCES: JSON.stringify(SOURCES), WEBHOOK_SECRET_EVICT: SECRET, DOWNSTREAM_SIGNING_SECRET: "evict-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
-    dlqVars: { DLQ_CAPACITY: String(CAPACITY) },
+    vars: { DLQ_CAPACITY: String(CAPACITY) },
   });
   admin = adminClient(relay, [SECRET, "evict-down-secret"]);
   bucket = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay-dlq");
@@ -60,6 +60,13 @@ test("an eviction archives the whole envelope first; its tombstone answers as ev
   await deadLettered(4);
   const evicted = await waitFor(async () => (await tombstone(first.id)) && (await tombstone(second.id)) && [await tombstone(first.id), await tombstone(second.id)], { what: "two tombstones" });
   assert.equal((await pendingIds()).length, CAPACITY);
+
+  // The stats' archive totals count what the archive holds, evictions included (DESIGN §5).
+  const objects = (await bucket.list({ prefix: "dead_letters/" })).objects.length + (await bucket.list({ prefix: "payloads/" })).objects.length;
+  assert.ok(objects >= 2, `${objects} archived objects`);
+  const stats = await admin.get("webhook-dlq/stats");
+  assert.equal(stats.status, 200, JSON.stringify(stats.json));
+  assert.deepEqual(stats.data.archive, { objects, rows: 2 }, "two evicted entries, one row and their objects each");
 
   // The archived object is the whole row, as D1 held it, under the entry key; the tombstone names it.
   const key = entryKey(first.id, first.created_at);
@@ -177,7 +184,8 @@ test("a swept entry restores with the status it had, even at capacity; a swept d
 test("when the archive cannot be written nothing is evicted and the batch is retried", async () => {
   // A real fault: the DLQ worker has no ARCHIVE binding, so its R2 put throws.
   const faulty = await startRelay({
-    dlqVars: { DLQ_CAPACITY: "1", DLQ_RETRY_DELAY_S: "0" },
+    vars: { DLQ_CAPACITY: "1" },
+    dlqVars: { DLQ_RETRY_DELAY_S: "0" },
     dlqOptions: (o) => ({ ...o, r2Buckets: {} }),
   });
   try {
@@ -199,7 +207,7 @@ test("when the archive cannot be written nothing is evicted and the batch is ret
 });
 
 test("a batch that inserts and evicts its own entries archives them as inserted, and they restore", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" } });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "1" } });
   const ownAdmin = adminClient(own);
   const ownBucket = await own.mf.getR2Bucket("ARCHIVE", "hookrelay-dlq");
   try {
@@ -243,7 +251,7 @@ test("?status= with an unknown value is refused, naming every status the listing
 });
 
 test("concurrent restores of one entry: one restores it, the others answer 409 naming the conflict, and nothing is written twice", async () => {
-  const own = await startRelay({ dlqVars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "1" }, extraWorkers: [BURST_WORKER] });
   const ownAdmin = adminClient(own);
   try {
     const poison = (n) => ({
@@ -272,6 +280,79 @@ test("concurrent restores of one entry: one restores it, the others answer 409 n
     assert.equal((await rows(own.db, "SELECT count(*) AS n FROM dead_letter_tombstones"))[0].n, 0);
     const audit = await rows(own.db, "SELECT outcome FROM replay_audit WHERE entry_id = ? AND action = 'restore'", tomb.id);
     assert.deepEqual(audit, [{ outcome: "succeeded" }], "one audit record, for the restore that wrote");
+  } finally {
+    await own.dispose();
+  }
+});
+
+test("concurrent restores of different entries into one free slot: one restores, the rest answer 409 AT_CAPACITY naming it, and the store never passes capacity", async () => {
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "2" }, extraWorkers: [BURST_WORKER] });
+  const ownAdmin = adminClient(own);
+  try {
+    const poison = (n) => ({
+      v: 1, event_id: `evt_cap_${n}`, idempotency_key: `demo-hmac:cap-${n}`, source: "demo-hmac",
+      received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+    });
+    // Six poison messages into a store of two: four are evicted, each with its tombstone.
+    await (await own.producer()).sendBatch([1, 2, 3, 4, 5, 6].map((n) => ({ body: poison(n) })));
+    const tombs = await waitFor(async () => {
+      const t = await rows(own.db, "SELECT id FROM dead_letter_tombstones ORDER BY id");
+      return t.length === 4 && t;
+    }, { what: "four tombstones" });
+    // One free slot: archive one of the two pending entries.
+    const [kept] = await rows(own.db, "SELECT id FROM dead_letters WHERE status = 'pending' ORDER BY id LIMIT 1");
+    assert.equal((await ownAdmin.post(`webhook-dlq/${kept.id}/archive`, { reason: "make room for one restore" })).status, 200);
+    // Each restore reads one pending entry (room for one), then writes; arriving together, all pass that read.
+    const answers = await burst(own, tombs.map((t) => ({ path: `webhook-dlq/${t.id}/restore`, body: { reason: "bring it back" } })));
+    const summary = JSON.stringify(answers);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 409, 409, 409], summary);
+    for (const refused of answers.filter((a) => a.status === 409).map((a) => a.json.error)) {
+      assert.equal(refused.code, "AT_CAPACITY", summary);
+      assert.match(refused.message, /DLQ_CAPACITY 2/, summary);
+    }
+    assert.equal((await rows(own.db, "SELECT count(*) AS n FROM dead_letters WHERE status = 'pending'"))[0].n, 2, "the store is at capacity, not past it");
+    assert.equal((await rows(own.db, "SELECT count(*) AS n FROM dead_letter_tombstones"))[0].n, 3, "the refused ones stay evicted");
+    const audit = await rows(own.db, "SELECT entry_id FROM replay_audit WHERE action = 'restore'");
+    assert.equal(audit.length, 1, "one audit record, for the restore that wrote");
+  } finally {
+    await own.dispose();
+  }
+});
+
+test("a restored entry keeps when it was dead-lettered but takes a fresh place for eviction: the next eviction takes an older pending entry", async () => {
+  const own = await startRelay({ vars: { DLQ_CAPACITY: "2" } });
+  const ownAdmin = adminClient(own);
+  try {
+    const poison = (n) => ({
+      v: 1, event_id: `evt_order_${n}`, idempotency_key: `demo-hmac:order-${n}`, source: "demo-hmac",
+      received_at_ms: Date.now(), headers: {}, body: `not json {${n}`,
+    });
+    const producer = await own.producer();
+    const entryOf = (n) => waitFor(async () => (await rows(own.db, "SELECT * FROM dead_letters WHERE event_id = ?", `evt_order_${n}`))[0], { what: `entry ${n}` });
+    // One at a time, so each has its own created_at: 1 is the oldest.
+    let first, second, third;
+    await producer.send(poison(1));
+    first = await entryOf(1);
+    await producer.send(poison(2));
+    second = await entryOf(2);
+    await producer.send(poison(3));
+    third = await entryOf(3);
+    const [tomb] = await waitFor(async () => rows(own.db, "SELECT id FROM dead_letter_tombstones WHERE id = ?", first.id).then((r) => r.length && r), { what: "the oldest entry evicted" });
+    assert.ok(first.created_at <= second.created_at && second.created_at <= third.created_at);
+    // Room for it: archive the newest, then restore the oldest.
+    assert.equal((await ownAdmin.post(`webhook-dlq/${third.id}/archive`, { reason: "make room for the restore" })).status, 200);
+    const restored = await ownAdmin.post(`webhook-dlq/${tomb.id}/restore`, { reason: "bring it back" });
+    assert.equal(restored.status, 200, JSON.stringify(restored.json));
+    const back = (await rows(own.db, "SELECT * FROM dead_letters WHERE id = ?", first.id))[0];
+    assert.equal(back.created_at, first.created_at, "created_at stays when it was dead-lettered");
+    assert.ok(back.restored_at >= second.created_at, "restored_at is the restore's time");
+    const one = await ownAdmin.get(`webhook-dlq/${first.id}`);
+    assert.equal(one.data.restored_at, back.restored_at, "the entry shows when it was restored");
+    // A new dead letter at capacity evicts the oldest by that order: entry 2, not the restored one.
+    await producer.send(poison(4));
+    await waitFor(async () => (await rows(own.db, "SELECT id FROM dead_letter_tombstones WHERE id = ?", second.id)).length === 1, { what: "entry 2 evicted" });
+    const pending = (await rows(own.db, "SELECT event_id FROM dead_letters WHERE status = 'pending' ORDER BY event_id")).map((r) => r.event_id);
+    assert.deepEqual(pending, ["evt_order_1", "evt_order_4"], "the restored entry stays");
   } finally {
     await own.dispose();
   }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import wrangler from "wrangler";
 import { varArgs, dotenvQuote, dlqDevVarsText, prepareDevVars } from "../scripts/start-dev-vars.mjs";
-import { ROOT } from "../scripts/miniflare-workers.mjs";
+import { ROOT, SHARED_KEYS, hookrelayWorkers } from "../scripts/miniflare-workers.mjs";
 
 const SOURCES = JSON.stringify({ "fd-poison": { scheme: "hmac-sha256", downstream: "http://127.0.0.1:9/d", tolerance_s: 300 } });
 
@@ -100,4 +100,14 @@ test("npm start's preparation replaces the old symlink without touching .dev.var
   assert.equal(readFileSync(path.join(root, "dlq/.dev.vars"), "utf8"), first);
   prepareDevVars([], { root, say: () => {} });
   assert.doesNotMatch(readFileSync(path.join(root, "dlq/.dev.vars"), "utf8"), /DLQ_CAPACITY/, "a start without --var drops the last start's overrides");
+});
+
+test("the tests' harness gives a setting both workers read to both, or refuses it, naming the key", () => {
+  assert.deepEqual(SHARED_KEYS, ["EVENT_RETENTION", "DLQ_RETENTION", "D1_MAX_BYTES", "DLQ_CAPACITY"], "read from core::config::SHARED_KEYS");
+  for (const key of SHARED_KEYS) {
+    assert.throws(() => hookrelayWorkers({ dlqVars: { [key]: "1" } }), new RegExp(`dlqVars sets ${key}, which both workers read; pass it in vars`));
+    assert.throws(() => hookrelayWorkers({ relayVars: { [key]: "1" } }), new RegExp(`relayVars sets ${key}`));
+  }
+  const [relay, dlq] = hookrelayWorkers({ vars: { EVENT_RETENTION: "2s" }, dlqVars: { DLQ_RETRY_DELAY_S: "0" } });
+  assert.deepEqual([relay.bindings.EVENT_RETENTION, dlq.bindings.EVENT_RETENTION], ["2s", "2s"]);
 });

@@ -1,6 +1,6 @@
 //! Calendar maths for the two timestamp forms hookrelay reads from callers:
-//! RFC 3339 (`since` on the admin API) and the HTTP-date IMF-fixdate
-//! (`Retry-After` from a downstream). Both reduce to one day count, so they
+//! RFC 3339 (`since` on the admin API) and the HTTP-date in its three
+//! forms (`Retry-After` from a downstream). Both reduce to one day count, so they
 //! share one `days_from_civil`.
 //!
 //! Pure: nothing here reads a clock; callers compare the results with the
@@ -162,36 +162,101 @@ fn digits(b: &[u8]) -> Option<u32> {
     })
 }
 
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) into unix ms;
-/// `None` if it is not one. Lenient where a downstream's header costs
-/// nothing to accept (the weekday is not checked, nor the day against the
-/// month), strict where a value would be meaningless.
-pub fn parse_http_date(raw: &str) -> Option<UnixMillis> {
+/// Parses an HTTP-date into unix ms; `None` if it is none. RFC 9110
+/// §5.6.7 says a recipient accepts all three forms:
+///
+/// - IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`;
+/// - the obsolete RFC 850 form: `Sunday, 06-Nov-94 08:49:37 GMT`, whose
+///   two-digit year is the latest year with those digits that is not more
+///   than 50 years after `now` ([`two_digit_year`]);
+/// - ANSI C's asctime: `Sun Nov  6 08:49:37 1994`.
+///
+/// Lenient where a downstream's header costs nothing to accept (the
+/// weekday is not checked, nor the day against the month, and runs of
+/// spaces count as one), strict where a value would be meaningless.
+pub fn parse_http_date(raw: &str, now: UnixMillis) -> Option<UnixMillis> {
     let parts: Vec<&str> = raw.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
+    let (day, month, year, time) = match parts.as_slice() {
+        [_, day, month, year, time, "GMT"] => (*day, *month, Year::Full(year), *time),
+        [_, date, time, "GMT"] => {
+            let mut d = date.split('-');
+            let (day, month, year) = (d.next()?, d.next()?, d.next()?);
+            if d.next().is_some() {
+                return None;
+            }
+            // Two digits as the form says; four as some servers send.
+            let year = match year.len() {
+                2 => Year::TwoDigit(year),
+                4 => Year::Full(year),
+                _ => return None,
+            };
+            (day, month, year, *time)
+        }
+        [_, month, day, time, year] => (*day, *month, Year::Full(year), *time),
+        _ => return None,
     };
-    let day: u32 = day.parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as u32
-        + 1;
-    let year: i64 = year.parse().ok()?;
+    let day: u32 = digits_of(day, 2)?;
+    let month = MONTHS.iter().position(|m| *m == month)? as u32 + 1;
     let hms: Vec<i64> = time
         .split(':')
-        .map(|p| p.parse().ok())
+        .map(|p| digits_of(p, 2).map(i64::from))
         .collect::<Option<_>>()?;
     let [h, m, s] = hms.as_slice() else {
         return None;
     };
-    // The form's year is four digits; bounding it also keeps a hostile
-    // header from overflowing the day count.
-    if !(0..=9999).contains(&year) || !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
+    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *s > 60 {
         return None;
     }
-    Some((days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000)
+    let at =
+        |year: i64| (days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s) * 1000;
+    let year = match year {
+        // Four digits at most keeps a hostile header from overflowing the
+        // day count.
+        Year::Full(y) => i64::from(digits_of(y, 4)?),
+        Year::TwoDigit(yy) => two_digit_year(digits_of(yy, 2)?, now, at),
+    };
+    Some(at(year))
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// A date's year as written.
+enum Year<'a> {
+    /// Up to four digits, taken as is.
+    Full(&'a str),
+    /// RFC 850's two digits.
+    TwoDigit(&'a str),
+}
+
+/// The year that `yy` (0-99) stands for, per RFC 9110 §5.6.7: a date that
+/// appears to be more than 50 years after `now` is in the past century.
+/// `at(year)` is the date's unix ms in `year`; "more than 50 years after"
+/// compares the same date 50 years earlier with `now`, so leap days and
+/// the time of day count.
+fn two_digit_year(yy: u32, now: UnixMillis, at: impl Fn(i64) -> UnixMillis) -> i64 {
+    let too_far = |year: i64| at(year - 50) > now;
+    let mut year = 2000 + i64::from(yy);
+    // Bounded: `now` comes from the clock, within a few centuries of 2000.
+    for _ in 0..100 {
+        if too_far(year) {
+            year -= 100;
+        } else if !too_far(year + 100) {
+            year += 100;
+        } else {
+            break;
+        }
+    }
+    year
+}
+
+/// `s` as a number of 1 to `max_len` ASCII digits.
+fn digits_of(s: &str, max_len: usize) -> Option<u32> {
+    if s.is_empty() || s.len() > max_len {
+        return None;
+    }
+    digits(s.as_bytes())
 }
 
 #[cfg(test)]

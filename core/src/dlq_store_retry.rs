@@ -9,8 +9,39 @@
 //! attempts take about 17 h together and the remaining 89 take 12 h each,
 //! so the retries last about 45 days, well past the retention: the message
 //! expires before the budget does, and an alarm has days to fire.
+//!
+//! A batch that cannot store a message notes the failure in its own
+//! [`BatchStoreFailure`] and reports it once when done (the
+//! `dlq_cannot_store` alarm): a value passed down the batch, never state
+//! shared by the isolate, so two batches running at once in one isolate
+//! each report their own failure.
 
+use crate::alarms::cannot_store::StoreFailure;
+use crate::d1_error::classify_d1_error;
+use crate::redact::truncate;
 use crate::retry_policy::MAX_QUEUE_DELAY_S;
+
+/// The first store failure of one batch, for its one cannot-store report.
+#[derive(Debug, Default)]
+pub struct BatchStoreFailure(Option<StoreFailure>);
+
+impl BatchStoreFailure {
+    /// Notes that `queue_message_id` could not be stored because of `err`;
+    /// a batch reports its first failure, so later ones are not kept.
+    pub fn note(&mut self, queue_message_id: &str, err: &str) {
+        self.0.get_or_insert_with(|| StoreFailure {
+            code: classify_d1_error(err).code.as_str().to_string(),
+            message: truncate(err, 300).to_string(),
+            queue_message_id: queue_message_id.to_string(),
+            source: None,
+        });
+    }
+
+    /// The failure to report, if the batch noted one.
+    pub fn into_report(self) -> Option<StoreFailure> {
+        self.0
+    }
+}
 
 /// The delay after the `attempts`-th failed store (1-based).
 pub fn store_retry_delay_s(base_s: u32, attempts: u32) -> u32 {
@@ -29,6 +60,35 @@ pub fn total_retry_span_s(base_s: u32, max_retries: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_batch_reports_its_own_first_store_failure() {
+        let (mut a, mut b, c) = (
+            BatchStoreFailure::default(),
+            BatchStoreFailure::default(),
+            BatchStoreFailure::default(),
+        );
+        a.note("msg-a1", "D1_ERROR: D1 is overloaded");
+        b.note("msg-b1", "D1_ERROR: no such table: dead_letters");
+        a.note("msg-a2", "D1_ERROR: no such table: dead_letters");
+        let a = a.into_report().expect("batch a noted a failure");
+        let b = b.into_report().expect("batch b noted a failure");
+        assert_eq!(
+            a.queue_message_id, "msg-a1",
+            "a batch reports its first failure"
+        );
+        assert_eq!(a.message, "D1_ERROR: D1 is overloaded");
+        assert_eq!(
+            b.queue_message_id, "msg-b1",
+            "another batch's note is its own"
+        );
+        assert!(b.message.contains("no such table"));
+        assert_eq!(
+            c.into_report(),
+            None,
+            "a batch that stored everything reports nothing"
+        );
+    }
 
     #[test]
     fn the_delay_doubles_up_to_the_queue_maximum() {

@@ -89,7 +89,7 @@ pub fn parse_retry_after(raw: &str, now_ms: UnixMillis) -> Option<u32> {
     let seconds = if let Ok(s) = raw.parse::<u64>() {
         s
     } else {
-        let at_ms = parse_http_date(raw)?;
+        let at_ms = parse_http_date(raw, now_ms)?;
         u64::try_from((at_ms - now_ms).max(0)).ok()?.div_ceil(1000)
     };
     Some(seconds.min(u64::from(MAX_QUEUE_DELAY_S)) as u32)
@@ -190,6 +190,8 @@ mod tests {
             ("Sun, 06 Nov 1994 08:50:37 GMT", Some(60)),
             ("Sun, 06 Nov 1994 08:49:37 GMT", Some(0)),
             ("Sat, 05 Nov 1994 08:49:37 GMT", Some(0)),
+            ("Sunday, 06-Nov-94 08:50:37 GMT", Some(60)),
+            ("Sun Nov  6 08:51:37 1994", Some(120)),
             ("99999999", Some(MAX_QUEUE_DELAY_S)),
             ("soon", None),
             ("-5", None),

@@ -1,8 +1,11 @@
 //! The actions on one dead-letter entry besides replay (archive, unarchive
 //! and discard) and the status transition each makes. The single-entry
 //! routes and jobs both apply them through `dlq/src/apply_entry_action.rs`.
+//! [`entry_actions`] answers what an entry's status allows, replay
+//! included, from the same guards the routes apply.
 
 use crate::metrics::MetricName;
+use crate::replay_plan::check_replayable;
 use crate::state::{AuditAction, EntryStatus, JobAction};
 
 /// An action on one entry besides replay.
@@ -82,6 +85,27 @@ pub fn next_status(status: EntryStatus, action: EntryAction) -> Result<EntryStat
     }
 }
 
+/// What an entry in `status` allows now (its `"actions"`): exactly the
+/// actions whose route guard lets it through ([`check_replayable`] for
+/// replay, [`next_status`] for the others), so the rule has one home and a
+/// client never holds a copy. A replay depends on the status alone: an
+/// entry reaching `max_replay_attempts` stops being pending (it is
+/// `poisoned`). Restore is a tombstone's (`retention::restore`).
+pub fn entry_actions(status: EntryStatus) -> Vec<AuditAction> {
+    let replay = check_replayable(status)
+        .is_ok()
+        .then_some(AuditAction::Replay);
+    let others = [
+        EntryAction::Archive,
+        EntryAction::Unarchive,
+        EntryAction::Discard,
+    ]
+    .into_iter()
+    .filter(|a| next_status(status, *a).is_ok())
+    .map(EntryAction::action);
+    replay.into_iter().chain(others).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +136,22 @@ mod tests {
                 want,
                 "{from} {decision:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_actions_each_status_allows() {
+        use AuditAction as A;
+        let table: [(EntryStatus, &[AuditAction]); 5] = [
+            (Pending, &[A::Replay, A::Archive, A::Discard]),
+            (Replayed, &[A::Discard]),
+            (Poisoned, &[A::Archive, A::Discard]),
+            (Archived, &[A::Unarchive, A::Discard]),
+            (Discarded, &[]),
+        ];
+        assert_eq!(table.len(), EntryStatus::ALL.len(), "every status");
+        for (status, want) in table {
+            assert_eq!(entry_actions(status), want, "{status}");
         }
     }
 

@@ -4,6 +4,7 @@
 //! no signature or credential ever reaches the queue, D1, a log or an
 //! envelope.
 
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
 /// The value stored in place of a redacted header.
@@ -75,18 +76,35 @@ pub fn redact_map(headers: &BTreeMap<String, String>) -> BTreeMap<String, String
     capture_headers(headers.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
-/// A destination URL fit for logs and the stats endpoint: scheme, host and
-/// path only, since user-info and query strings often carry credentials.
+/// A destination URL fit for logs, alerts, alarm ids and the stats:
+/// scheme, host and port only, since user-info, path and query often carry
+/// credentials (a Slack or Discord webhook's token is its path). Whatever
+/// else the URL holds becomes `/...#` and a fingerprint (8 hex digits of its
+/// SHA-256), so two destinations on one host keep two labels (and two
+/// alarms) without either label revealing the rest. ASCII only: an alarm
+/// id travels in the `X-Operation-Id` header.
 pub fn destination_label(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or_default();
-    match without_query.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit('@').next().unwrap_or_default();
-            format!("{scheme}://{host}{path}")
-        }
-        None => without_query.to_string(),
+    let without_fragment = url.split('#').next().unwrap_or_default();
+    let Some((scheme, rest)) = without_fragment.split_once("://") else {
+        // Not a URL (a queue or service binding's name): nothing to hide
+        // but a query.
+        return without_fragment
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (user_info, host) = match authority.rsplit_once('@') {
+        Some((user, host)) => (Some(user), host),
+        None => (None, authority),
+    };
+    if user_info.is_none() && matches!(tail, "" | "/") {
+        return format!("{scheme}://{host}");
     }
+    let digest = Sha256::digest(without_fragment.as_bytes());
+    format!("{scheme}://{host}/...#{}", hex::encode(&digest[..4]))
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
@@ -163,21 +181,61 @@ mod tests {
     }
 
     #[test]
-    fn destination_labels_drop_credentials_and_queries() {
+    fn destination_labels_keep_scheme_host_and_port_only() {
+        let fp = |url: &str| hex::encode(&Sha256::digest(url.as_bytes())[..4]);
         let table = [
             (
                 "https://user:pw@hooks.example.com/in?token=abc",
-                "https://hooks.example.com/in",
+                format!(
+                    "https://hooks.example.com/...#{}",
+                    fp("https://user:pw@hooks.example.com/in?token=abc")
+                ),
             ),
             (
-                "http://127.0.0.1:9000/a/b#frag",
-                "http://127.0.0.1:9000/a/b",
+                "http://127.0.0.1:9000/hook/SECRET-TOKEN#frag",
+                format!(
+                    "http://127.0.0.1:9000/...#{}",
+                    fp("http://127.0.0.1:9000/hook/SECRET-TOKEN")
+                ),
             ),
-            ("https://example.com", "https://example.com"),
+            (
+                "https://example.com?key=abc",
+                format!(
+                    "https://example.com/...#{}",
+                    fp("https://example.com?key=abc")
+                ),
+            ),
+            (
+                "https://tok@example.com",
+                format!("https://example.com/...#{}", fp("https://tok@example.com")),
+            ),
+            ("https://example.com", "https://example.com".to_string()),
+            ("https://example.com/", "https://example.com".to_string()),
+            ("http://[::1]:8080/", "http://[::1]:8080".to_string()),
+            ("my-queue?x=1", "my-queue".to_string()),
         ];
         for (url, label) in table {
-            assert_eq!(destination_label(url), label);
+            assert_eq!(destination_label(url), label, "{url}");
         }
+    }
+
+    #[test]
+    fn a_label_never_holds_the_path_query_or_user_info_but_tells_destinations_apart() {
+        let urls = [
+            "https://hooks.slack.com/services/T0/B0/SECRET-TOKEN-1",
+            "https://hooks.slack.com/services/T0/B0/SECRET-TOKEN-2",
+            "https://hooks.slack.com/in?SECRET-TOKEN-3=1",
+            "https://SECRET-TOKEN-4@hooks.slack.com/",
+            "https://hooks.slack.com/SECRET-TOKEN-5/x?y#SECRET-TOKEN-6",
+        ];
+        let labels: Vec<String> = urls.iter().map(|u| destination_label(u)).collect();
+        for (url, label) in urls.iter().zip(&labels) {
+            assert!(label.starts_with("https://hooks.slack.com/...#"), "{label}");
+            assert!(!label.contains("SECRET"), "{url} → {label}");
+            assert!(!label.contains("services"), "{url} → {label}");
+        }
+        let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
+        assert_eq!(distinct.len(), urls.len(), "{labels:?}");
     }
 
     #[test]

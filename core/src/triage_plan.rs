@@ -16,8 +16,9 @@
 //! is retried rather than acked.
 //!
 //! Entries dead-lettered in the same batch share one timestamp; among them
-//! "oldest" is the lowest id, the same tie-break as SQL's
-//! `ORDER BY created_at, id`.
+//! "oldest" is the lowest id, the same tie-break as SQL's eviction order
+//! (`ORDER BY COALESCE(restored_at, created_at), id`: a restored entry
+//! counts from its restore).
 
 use crate::dlq_capacity::evictions_needed;
 use crate::state::StoreOutcome;
@@ -39,7 +40,8 @@ pub struct PendingEntry {
     pub id: String,
     /// Its dedupe key.
     pub content_hash: String,
-    /// When it was dead-lettered (unix ms).
+    /// When it entered the pending store (unix ms): dead-lettered, or
+    /// restored from the archive; eviction takes the oldest first.
     pub created_at_ms: UnixMillis,
 }
 

@@ -9,7 +9,8 @@ use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_core::retention::entry_archive::{body_ref, DEAD_LETTER_COLUMNS, PAYLOAD_COLUMNS};
 use hookrelay_core::retention::ndjson::{decode_rows, Row};
 use hookrelay_core::retention::restore::{
-    check_write, dedupe, plan_restore, restored_row, RestorePlan, RestoreRefusal, RestoreWrite,
+    check_insert, check_write, dedupe, plan_restore, restored_row, write_capacity, AfterWrite,
+    InsertRefused, RestorePlan, RestoreRefusal, RestoreWrite,
 };
 use hookrelay_core::state::{ArchiveTable, AuditAction, EntryStatus, ReplayOutcome};
 use hookrelay_platform::archive_bucket;
@@ -84,7 +85,7 @@ pub async fn restore(
     let result = match dedupe(plan.status, twin.as_deref()) {
         RestoreWrite::Insert => {
             let audit = audit(ReplayOutcome::Succeeded);
-            insert_restored(env, db, &plan, &row, &audit).await?;
+            insert_restored(env, db, &plan, &row, &audit, capacity).await?;
             RestoreResult {
                 id: id.to_string(),
                 status: plan.status,
@@ -132,18 +133,23 @@ async fn join_existing(
 /// Audits, puts the archived payload (unless D1 still has it) and the row
 /// back, and removes the tombstone, in one transaction. Each statement is
 /// guarded by the state the read saw (the tombstone is there, no entry has
-/// the id), so if another restore or a new dead letter with the id came
-/// first, none of them writes and the restore answers 409.
+/// the id) and, for a pending restore, by the capacity counted as it runs,
+/// so if another restore or a new dead letter with the id came first, or
+/// concurrent restores filled the store since the read, none of them
+/// writes and the restore answers 409 (`CONFLICT`, or `AT_CAPACITY`
+/// naming the capacity, told apart by the batch's closing read).
 async fn insert_restored(
     env: &Env,
     db: &D1Database,
     plan: &RestorePlan,
     row: &Row,
     audit: &AuditRecord<'_>,
+    capacity: u64,
 ) -> Result<(), RestoreError> {
     let id = audit.entry_id;
     let payload = archived_payload(env, plan, row).await?;
-    let mut statements = vec![replay_audit::insert_if_evicted(db, audit)?];
+    let bound = write_capacity(plan, capacity);
+    let mut statements = vec![replay_audit::insert_if_evicted(db, audit, bound)?];
     if let Some(p) = &payload {
         let payloads = ArchiveTable::Payloads;
         statements.push(archived_rows::insert(
@@ -153,6 +159,7 @@ async fn insert_restored(
             Some("event_id"),
             p,
             id,
+            bound,
         )?);
     }
     let entries = ArchiveTable::DeadLetters;
@@ -163,13 +170,46 @@ async fn insert_restored(
         None,
         row,
         id,
+        bound,
     )?);
+    let inserted = statements.len() - 1;
     // Right after the entry's insert: it removes the tombstone only if
     // that insert wrote the row.
     statements.push(tombstones::delete_after_restore(db, id)?);
+    statements.push(tombstones::after_restore(db, id)?);
     let results = batch(db, statements).await?;
-    let changed = results.iter().rev().nth(1).map_or(0, changes);
-    check_write(id, &RestoreWrite::Insert, changed).map_err(|r| RestoreError::Conflict(r.message()))
+    let changed = results.get(inserted).map_or(0, changes);
+    let after = results
+        .last()
+        .map(after_write)
+        .transpose()?
+        .ok_or_else(|| {
+            RestoreError::Storage(worker::Error::RustError(
+                "the restore's write answered too few results".into(),
+            ))
+        })?;
+    check_insert(id, bound, changed, after).map_err(|e| match e {
+        InsertRefused::Refused(r) => RestoreError::Refused(r),
+        InsertRefused::Raced(r) => RestoreError::Conflict(r.message()),
+    })
+}
+
+/// [`tombstones::after_restore`]'s one row.
+fn after_write(rows: &hookrelay_platform::db::Rows) -> Result<AfterWrite, RestoreError> {
+    #[derive(Deserialize)]
+    struct After {
+        pending: f64,
+        still_evicted: f64,
+    }
+    let after = rows.first::<After>()?.ok_or_else(|| {
+        RestoreError::Storage(worker::Error::RustError(
+            "the restore's closing read answered no row".into(),
+        ))
+    })?;
+    Ok(AfterWrite {
+        pending: after.pending.max(0.0) as u64,
+        still_evicted: after.still_evicted != 0.0,
+    })
 }
 
 /// One round trip: the tombstone, the pending depth, and a pending entry

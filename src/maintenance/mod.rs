@@ -193,7 +193,6 @@ pub async fn sweep_once(
                     error: None,
                     size_bytes: Some(r.size_bytes),
                     size_swept_through: r.size_swept_through,
-                    archived: done.fresh,
                 },
             )?;
             let mut statements = vec![record];
@@ -235,7 +234,6 @@ async fn record_failure(db: &D1Database, now_ms: i64, e: &worker::Error) {
         error: Some(&message),
         size_bytes: None,
         size_swept_through: None,
-        archived: (0, 0),
     };
     if let Err(e2) = sweep_state::record(db, &record).await {
         log::error(

@@ -3,31 +3,37 @@
 //! rows from D1 (`hookrelay_platform::db::retention`), putting them to R2,
 //! then deleting them.
 //!
-//! Each chunk goes: one D1 batch that writes the journal and reads the
-//! rows → put each object → one D1 batch that deletes the rows (tombstones
-//! first for dead letters), clears the journal and reads the next chunk's
-//! candidates (`SweepRun::read_ahead`). A crash after a put leaves the rows
-//! and the journal; the next run redoes the chunk under the same keys, so
-//! each row is archived once by key, and nothing is deleted before its
-//! object was written.
+//! Each chunk goes: one D1 batch that writes the journal (numbering the
+//! chunk, whose number its range keys carry) and reads the rows → put each
+//! object → one D1 batch that deletes the rows still sweepable (tombstones
+//! first for dead letters), clears the journal, adds to the archive's
+//! totals and reads the next chunk's candidates (`SweepRun::read_ahead`).
+//! A crash after a put leaves the rows and the journal; the next run redoes
+//! the chunk under the same keys, so each row is archived once by key, and
+//! nothing is deleted before its object was written.
+//!
+//! A dead letter that changed between its read and its delete (unarchived,
+//! discarded) stays in D1, and its copy just put is erased before the
+//! journal is cleared: a discarded entry's old payload never outlives it in
+//! R2, and a crash before the erase leaves the journal, whose redo erases.
 
 use hookrelay_core::config::RetentionConfig;
-use hookrelay_core::retention::archive_key::ArchiveKey;
-use hookrelay_core::retention::ndjson::{encode_rows, Row};
-use hookrelay_core::retention::plan::{Candidates, Chunk, Step, SweepReport, SweepRun, Written};
+use hookrelay_core::retention::entry_archive::{entry_archives, EntryArchive};
+use hookrelay_core::retention::ndjson::Row;
+use hookrelay_core::retention::plan::{
+    size_after, Candidates, Chunk, Step, SweepReport, SweepRun, Written,
+};
+use hookrelay_core::retention::restore::archived_copies;
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
-use hookrelay_platform::db::sweep_state;
 use hookrelay_platform::db::{batch, retention, Rows};
-use worker::{D1Database, Env, Result};
+use hookrelay_platform::db::{dead_letters, sweep_state};
+use worker::{D1Database, D1PreparedStatement, Env, Result};
 
-/// What a step did, and what it added to the archive.
+/// What a step did.
 pub struct StepDone {
     /// The plan's report.
     pub report: SweepReport,
-    /// Objects and rows archived and deleted (each chunk counts once: only
-    /// its delete, which clears the journal, makes it count).
-    pub fresh: (u64, u64),
 }
 
 /// Runs one bounded step at `now` within `budget` subrequests, its first
@@ -48,10 +54,9 @@ pub async fn step(
         start.journal,
         budget.saturating_sub(1),
     );
-    let mut fresh = (0_u64, 0_u64);
     loop {
         let (chunk, redo) = match run.next_step() {
-            Step::Finished(report) => return Ok(StepDone { report, fresh }),
+            Step::Finished(report) => return Ok(StepDone { report }),
             Step::Read(queries) => {
                 run.read(retention::read_candidates(db, &queries).await?);
                 continue;
@@ -59,11 +64,7 @@ pub async fn step(
             Step::Redo(chunk) => (chunk, true),
             Step::Move(chunk) => (chunk, false),
         };
-        let (written, ahead) = move_chunk(env, db, &run, &chunk, redo, now).await?;
-        // A redo is counted too: the run that first wrote the chunk failed
-        // before its delete, and so counted nothing.
-        fresh.0 += u64::from(written.objects);
-        fresh.1 += written.rows.iter().map(|(_, n)| n).sum::<u64>();
+        let (written, ahead) = move_chunk(env, db, &run, chunk.clone(), redo, now).await?;
         run.done(&chunk, &written);
         run.read(ahead);
     }
@@ -75,59 +76,103 @@ async fn move_chunk(
     env: &Env,
     db: &D1Database,
     run: &SweepRun,
-    chunk: &Chunk,
+    mut chunk: Chunk,
     redo: bool,
     now: i64,
 ) -> Result<(Written, Vec<Candidates>)> {
-    // The journal goes in the read's batch: written before any put, at no
-    // extra round trip. A redo's chunk is the journal already.
-    let mut stmts = Vec::new();
+    // The journal goes in the read's batch (last: the batch is one
+    // transaction, so its place changes nothing but the answer's index):
+    // written before any put, at no extra round trip. A redo's chunk is
+    // the journal already.
+    let mut stmts = retention::read_statements(db, &chunk)?;
+    let reads = stmts.len();
     if !redo {
-        stmts.push(sweep_state::write_journal(db, chunk)?);
+        stmts.push(sweep_state::write_journal(db, &chunk)?);
     }
-    let journaled = stmts.len();
-    stmts.extend(retention::read_statements(db, chunk)?);
     let read = batch(db, stmts).await?;
-    let ((rows, puts), read_keys) = if chunk.table == ArchiveTable::DeadLetters {
-        (
-            put_entries(env, chunk, &read[journaled..]).await?,
-            Vec::new(),
-        )
-    } else {
-        put_ranges(env, chunk, &read[journaled..]).await?
-    };
-    let entry_keys: Vec<String> = match chunk.table {
-        ArchiveTable::DeadLetters => chunk.keys().iter().map(ToString::to_string).collect(),
-        _ => Vec::new(),
-    };
-    let mut stmts = retention::delete_chunk(db, chunk, &entry_keys, &read_keys, now)?;
-    stmts.push(sweep_state::clear_journal(db));
+    if !redo {
+        let journal = read.get(reads).ok_or_else(|| {
+            worker::Error::RustError(
+                "D1 answered no result for the journal's write; nothing was put, the next run retries".into(),
+            )
+        })?;
+        chunk.seq = Some(sweep_state::journal_seq(journal)?);
+    }
+    let read = read.get(..reads).unwrap_or_default();
+    let (mut stmts, rows, puts) = put_chunk(env, db, &chunk, read, now).await?;
     let deleted = stmts.len();
-    let ahead = run.read_ahead(chunk, puts);
+    let ahead = run.read_ahead(&chunk, puts);
     for q in &ahead {
         stmts.push(retention::candidates_statement(db, q)?);
     }
     let results = batch(db, stmts).await?;
     // The size after the delete, not after the reads ahead (which report
-    // the same size, but say nothing of the write).
-    let size_after = results
-        .iter()
-        .take(deleted)
-        .filter_map(|r| r.size_after())
-        .next_back()
-        .unwrap_or(0);
+    // the same size, but say nothing of the write). A missing size is an
+    // error: read as 0 it would turn the size rule off and record 0.
+    let sizes: Vec<Option<u64>> = results.iter().take(deleted).map(Rows::size_after).collect();
+    let size_after = size_after(&sizes).map_err(|e| {
+        worker::Error::RustError(format!(
+            "{e} for the delete of a chunk of {}; its rows are archived and deleted, the next run reads the size again",
+            chunk.table.as_str()
+        ))
+    })?;
+    let extra_calls = match chunk.table {
+        ArchiveTable::DeadLetters => erase_kept(env, db, &chunk, &results[deleted - 1]).await?,
+        _ => 0,
+    };
     let ahead = retention::candidates_of(&ahead, results.get(deleted..).unwrap_or_default())?;
     let written = Written {
         rows,
         objects: puts,
+        extra_calls,
         size_after,
     };
     Ok((written, ahead))
 }
 
+/// Puts a chunk's objects from its `read`, and answers the statements
+/// that delete what may still go, the rows archived per table and the
+/// objects put.
+async fn put_chunk(
+    env: &Env,
+    db: &D1Database,
+    chunk: &Chunk,
+    read: &[Rows],
+    now: i64,
+) -> Result<(Vec<D1PreparedStatement>, Vec<(ArchiveTable, u64)>, u32)> {
+    if chunk.table != ArchiveTable::DeadLetters {
+        let ((rows, puts), read_keys) = put_ranges(env, chunk, read).await?;
+        let mut stmts = retention::delete_chunk(db, chunk, &read_keys)?;
+        if chunk.table == ArchiveTable::Events {
+            // The story of a deleted event names the object that holds it.
+            let ids: Vec<&str> = chunk.rows.iter().map(|r| r.id.as_str()).collect();
+            let key = chunk.keys()[0].to_string();
+            stmts.push(dead_letters::name_event_archive(db, &ids, &key)?);
+        }
+        let total = rows.iter().map(|(_, n)| n).sum();
+        stmts.push(sweep_state::clear_journal(db, puts, total)?);
+        return Ok((stmts, rows, puts));
+    }
+    let (rows, archives) = put_entries(env, read).await?;
+    let puts = archives
+        .iter()
+        .map(|(a, _, _)| a.objects.len() as u32)
+        .sum();
+    let put: Vec<retention::PutEntry<'_>> = archives
+        .iter()
+        .map(|(a, status, resolved_at)| retention::PutEntry {
+            id: &a.id,
+            key: &a.key,
+            objects: a.objects.len(),
+            status,
+            resolved_at: *resolved_at,
+        })
+        .collect();
+    Ok((retention::delete_entries(db, chunk, &put, now)?, rows, puts))
+}
+
 /// Rows archived per table, and objects put.
 type Put = (Vec<(ArchiveTable, u64)>, u32);
-
 /// A chunk of rows under range keys: one object per table that has rows
 /// (in `retention::chunk_tables` order, matching `chunk.keys()`), and the
 /// keys of the linked rows read, for their delete. The rows go to R2 as D1
@@ -165,80 +210,77 @@ async fn put_ranges(
     Ok(((rows, puts), read_keys))
 }
 
-/// A chunk of dead letters: one object per entry, and its claim-checked
-/// payload beside it (not counted as archived rows: it is the entry's).
-async fn put_entries(env: &Env, chunk: &Chunk, read: &[Rows]) -> Result<Put> {
-    let read = read
-        .iter()
-        .map(Rows::json_objects)
-        .collect::<Result<Vec<_>>>()?;
+/// An entry put, with its status and `resolved_at` as read (its delete's
+/// guard).
+type PutArchive = (EntryArchive, String, i64);
+
+/// A chunk of dead letters: each entry still sweepable as read, archived
+/// by the same core function as a capacity eviction (`entry_archives`:
+/// the row, and beside it the claim-checked payload its envelope's
+/// `input.body_ref` names, not counted as archived rows: it is the
+/// entry's).
+async fn put_entries(
+    env: &Env,
+    read: &[Rows],
+) -> Result<(Vec<(ArchiveTable, u64)>, Vec<PutArchive>)> {
     // The entries' rows and their payloads: anything else is a read that
     // went wrong, and archiving less than the chunk would let its delete
     // lose rows.
-    if read.len() != 2 {
+    let [entries, payloads] = read else {
         return Err(worker::Error::RustError(format!(
             "D1 answered {} result sets for a dead-letter chunk's read of 2; nothing was put or deleted, the next run retries",
             read.len()
         )));
-    }
-    let (mut rows, mut puts) = (Vec::new(), 0_u32);
-    for (table, key, object_rows) in entry_objects(chunk, read) {
-        if object_rows.is_empty() {
-            continue;
+    };
+    let entries: Vec<Row> = entries.json_objects()?;
+    let archives =
+        entry_archives(&entries, &payloads.json_objects()?).map_err(worker::Error::RustError)?;
+    let mut put = Vec::with_capacity(archives.len());
+    for (archive, row) in archives.into_iter().zip(&entries) {
+        let status = row.get("status").and_then(|v| v.as_str());
+        let resolved_at = row.get("resolved_at").and_then(serde_json::Value::as_i64);
+        let (Some(status), Some(resolved_at)) = (status, resolved_at) else {
+            return Err(worker::Error::RustError(format!(
+                "the swept entry {} has no status or resolved_at; nothing of its chunk was deleted",
+                archive.id
+            )));
+        };
+        for object in &archive.objects {
+            archive_bucket::put(env, &object.key, &object.text, 1, PutIf::Always).await?;
         }
-        let n = object_rows.len() as u32;
-        let text = encode_rows(&object_rows);
-        archive_bucket::put(env, &key.to_string(), &text, n, PutIf::Always).await?;
-        puts += 1;
-        if table != ArchiveTable::Payloads {
-            add(&mut rows, table, u64::from(n));
-        }
+        put.push((archive, status.to_string(), resolved_at));
     }
-    Ok((rows, puts))
+    let rows = match put.len() {
+        0 => Vec::new(),
+        n => vec![(ArchiveTable::DeadLetters, n as u64)],
+    };
+    Ok((rows, put))
+}
+
+/// After a dead-letter chunk's delete: the entries still in D1 (they
+/// changed since the read, or were never put) lose the copies this chunk
+/// may have put, and only then is the journal cleared. Answers the
+/// subrequests spent; none when every entry went.
+async fn erase_kept(env: &Env, db: &D1Database, chunk: &Chunk, kept: &Rows) -> Result<u32> {
+    let kept = retention::kept_entries(kept)?;
+    if kept.is_empty() {
+        return Ok(0);
+    }
+    let keys: Vec<String> = chunk
+        .rows
+        .iter()
+        .filter(|r| kept.contains(&r.id))
+        .flat_map(|r| archived_copies(&r.id, r.at))
+        .map(|k| k.to_string())
+        .collect();
+    archive_bucket::delete(env, &keys).await?;
+    sweep_state::clear_journal_after_erase(db).await?;
+    Ok(2)
 }
 
 fn add(rows: &mut Vec<(ArchiveTable, u64)>, table: ArchiveTable, n: u64) {
     match rows.iter_mut().find(|(t, _)| *t == table) {
         Some((_, total)) => *total += n,
         None => rows.push((table, n)),
-    }
-}
-
-/// The objects of a chunk of dead letters: one per entry (the entries'
-/// rows, then the claim-checked payloads, as `retention::read_statements`
-/// reads them), and its payload beside it.
-fn entry_objects(
-    chunk: &Chunk,
-    mut read: Vec<Vec<Row>>,
-) -> Vec<(ArchiveTable, ArchiveKey, Vec<Row>)> {
-    let payloads = read.pop().unwrap_or_default();
-    let entries = read.pop().unwrap_or_default();
-    let mut out = Vec::new();
-    for (row, key) in chunk.rows.iter().zip(chunk.keys()) {
-        let entry: Vec<Row> = entries
-            .iter()
-            .filter(|e| text_of(e, "id") == Some(&row.id))
-            .cloned()
-            .collect();
-        let event_id = entry.first().and_then(|e| text_of(e, "event_id")).cloned();
-        let payload: Vec<Row> = payloads
-            .iter()
-            .filter(|p| event_id.is_some() && text_of(p, "event_id") == event_id.as_ref())
-            .cloned()
-            .collect();
-        out.push((
-            ArchiveTable::Payloads,
-            key.sibling(ArchiveTable::Payloads),
-            payload,
-        ));
-        out.push((ArchiveTable::DeadLetters, key, entry));
-    }
-    out
-}
-
-fn text_of<'a>(row: &'a Row, column: &str) -> Option<&'a String> {
-    match row.get(column) {
-        Some(serde_json::Value::String(s)) => Some(s),
-        _ => None,
     }
 }

@@ -2,6 +2,21 @@
 // Each path has a behaviour; every request is recorded with its headers
 // and raw body so tests can verify signatures independently.
 import http from "node:http";
+import { createHash } from "node:crypto";
+
+/**
+ * How logs, alerts, alarm ids and the stats name a destination URL
+ * (core::redact::destination_label), computed here on its own as the
+ * oracle: scheme, host and port, then `/...#` and 8 hex digits of the URL's
+ * SHA-256 when it has a path, query or credentials.
+ */
+export function destinationLabel(url) {
+  const u = url.split("#")[0];
+  const { protocol, host, username, pathname, search } = new URL(u);
+  const bare = `${protocol}//${host}`;
+  if (!username && (pathname === "/" || pathname === "") && !search && !u.includes("?")) return bare;
+  return `${bare}/...#${createHash("sha256").update(u).digest("hex").slice(0, 8)}`;
+}
 
 /**
  * `behaviours` maps a path to a function `(request, count) => {status, delayMs?, headers?}`

@@ -19,9 +19,10 @@ const CLASS = { UPSTREAM_4XX: "poison", SCHEMA_MISMATCH: "poison", BAD_PAYLOAD: 
 /**
  * Starts a relay with one hmac-sha256 source per name in `sources`, each
  * forwarding to `/<name>` on a loopback downstream. `behaviours` maps a
- * source name to the downstream behaviour of its path (200 by default).
+ * source name to the downstream behaviour of its path (200 by default);
+ * `vars` are more vars of both workers (DLQ_CAPACITY, …).
  */
-export async function startJobsRelay(sources, behaviours = {}) {
+export async function startJobsRelay(sources, behaviours = {}, { vars = {} } = {}) {
   const downstream = await startDownstream(Object.fromEntries(Object.entries(behaviours).map(([name, b]) => [`/${name}`, b])));
   const SOURCES = {};
   const secrets = {};
@@ -30,12 +31,12 @@ export async function startJobsRelay(sources, behaviours = {}) {
     secrets[`WEBHOOK_SECRET_${name.toUpperCase().replaceAll("-", "_")}`] = `${name}-webhook-secret`;
   }
   const relay = await startRelay({
+    vars,
     // Only the relay takes the delivery configuration; replays run there.
     // The breaker is kept out of the way: a job's failures are the downstream's answers.
     relayVars: { SOURCES: JSON.stringify(SOURCES), ...secrets, DOWNSTREAM_SIGNING_SECRET: "jobs-down-secret", BREAKER_FAILURE_THRESHOLD: "1000" },
   });
   const admin = adminClient(relay, [...Object.values(secrets), "jobs-down-secret"]);
-  const dlq = await relay.producer("WEBHOOKS_DLQ");
   const run = randomUUID().slice(0, 8);
   let seq = 0;
 
@@ -59,6 +60,8 @@ export async function startJobsRelay(sources, behaviours = {}) {
    */
   const makeEntries = async (specs) => {
     const messages = specs.map((s) => handoff(s.source, s));
+    // A producer per call: one taken before a reconfigure() is stale after it.
+    const dlq = await relay.producer("WEBHOOKS_DLQ");
     for (let i = 0; i < messages.length; i += 50) await dlq.sendBatch(messages.slice(i, i + 50).map((body) => ({ body })));
     const eventIds = messages.map((m) => m.original.event_id);
     const found = await waitFor(async () => {
@@ -107,7 +110,7 @@ export async function startJobsRelay(sources, behaviours = {}) {
     Object.fromEntries((await rows(relay.db, "SELECT id, status FROM dead_letters WHERE id IN (SELECT value FROM json_each(?))", JSON.stringify(ids))).map((r) => [r.id, r.status]));
 
   return {
-    relay, admin, downstream, makeEntries, job, jobUntil, status, receipts, logEvents, audit, entryStatus,
+    relay, admin, downstream, handoff, makeEntries, job, jobUntil, status, receipts, logEvents, audit, entryStatus,
     async dispose() {
       await relay.dispose();
       await downstream.close();

@@ -118,14 +118,86 @@ fn an_imf_fixdate_is_read_as_unix_ms() {
         ("Sun, 06 Nov 1994 08:49:37 UTC", None),
         ("Sun, 06 Nov 1994 08:49 GMT", None),
         ("Sun, 06 Nov 1994 08:49:37:00 GMT", None),
-        ("Sunday, 06-Nov-94 08:49:37 GMT", None),
-        ("Sun Nov  6 08:49:37 1994", None),
         ("Sun, 06 Nov 10000 08:49:37 GMT", None),
         ("Sun, 06 Nov -1 08:49:37 GMT", None),
         ("Sun, 06 Nov 9223372036854775807 08:49:37 GMT", None),
         ("", None),
     ];
     for (raw, want) in table {
-        assert_eq!(parse_http_date(raw), want, "{raw}");
+        assert_eq!(parse_http_date(raw, NOW), want, "{raw}");
     }
+}
+
+/// 2026-12-04 18:00:00 UTC.
+const NOW: UnixMillis = 1_796_407_200_000;
+
+#[test]
+fn the_obsolete_rfc_850_and_asctime_forms_are_read_too() {
+    // RFC 9110 §5.6.7's own example, in its three forms, and their edges.
+    let table = [
+        ("Sunday, 06-Nov-94 08:49:37 GMT", Some(784_111_777_000)),
+        ("Sunday,  06-Nov-94  08:49:37  GMT", Some(784_111_777_000)),
+        ("Sunday, 06-Nov-1994 08:49:37 GMT", Some(784_111_777_000)),
+        ("Monday, 30-Nov-26 18:00:00 GMT", Some(1_796_061_600_000)),
+        ("Sun Nov  6 08:49:37 1994", Some(784_111_777_000)),
+        ("Sun Nov 06 08:49:37 1994", Some(784_111_777_000)),
+        ("Mon Nov 30 18:00:00 2026", Some(1_796_061_600_000)),
+        ("Thu Jan  1 00:00:00 1970", Some(0)),
+        ("Sunday, 06-Nov-94 08:49:37 UTC", None),
+        ("Sunday, 06-Nov-94 08:49 GMT", None),
+        ("Sunday, 06-Nov-4 08:49:37 GMT", None),
+        ("Sunday, 06-Nov-994 08:49:37 GMT", None),
+        ("Sunday, 06-nov-94 08:49:37 GMT", None),
+        ("Sunday, 06-Nov-94-1 08:49:37 GMT", None),
+        ("Sunday, 32-Nov-94 08:49:37 GMT", None),
+        ("Sunday, 06-Nov-9x 08:49:37 GMT", None),
+        ("Sunday, +6-Nov-94 08:49:37 GMT", None),
+        (
+            "Sun Nov  6 08:49:37 94",
+            Some(days_from_civil(94, 11, 6) * 86_400_000 + 31_777_000),
+        ),
+        ("Sun Nov  6 08:49:37 1994 GMT", None),
+        ("Sun Nov 36 08:49:37 1994", None),
+        ("Sun Nov  6 24:49:37 1994", None),
+        ("Sun Nov  6 08:49:37 19940", None),
+        ("Sun Foo  6 08:49:37 1994", None),
+    ];
+    for (raw, want) in table {
+        assert_eq!(parse_http_date(raw, NOW), want, "{raw}");
+    }
+}
+
+#[test]
+fn a_two_digit_year_more_than_50_years_ahead_is_in_the_past_century() {
+    // With now at 2026-12-04 18:00 UTC: 2076-12-04 18:00 is exactly 50
+    // years ahead (kept), a second later is more (the 1900s).
+    let year_of = |raw: &str| {
+        let at = parse_http_date(raw, NOW).unwrap();
+        crate::utc::utc_day(at)[..4].parse::<i64>().unwrap()
+    };
+    let table = [
+        ("Friday, 04-Dec-26 18:00:00 GMT", 2026),
+        ("Saturday, 01-Jan-00 00:00:00 GMT", 2000),
+        ("Sunday, 06-Nov-94 08:49:37 GMT", 1994),
+        ("Wednesday, 31-Dec-69 23:59:59 GMT", 2069),
+        ("Friday, 06-Nov-76 08:49:37 GMT", 2076),
+        ("Friday, 04-Dec-76 18:00:00 GMT", 2076),
+        ("Friday, 04-Dec-76 18:00:01 GMT", 1976),
+        ("Saturday, 05-Dec-76 00:00:00 GMT", 1976),
+        ("Sunday, 01-Jan-77 00:00:00 GMT", 1977),
+        ("Thursday, 31-Dec-99 23:59:59 GMT", 1999),
+    ];
+    for (raw, want) in table {
+        assert_eq!(year_of(raw), want, "{raw}");
+    }
+    // Another now, another century: in 2090, "30" is 2130 (40 years on),
+    // and "50" is 2050 (2150 would be 60 years on).
+    let now_2090 = days_from_civil(2090, 6, 1) * 86_400_000;
+    let year_at = |raw: &str, now| {
+        crate::utc::utc_day(parse_http_date(raw, now).unwrap())[..4]
+            .parse::<i64>()
+            .unwrap()
+    };
+    assert_eq!(year_at("Monday, 01-Jan-30 00:00:00 GMT", now_2090), 2130);
+    assert_eq!(year_at("Monday, 01-Jan-50 00:00:00 GMT", now_2090), 2050);
 }

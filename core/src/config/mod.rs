@@ -9,6 +9,7 @@ mod alarms;
 mod delivery;
 pub mod env;
 mod retention;
+mod shared;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
@@ -16,6 +17,7 @@ pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
 pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
+pub use shared::{check_shared, Declared, SHARED_KEYS};
 pub use sources::{
     load_sources, parse_sources, secret_name, Source, SourceSpec, Sources, DEFAULT_TOLERANCE_S,
 };

@@ -1,7 +1,8 @@
 //! How a job moves through its states. Every transition an operator or a
-//! step can ask for is here, and every one not listed is refused.
+//! step can ask for is here, and every one not listed is refused; the
+//! commands a job answers as its `actions` are the ones [`next`] accepts.
 
-use crate::state::JobStatus;
+use crate::state::{JobCommand, JobStatus};
 
 /// Something that happens to a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,30 @@ pub enum Event {
     },
     /// `POST …/cancel`.
     Cancel,
+}
+
+impl Event {
+    /// The event an operator's command asks for; `canary_done` says where
+    /// a resume goes (it never decides whether a resume is accepted).
+    pub fn of_command(command: JobCommand, canary_done: bool) -> Event {
+        match command {
+            JobCommand::Approve => Event::Approve,
+            JobCommand::Pause => Event::Pause,
+            JobCommand::Resume => Event::Resume { canary_done },
+            JobCommand::Cancel => Event::Cancel,
+        }
+    }
+}
+
+/// The commands a job in `status` takes now (a job's `"actions"`): exactly
+/// those [`next`] accepts, the rule the steering routes apply, so a client
+/// never holds a copy of it.
+pub fn commands(status: JobStatus) -> Vec<JobCommand> {
+    JobCommand::ALL
+        .iter()
+        .copied()
+        .filter(|c| next(status, Event::of_command(*c, true)).is_ok())
+        .collect()
 }
 
 /// The status after `event`, or why it cannot happen now (the 409 message).
@@ -127,6 +152,42 @@ mod tests {
             assert_eq!(got.clone().ok(), want, "{from} + {event:?}");
             if let Err(message) = got {
                 assert!(message.contains(from.as_str()), "{message}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_commands_each_status_takes() {
+        use JobCommand as C;
+        let table: [(JobStatus, &[JobCommand]); 8] = [
+            (Queued, &[C::Pause, C::Cancel]),
+            (Canary, &[C::Pause, C::Cancel]),
+            (AwaitingApproval, &[C::Approve, C::Cancel]),
+            (Running, &[C::Pause, C::Cancel]),
+            (Paused, &[C::Resume, C::Cancel]),
+            (Completed, &[]),
+            (Aborted, &[]),
+            (Cancelled, &[]),
+        ];
+        assert_eq!(table.len(), JobStatus::ALL.len(), "every status");
+        for (status, want) in table {
+            assert_eq!(commands(status), want, "{status}");
+        }
+    }
+
+    #[test]
+    fn a_command_is_taken_whatever_its_canary_and_as_the_route_applies_it() {
+        for status in JobStatus::ALL {
+            for command in JobCommand::ALL {
+                let taken = commands(*status).contains(command);
+                for canary_done in [false, true] {
+                    let event = Event::of_command(*command, canary_done);
+                    assert_eq!(
+                        next(*status, event).is_ok(),
+                        taken,
+                        "{status} {command} {canary_done}"
+                    );
+                }
             }
         }
     }

@@ -1,10 +1,15 @@
 //! The archive's key layout, deterministic so a repeated write overwrites:
 //!
-//! - a chunk of swept rows: `{table}/{YYYY-MM-DD}/{first}~{last}.ndjson`,
-//!   the UTC day of the chunk's rows (a chunk never spans two days) and the
-//!   first and last row ids; the rows linked to a chunk of events (attempts,
-//!   payloads, steps) or of jobs (their entries) use the same day and range
-//!   under their own table;
+//! - a chunk of swept rows: `{table}/{YYYY-MM-DD}/{first}~{last}~{seq}.ndjson`,
+//!   the UTC day of the chunk's rows (a chunk never spans two days), the
+//!   first and last row ids, and the chunk's sequence number (from
+//!   `sweep_state.chunk_seq`, carried in the journal): a redo of a chunk
+//!   rewrites its own key, and a new chunk never reuses one, so an object
+//!   whose rows left D1 is never overwritten by a later chunk that happens
+//!   to start and end on the same rows. The rows linked to a chunk of
+//!   events (attempts, payloads, steps) or of jobs (their entries) use the
+//!   same day, range and number under their own table. Keys written before
+//!   the number (`{first}~{last}.ndjson`) still parse;
 //! - one dead-letter entry, evicted or swept:
 //!   `dead_letters/{YYYY-MM-DD}/{entry_id}.ndjson`, the UTC day it was
 //!   dead-lettered, and its claim-checked body, if any, beside it as
@@ -34,26 +39,35 @@ pub struct ArchiveKey {
 /// The last part of a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyName {
-    /// A chunk: its first and last row ids.
+    /// A chunk: its first and last row ids, and its sequence number.
     Range {
         /// The first row's id.
         first: String,
         /// The last row's id.
         last: String,
+        /// The chunk's number (none in keys written before it existed).
+        seq: Option<u64>,
     },
     /// One dead-letter entry (or its payload).
     Entry(String),
 }
 
 impl ArchiveKey {
-    /// The key of a chunk of `table` rows on the UTC day of `at`.
-    pub fn range(table: ArchiveTable, at: UnixMillis, first: &str, last: &str) -> ArchiveKey {
+    /// The key of chunk `seq` of `table` rows on the UTC day of `at`.
+    pub fn range(
+        table: ArchiveTable,
+        at: UnixMillis,
+        first: &str,
+        last: &str,
+        seq: Option<u64>,
+    ) -> ArchiveKey {
         ArchiveKey {
             table,
             day: utc_day(at),
             name: KeyName::Range {
                 first: first.to_string(),
                 last: last.to_string(),
+                seq,
             },
         }
     }
@@ -85,12 +99,22 @@ impl ArchiveKey {
             return None;
         }
         let stem = file.strip_suffix(".ndjson")?;
-        let name = match stem.split_once('~') {
-            Some((first, last)) => KeyName::Range {
+        let parts: Vec<&str> = stem.split('~').collect();
+        let name = match parts.as_slice() {
+            [id] => KeyName::Entry(decode(id)?),
+            [first, last] => KeyName::Range {
                 first: decode(first)?,
                 last: decode(last)?,
+                seq: None,
             },
-            None => KeyName::Entry(decode(stem)?),
+            [first, last, seq] if !seq.is_empty() && seq.bytes().all(|b| b.is_ascii_digit()) => {
+                KeyName::Range {
+                    first: decode(first)?,
+                    last: decode(last)?,
+                    seq: Some(seq.parse().ok()?),
+                }
+            }
+            _ => return None,
         };
         Some(ArchiveKey {
             table: ArchiveTable::parse(table).ok()?,
@@ -104,8 +128,12 @@ impl fmt::Display for ArchiveKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}/", self.table.as_str(), self.day)?;
         match &self.name {
-            KeyName::Range { first, last } => {
-                write!(f, "{}~{}.ndjson", encode(first), encode(last))
+            KeyName::Range { first, last, seq } => {
+                write!(f, "{}~{}", encode(first), encode(last))?;
+                match seq {
+                    Some(n) => write!(f, "~{n}.ndjson"),
+                    None => write!(f, ".ndjson"),
+                }
             }
             KeyName::Entry(id) => write!(f, "{}.ndjson", encode(id)),
         }
@@ -121,7 +149,7 @@ pub fn list_prefixes(
 ) -> Result<Vec<String>, String> {
     if let Some(d) = day.filter(|d| !is_day(d)) {
         return Err(format!(
-            "day '{}' is not a UTC day YYYY-MM-DD",
+            "day '{}' is not a UTC day YYYY-MM-DD (a date that exists)",
             d.chars().take(32).collect::<String>()
         ));
     }
@@ -139,14 +167,23 @@ pub fn list_prefixes(
 /// listing answers row counts without reading objects.
 pub const ROWS_METADATA: &str = "rows";
 
+/// `YYYY-MM-DD` naming a date that exists (`2026-13-45` does not).
 fn is_day(d: &str) -> bool {
     let b = d.as_bytes();
-    b.len() == 10
+    let shaped = b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter()
             .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shaped {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| d[r].parse::<u32>().unwrap_or(0);
+    let (y, m, day) = (i64::from(num(0..4)), num(5..7), num(8..10));
+    (1..=12).contains(&m)
+        && (1..=31).contains(&day)
+        && crate::utc::civil_from_days(crate::calendar::days_from_civil(y, m, day)) == (y, m, day)
 }
 
 fn encode(id: &str) -> String {
@@ -188,12 +225,16 @@ mod tests {
     fn keys_are_deterministic_and_parse_back() {
         let table = [
             (
-                ArchiveKey::range(ArchiveTable::Events, DAY, "evt_a", "evt_z"),
-                "events/2026-12-03/evt_a~evt_z.ndjson",
+                ArchiveKey::range(ArchiveTable::Events, DAY, "evt_a", "evt_z", Some(7)),
+                "events/2026-12-03/evt_a~evt_z~7.ndjson",
             ),
             (
-                ArchiveKey::range(ArchiveTable::Attempts, DAY, "17", "942"),
-                "attempts/2026-12-03/17~942.ndjson",
+                ArchiveKey::range(ArchiveTable::Attempts, DAY, "17", "942", Some(7)),
+                "attempts/2026-12-03/17~942~7.ndjson",
+            ),
+            (
+                ArchiveKey::range(ArchiveTable::Events, DAY, "evt_a", "evt_z", None),
+                "events/2026-12-03/evt_a~evt_z.ndjson",
             ),
             (
                 ArchiveKey::entry("dlq_0123", DAY),
@@ -204,17 +245,28 @@ mod tests {
                 "payloads/2026-12-03/dlq_0123.ndjson",
             ),
             (
-                ArchiveKey::range(ArchiveTable::Drains, DAY, "https://a.example/x~y", "b c"),
-                "drains/2026-12-03/https%3A%2F%2Fa.example%2Fx%7Ey~b%20c.ndjson",
+                ArchiveKey::range(
+                    ArchiveTable::Drains,
+                    DAY,
+                    "https://a.example/x~y",
+                    "b c",
+                    Some(1),
+                ),
+                "drains/2026-12-03/https%3A%2F%2Fa.example%2Fx%7Ey~b%20c~1.ndjson",
             ),
         ];
         for (key, text) in table {
             assert_eq!(key.to_string(), text);
             assert_eq!(ArchiveKey::parse(text), Some(key.clone()), "{text}");
             assert_eq!(
-                ArchiveKey::range(key.table, DAY, "a", "b").to_string(),
-                ArchiveKey::range(key.table, DAY + 1, "a", "b").to_string(),
-                "the same rows on the same day give the same key"
+                ArchiveKey::range(key.table, DAY, "a", "b", Some(3)).to_string(),
+                ArchiveKey::range(key.table, DAY + 1, "a", "b", Some(3)).to_string(),
+                "the same chunk on the same day gives the same key"
+            );
+            assert_ne!(
+                ArchiveKey::range(key.table, DAY, "a", "b", Some(3)).to_string(),
+                ArchiveKey::range(key.table, DAY, "a", "b", Some(4)).to_string(),
+                "another chunk over the same first and last rows gets another key"
             );
         }
     }
@@ -229,6 +281,10 @@ mod tests {
             "events/2026-12-03/x/a.ndjson",
             "events/2026-12-03/%zz.ndjson",
             "events/2026-12-03/.ndjson",
+            "events/2026-12-03/a~b~.ndjson",
+            "events/2026-12-03/a~b~x1.ndjson",
+            "events/2026-12-03/a~b~1~2.ndjson",
+            "events/2026-13-45/a~b~1.ndjson",
         ] {
             assert_eq!(ArchiveKey::parse(bad), None, "{bad}");
         }
@@ -244,6 +300,19 @@ mod tests {
             list_prefixes(None, None).unwrap().len(),
             ArchiveTable::ALL.len()
         );
-        assert!(list_prefixes(None, Some("2026-12-3")).is_err());
+        for bad in [
+            "2026-12-3",
+            "2026-13-45",
+            "2026-02-30",
+            "2025-02-29",
+            "2026-00-10",
+            "2026-12-00",
+        ] {
+            let err = list_prefixes(None, Some(bad)).unwrap_err();
+            assert!(err.contains(bad), "{err}");
+        }
+        for good in ["2024-02-29", "2026-12-31", "2026-01-01"] {
+            assert!(list_prefixes(None, Some(good)).is_ok(), "{good}");
+        }
     }
 }

@@ -70,6 +70,10 @@ pub fn entry_archives(entries: &[Row], payloads: &[Row]) -> Result<Vec<EntryArch
         .collect()
 }
 
+/// [`body_ref`] in SQL, over a `dead_letters` row: the reads before an
+/// eviction and before the sweep of an entry find its payload by it.
+pub const BODY_REF_SQL: &str = "json_extract(envelope, '$.input.body_ref')";
+
 /// The `payloads.event_id` an entry row's envelope refers to, if any.
 pub fn body_ref(row: &Row) -> Option<String> {
     let envelope: Value = serde_json::from_str(row.get("envelope")?.as_str()?).ok()?;
@@ -85,8 +89,8 @@ fn payload_of<'a>(payloads: &'a [Row], event_id: &str) -> Option<&'a Row> {
         .find(|p| p.get("event_id").and_then(Value::as_str) == Some(event_id))
 }
 
-/// Every column of `dead_letters` (migrations 0002 and 0010).
-pub const DEAD_LETTER_COLUMNS: [&str; 19] = [
+/// Every column of `dead_letters` (migrations 0002, 0010 and 0013).
+pub const DEAD_LETTER_COLUMNS: [&str; 21] = [
     "id",
     "kind",
     "status",
@@ -106,6 +110,8 @@ pub const DEAD_LETTER_COLUMNS: [&str; 19] = [
     "replayed_at",
     "envelope",
     "resolved_at",
+    "event_archive_key",
+    "restored_at",
 ];
 
 /// Every column of `payloads` (migration 0001).

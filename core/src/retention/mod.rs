@@ -1,7 +1,8 @@
 //! Retention and the archive (DESIGN §5), as decisions: what leaves D1,
 //! under which keys it lands in R2, and how an entry comes back.
 //!
-//! - [`tables`]: which rows of each table may go, and by which age.
+//! - [`tables`]: what may be swept: each table's age, and the one SQL
+//!   condition the candidate read and every delete guard apply.
 //! - [`plan`]: one bounded sweep run, chunk by chunk, with its journal.
 //! - [`archive_key`]: the deterministic key layout, and parsing it back.
 //! - [`ndjson`]: an archive object's rows, one JSON object per line.

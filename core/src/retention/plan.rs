@@ -16,6 +16,14 @@
 //! the next run starts with `Redo(chunk)`, which rewrites the same keys and
 //! deletes the same ids, so each row is archived once by key.
 //!
+//! **Keys never overwrite lost rows.** Each delete keeps the rows that
+//! stopped being sweepable since the read (`tables::alone`), so part of a
+//! chunk may stay in D1. Each new chunk therefore gets a number of its own
+//! (`Chunk::seq`, from `sweep_state.chunk_seq`, stored with the journal),
+//! and its keys carry it: only a redo of the same chunk rewrites an object,
+//! and a redo finds every row of that object still in D1 (the delete that
+//! would have removed any is the one that did not commit).
+//!
 //! Candidates read ahead are used only for the query they were read for:
 //! when the size rule turns off between two chunks, the next query differs
 //! and is read afresh. They are as fresh as a separate read would be (the
@@ -37,7 +45,7 @@
 //! number that does not move; the `storage` alarm stays firing.
 
 use super::archive_key::ArchiveKey;
-use super::tables::{age_rules, eligible, linked, AgeRule, RowState};
+use super::tables::{age_rules, linked, AgeRule};
 use crate::config::RetentionConfig;
 use crate::state::{ArchiveTable, SweepRule};
 use crate::UnixMillis;
@@ -78,17 +86,14 @@ pub struct ChunkQuery {
     pub limit: usize,
 }
 
-/// One candidate row, as the glue read it.
+/// One candidate row, as the glue read it: old enough and sweepable by
+/// `tables::alone`, which the read applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// Its id (`event_id`, `id`, `destination`, …).
     pub id: String,
     /// Its time column.
     pub at: UnixMillis,
-    /// Its state, for the eligibility check.
-    pub state: RowState,
-    /// Whether the read found something that keeps it.
-    pub held: bool,
     /// Its body's bytes (0 for tables without bodies).
     pub bytes: u64,
     /// Whether rows of its linked tables may refer to it (the read checks
@@ -124,6 +129,15 @@ pub struct Chunk {
     /// never lost). A journal written before this field says true.
     #[serde(default = "linked_unknown")]
     pub linked: bool,
+    /// Its number, set when the journal is written (`sweep_state.chunk_seq`)
+    /// and part of its range keys. A journal written before it has none,
+    /// and its redo rewrites the keys it wrote then.
+    #[serde(default)]
+    pub seq: Option<u64>,
+    /// The query's cutoff: a delete guard keeps any row whose time column
+    /// has moved to or past it since the read. None in an older journal.
+    #[serde(default)]
+    pub before: Option<UnixMillis>,
 }
 
 fn linked_unknown() -> bool {
@@ -143,7 +157,7 @@ impl Chunk {
                 .collect();
         }
         let (first, last) = (&self.rows[0], &self.rows[self.rows.len() - 1]);
-        let key = ArchiveKey::range(self.table, first.at, &first.id, &last.id);
+        let key = ArchiveKey::range(self.table, first.at, &first.id, &last.id, self.seq);
         let mut keys = vec![key.clone()];
         keys.extend(linked(self.table).iter().map(|t| key.sibling(*t)));
         keys
@@ -165,6 +179,9 @@ pub struct Written {
     pub rows: Vec<(ArchiveTable, u64)>,
     /// R2 objects put.
     pub objects: u32,
+    /// Subrequests beyond the chunk's two D1 batches and its puts (the
+    /// rare clean-up after a guarded delete kept a dead letter).
+    pub extra_calls: u32,
     /// `meta.size_after` of the delete batch.
     pub size_after: u64,
 }
@@ -348,14 +365,14 @@ impl SweepRun {
         }
     }
 
-    /// The chunk to move from `candidates` (read for `q`, oldest first):
-    /// the eligible ones before `q.before`, within one UTC day, up to the
-    /// row and byte bounds. `None` when none is eligible.
+    /// The chunk to move from `candidates` (read for `q`, oldest first,
+    /// each sweepable as read): those before `q.before`, within one UTC
+    /// day, up to the row and byte bounds. `None` when there are none.
     pub fn select(&self, q: &ChunkQuery, candidates: &[Candidate]) -> Option<Chunk> {
         let max_rows = q.limit.min(EVENT_CHUNK_ROWS);
         let (mut rows, mut bytes, mut cut, mut linked) = (Vec::new(), 0_u64, false, false);
         for c in candidates {
-            if c.at >= q.before || !eligible(q.table, c.state, c.held) {
+            if c.at >= q.before {
                 continue;
             }
             let other_day = rows
@@ -384,12 +401,14 @@ impl SweepRun {
             rows,
             exhausted: !cut && candidates.len() < q.limit,
             linked,
+            seq: None,
+            before: Some(q.before),
         })
     }
 
     /// `chunk` was archived and deleted as `written` says.
     pub fn done(&mut self, chunk: &Chunk, written: &Written) {
-        self.spent += CALLS_PER_CHUNK + written.objects;
+        self.spent += CALLS_PER_CHUNK + written.objects + written.extra_calls;
         self.report.objects_written += written.objects;
         for (table, n) in &written.rows {
             match self.report.archived.iter_mut().find(|(t, _)| t == table) {
@@ -408,6 +427,18 @@ impl SweepRun {
             self.phase += 1;
         }
     }
+}
+
+/// The database size after a chunk's delete batch, from the answers of
+/// its statements (`meta.size_after` of each, in order): the last one D1
+/// gave. None at all is an error, never a size of 0, which would turn the
+/// size rule off and record an empty database.
+pub fn size_after(answers: &[Option<u64>]) -> Result<u64, String> {
+    answers
+        .iter()
+        .rev()
+        .find_map(|s| *s)
+        .ok_or_else(|| "D1 answered no meta.size_after".to_string())
 }
 
 /// The most subrequests one chunk of `table` can cost once its candidates

@@ -7,7 +7,13 @@
 //! - A swept entry comes back with the status it had when it was swept.
 //! - A discarded entry has nothing to restore (its payload was erased): `409`.
 //! - A restore that would add a pending entry at capacity is refused with
-//!   `409` naming the capacity; nothing is evicted for it.
+//!   `409` naming the capacity; nothing is evicted for it. The read's
+//!   count refuses early, and the write counts again in its own guard
+//!   ([`write_capacity`], [`check_insert`]), so restores that run together
+//!   cannot each pass the read and overfill the store.
+//! - A restored entry takes a fresh place in the eviction order
+//!   (`restored_at`, the restore's time), so it is not the next one
+//!   evicted; `created_at` keeps when it was dead-lettered.
 //!
 //! The glue reads the tombstone, asks [`plan_restore`], reads the object
 //! under the plan's key, takes the row from [`restored_row`], and writes
@@ -17,7 +23,7 @@
 
 use super::archive_key::ArchiveKey;
 use super::ndjson::{decode_rows, Row};
-use crate::state::{ArchiveTable, EntryStatus, TombstoneCause};
+use crate::state::{ArchiveTable, AuditAction, EntryStatus, TombstoneCause};
 use crate::UnixMillis;
 use serde_json::Value;
 
@@ -82,12 +88,22 @@ pub struct RestorePlan {
     pub key: String,
 }
 
-/// Decides a restore from the tombstone and the store's pending count.
+/// Decides a restore from the tombstone and the store's pending count:
+/// what the tombstone allows ([`restorable`]), then the capacity.
 pub fn plan_restore(
     t: &Tombstone,
     pending: u64,
     capacity: u64,
 ) -> Result<RestorePlan, RestoreRefusal> {
+    let plan = restorable(t)?;
+    if plan.status == EntryStatus::Pending && pending >= capacity {
+        return Err(RestoreRefusal::AtCapacity { pending, capacity });
+    }
+    Ok(plan)
+}
+
+/// What the tombstone itself allows, before the capacity is counted.
+pub fn restorable(t: &Tombstone) -> Result<RestorePlan, RestoreRefusal> {
     let status = match (t.cause, t.prior_status) {
         (TombstoneCause::Evicted, _) => EntryStatus::Pending,
         (TombstoneCause::Swept, Some(EntryStatus::Discarded)) => {
@@ -100,16 +116,26 @@ pub fn plan_restore(
         (TombstoneCause::Swept, None) => EntryStatus::Archived,
     };
     let key = t.archive_key.clone().ok_or(RestoreRefusal::NotArchived)?;
-    if status == EntryStatus::Pending && pending >= capacity {
-        return Err(RestoreRefusal::AtCapacity { pending, capacity });
-    }
     Ok(RestorePlan { status, key })
 }
 
+/// What a tombstone allows now (an evicted entry's `"actions"`): Restore
+/// when [`restorable`], the restore route's own guard, lets it through.
+/// The capacity is not the entry's own state: at capacity the route says
+/// so with its `409`.
+pub fn tombstone_actions(t: &Tombstone) -> Vec<AuditAction> {
+    restorable(t)
+        .ok()
+        .map(|_| AuditAction::Restore)
+        .into_iter()
+        .collect()
+}
+
 /// The row to put back at `now`: the archived line whose `id` is `id`, with
-/// its status set to the plan's, and `resolved_at` set to `now` for a
-/// resolved status (cleared for `pending`), so `DLQ_RETENTION` counts from
-/// the restore and the next sweep does not take it straight back.
+/// its status set to the plan's, `resolved_at` set to `now` for a resolved
+/// status (cleared for `pending`), so `DLQ_RETENTION` counts from the
+/// restore and the next sweep does not take it straight back, and
+/// `restored_at` set to `now`, its place in the eviction order.
 pub fn restored_row(
     plan: &RestorePlan,
     id: &str,
@@ -130,7 +156,60 @@ pub fn restored_row(
     row.insert("status".into(), Value::from(plan.status.as_str()));
     let resolved_at = (plan.status != EntryStatus::Pending).then_some(now);
     row.insert("resolved_at".into(), Value::from(resolved_at));
+    row.insert("restored_at".into(), Value::from(now));
     Ok(row)
+}
+
+/// The pending count a restore's write must find its store below, checked
+/// inside the write's guard: the capacity for a restore that adds a
+/// pending entry, none for one that comes back resolved.
+pub fn write_capacity(plan: &RestorePlan, capacity: u64) -> Option<u64> {
+    (plan.status == EntryStatus::Pending).then_some(capacity)
+}
+
+/// What a restore's batch reads after its write, in the same transaction:
+/// why a write that changed nothing did not write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AfterWrite {
+    /// Pending entries.
+    pub pending: u64,
+    /// The tombstone is there and no entry has its id.
+    pub still_evicted: bool,
+}
+
+/// Why a restore's guarded insert wrote nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InsertRefused {
+    /// The store was full when the write ran (`AtCapacity`).
+    Refused(RestoreRefusal),
+    /// Another writer took the entry first.
+    Raced(RestoreRace),
+}
+
+/// Whether a restore's insert happened (`changed` rows); when it did not,
+/// whether the write's own capacity guard refused it (the entry is still
+/// evicted and the store is full: `409 AT_CAPACITY`) or another writer came
+/// first (a race).
+pub fn check_insert(
+    id: &str,
+    write_capacity: Option<u64>,
+    changed: usize,
+    after: AfterWrite,
+) -> Result<(), InsertRefused> {
+    if changed > 0 {
+        return Ok(());
+    }
+    match write_capacity {
+        Some(capacity) if after.still_evicted && after.pending >= capacity => {
+            Err(InsertRefused::Refused(RestoreRefusal::AtCapacity {
+                pending: after.pending,
+                capacity,
+            }))
+        }
+        _ => Err(InsertRefused::Raced(RestoreRace::EntryChanged {
+            id: id.into(),
+        })),
+    }
 }
 
 /// How a restored entry is written.

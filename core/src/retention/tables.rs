@@ -1,17 +1,25 @@
-//! Which rows each table may lose, and by which age (DESIGN §5): no table
-//! grows forever, and nothing still in use is ever swept.
+//! What may be swept (DESIGN §5), stated once: which tables lose rows, by
+//! which age, and what a row must satisfy besides its age. The sweep's SQL
+//! (`platform/src/db/retention.rs`) reads candidates with [`alone`] and
+//! guards every delete with it (and [`with_parent`] for linked rows), so
+//! what is read as sweepable and what a delete may remove cannot drift;
+//! nothing else restates the rule.
 //!
-//! | table | age | counted from | only when |
+//! | table | age | counted from | only when ([`alone`]) |
 //! |---|---|---|---|
 //! | `events` (+ `attempts`, `payloads`, `event_steps` by event) | `EVENT_RETENTION`, or any age above `D1_MAX_BYTES` | `ingested_at` | delivery `none`, `delivered` or `failed` (never `pending`, `delivering`, `parked`) |
-//! | `attempts` without an event | `EVENT_RETENTION` | `at` | always |
-//! | `payloads` without an event | `EVENT_RETENTION` | `created_at` | no dead letter in D1 refers to it |
+//! | `attempts` without an event | `EVENT_RETENTION` | `at` | no event has its `event_id` |
+//! | `payloads` without an event | `EVENT_RETENTION`, at least [`CLAIM_HOLD_MS`] | `created_at` | no event, and no dead letter in D1 refers to it |
 //! | `dead_letters` | `DLQ_RETENTION` | `resolved_at` | `replayed`, `poisoned`, `archived`, `discarded` (never `pending`) |
 //! | `replay_audit` | `DLQ_RETENTION` | `at` | always |
 //! | `jobs` (+ `job_entries`) | `DLQ_RETENTION` | `finished_at` | `completed`, `aborted`, `cancelled` |
 //! | `dead_letter_tombstones` | `DLQ_RETENTION` | `evicted_at` (when it left D1) | always (the archive keeps the object) |
 //! | `drains` | `EVENT_RETENTION` | `updated_at` | no event is parked for its destination |
-//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (its alert is owed no longer at that age: `alarms::machine::Owing`) |
+//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (at that age its alert is owed no longer: `alarms::machine::Owing`) |
+//!
+//! The conditions are SQL text over the table's own name (`events.…`),
+//! with states written from `core::state` names (constants of this crate,
+//! never input), so D1's partial indexes (`events_parked`) still serve them.
 
 use crate::config::RetentionConfig;
 use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
@@ -37,20 +45,13 @@ pub const FINISHED_JOB: [JobStatus; 3] = [
     JobStatus::Cancelled,
 ];
 
-/// The state a candidate row was read in, for the eligibility check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowState {
-    /// An event's delivery status.
-    Delivery(DeliveryStatus),
-    /// A dead letter's status.
-    Entry(EntryStatus),
-    /// A job's status.
-    Job(JobStatus),
-    /// An alarm episode's state.
-    Alarm(AlarmState),
-    /// A table whose rows carry no state.
-    Plain,
-}
+/// How long a claim-checked body without its event stays at least,
+/// whatever `EVENT_RETENTION`: its message may still be on the relay's
+/// queue (retried, or waiting in a backlog) and then on the DLQ's, each
+/// holding a message at most 14 days (the platform's maximum retention).
+/// Until its event is ingested or its dead letter stored, nothing in D1
+/// refers to it, so only its age can keep it.
+pub const CLAIM_HOLD_MS: i64 = 2 * 14 * 86_400_000;
 
 /// How one table's rows become sweepable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,22 +76,37 @@ impl AgeRule {
 /// only with their event or job ([`linked`]).
 pub fn age_rules(cfg: &RetentionConfig) -> [AgeRule; 9] {
     let (ev, dlq) = (cfg.event_retention_ms, cfg.dlq_retention_ms);
-    let rule = |table, column, age_ms| AgeRule {
+    let rule = |table, age_ms| AgeRule {
         table,
-        column,
+        column: age_column(table),
         age_ms,
     };
     [
-        rule(ArchiveTable::Events, "ingested_at", ev),
-        rule(ArchiveTable::Attempts, "at", ev),
-        rule(ArchiveTable::Payloads, "created_at", ev),
-        rule(ArchiveTable::DeadLetters, "resolved_at", dlq),
-        rule(ArchiveTable::Audit, "at", dlq),
-        rule(ArchiveTable::Jobs, "finished_at", dlq),
-        rule(ArchiveTable::Tombstones, "evicted_at", dlq),
-        rule(ArchiveTable::Drains, "updated_at", ev),
-        rule(ArchiveTable::Alarms, "resolved_at", dlq),
+        rule(ArchiveTable::Events, ev),
+        rule(ArchiveTable::Attempts, ev),
+        rule(ArchiveTable::Payloads, ev.max(CLAIM_HOLD_MS)),
+        rule(ArchiveTable::DeadLetters, dlq),
+        rule(ArchiveTable::Audit, dlq),
+        rule(ArchiveTable::Jobs, dlq),
+        rule(ArchiveTable::Tombstones, dlq),
+        rule(ArchiveTable::Drains, ev),
+        rule(ArchiveTable::Alarms, dlq),
     ]
+}
+
+/// The column a table's age is counted from (a linked table's is its
+/// parent's, so it has none of its own: `""`).
+pub fn age_column(table: ArchiveTable) -> &'static str {
+    match table {
+        ArchiveTable::Events => "ingested_at",
+        ArchiveTable::Attempts | ArchiveTable::Audit => "at",
+        ArchiveTable::Payloads => "created_at",
+        ArchiveTable::DeadLetters | ArchiveTable::Alarms => "resolved_at",
+        ArchiveTable::Jobs => "finished_at",
+        ArchiveTable::Tombstones => "evicted_at",
+        ArchiveTable::Drains => "updated_at",
+        ArchiveTable::EventSteps | ArchiveTable::JobEntries => "",
+    }
 }
 
 /// The tables whose rows leave with a row of `table`, keyed by its id.
@@ -106,86 +122,120 @@ pub fn linked(table: ArchiveTable) -> &'static [ArchiveTable] {
     }
 }
 
-/// Whether a row of `table` read in `state` may be swept. `held` is what
-/// the glue's read found that keeps it (a dead letter that refers to a
-/// payload, an event parked for a drain's destination).
-pub fn eligible(table: ArchiveTable, state: RowState, held: bool) -> bool {
-    if held {
-        return false;
-    }
-    match (table, state) {
-        (ArchiveTable::Events, RowState::Delivery(s)) => SWEEPABLE_DELIVERY.contains(&s),
-        (ArchiveTable::DeadLetters, RowState::Entry(s)) => RESOLVED_ENTRY.contains(&s),
-        (ArchiveTable::Jobs, RowState::Job(s)) => FINISHED_JOB.contains(&s),
+/// What a row of `table` swept on its own must satisfy besides its age,
+/// as a SQL condition over `{table}.…`: its state, and that nothing still
+/// in D1 holds it. `event_steps` and `job_entries` never go alone.
+pub fn alone(table: ArchiveTable) -> String {
+    match table {
+        ArchiveTable::Events => in_states(
+            "events.delivery_status",
+            SWEEPABLE_DELIVERY.iter().map(|s| s.as_str()),
+        ),
+        ArchiveTable::Attempts => "(attempts.event_id IS NULL OR NOT EXISTS \
+             (SELECT 1 FROM events e WHERE e.event_id = attempts.event_id))"
+            .into(),
+        ArchiveTable::Payloads => format!(
+            "NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = payloads.event_id) AND {}",
+            with_parent(ArchiveTable::Payloads)
+        ),
+        ArchiveTable::DeadLetters => in_states(
+            "dead_letters.status",
+            RESOLVED_ENTRY.iter().map(|s| s.as_str()),
+        ),
+        ArchiveTable::Jobs => in_states("jobs.status", FINISHED_JOB.iter().map(|s| s.as_str())),
+        ArchiveTable::Drains => format!(
+            "NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{}')",
+            DeliveryStatus::Parked.as_str()
+        ),
         // Age alone: an episode resolved for the alarms' age owes no alert
         // any more (`alarms::machine::Owing` gives up at the same age), so
         // an undelivered one, or one never owed, does not pile up.
-        (ArchiveTable::Alarms, RowState::Alarm(s)) => s == AlarmState::Resolved,
-        (
-            ArchiveTable::Attempts
-            | ArchiveTable::Payloads
-            | ArchiveTable::Audit
-            | ArchiveTable::Tombstones
-            | ArchiveTable::Drains,
-            RowState::Plain,
-        ) => true,
-        // A state that does not belong to the table: the read was wrong,
-        // so the row stays.
-        _ => false,
+        ArchiveTable::Alarms => format!("alarms.state = '{}'", AlarmState::Resolved.as_str()),
+        ArchiveTable::Audit | ArchiveTable::Tombstones => "1".into(),
+        ArchiveTable::EventSteps | ArchiveTable::JobEntries => "0".into(),
     }
+}
+
+/// What a row of `table` leaving with its parent (an event, a job) must
+/// satisfy: a claim-checked body a dead letter in D1 still refers to stays
+/// (the entry's envelope needs it; `dead_letters_by_event`, migration 0011).
+pub fn with_parent(table: ArchiveTable) -> String {
+    match table {
+        ArchiveTable::Payloads => {
+            "NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = payloads.event_id)".into()
+        }
+        _ => "1".into(),
+    }
+}
+
+fn in_states<'a>(column: &str, states: impl Iterator<Item = &'a str>) -> String {
+    let list: Vec<String> = states.map(|s| format!("'{s}'")).collect();
+    format!("{column} IN ({})", list.join(", "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn nothing_in_use_is_ever_eligible() {
-        use DeliveryStatus as D;
-        use EntryStatus as E;
-        let events = [
-            (D::Delivered, true),
-            (D::None, true),
-            (D::Failed, true),
-            (D::Pending, false),
-            (D::Delivering, false),
-            (D::Parked, false),
-        ];
-        for (s, want) in events {
-            let got = eligible(ArchiveTable::Events, RowState::Delivery(s), false);
-            assert_eq!(got, want, "event {s}");
-        }
-        let entries = [
-            (E::Pending, false),
-            (E::Archived, true),
-            (E::Discarded, true),
-        ];
-        for (s, want) in entries {
-            let got = eligible(ArchiveTable::DeadLetters, RowState::Entry(s), false);
-            assert_eq!(got, want, "entry {s}");
-        }
+    /// The states a condition names, as written.
+    fn named(condition: &str, all: &[&str]) -> Vec<String> {
+        all.iter()
+            .filter(|s| condition.contains(&format!("'{s}'")))
+            .map(|s| s.to_string())
+            .collect()
     }
 
     #[test]
-    fn unfinished_jobs_firing_alarms_held_rows_and_mismatched_states_stay() {
+    fn nothing_in_use_is_ever_named_sweepable() {
+        let deliveries: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            named(&alone(ArchiveTable::Events), &deliveries),
+            ["none", "delivered", "failed"]
+        );
+        let entries: Vec<&str> = EntryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            named(&alone(ArchiveTable::DeadLetters), &entries),
+            ["replayed", "poisoned", "archived", "discarded"]
+        );
+        let jobs: Vec<&str> = JobStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            named(&alone(ArchiveTable::Jobs), &jobs),
+            ["completed", "aborted", "cancelled"]
+        );
+    }
+
+    #[test]
+    fn each_table_says_what_holds_its_rows() {
         use ArchiveTable as T;
-        let table = [
-            (T::Jobs, RowState::Job(JobStatus::Running), false, false),
-            (T::Jobs, RowState::Job(JobStatus::Paused), false, false),
-            (T::Jobs, RowState::Job(JobStatus::Completed), false, true),
-            (T::Alarms, RowState::Alarm(AlarmState::Firing), false, false),
+        let table: [(T, &[&str]); 7] = [
             (
-                T::Alarms,
-                RowState::Alarm(AlarmState::Resolved),
-                false,
-                true,
+                T::Attempts,
+                &["FROM events e WHERE e.event_id = attempts.event_id"],
             ),
-            (T::Payloads, RowState::Plain, true, false),
-            (T::Events, RowState::Plain, false, false),
+            (
+                T::Payloads,
+                &[
+                    "FROM events e WHERE e.event_id = payloads.event_id",
+                    "FROM dead_letters d WHERE d.event_id = payloads.event_id",
+                ],
+            ),
+            (
+                T::Drains,
+                &["e.parked_destination = drains.destination", "'parked'"],
+            ),
+            (T::Alarms, &["alarms.state = 'resolved'"]),
+            (T::Audit, &["1"]),
+            (T::EventSteps, &["0"]),
+            (T::JobEntries, &["0"]),
         ];
-        for (t, state, held, want) in table {
-            assert_eq!(eligible(t, state, held), want, "{t} {state:?} held={held}");
+        for (t, parts) in table {
+            let c = alone(t);
+            for p in parts {
+                assert!(c.contains(p), "{t}: {c} lacks {p}");
+            }
         }
+        assert!(with_parent(T::Payloads).contains("dead_letters"));
+        assert_eq!(with_parent(T::Attempts), "1");
     }
 
     #[test]
@@ -211,5 +261,26 @@ mod tests {
             (20, 10)
         );
         assert_eq!(rules[0].cutoff(100), 90);
+    }
+
+    #[test]
+    fn a_claim_checked_body_outlives_a_short_event_retention_while_its_message_may_be_queued() {
+        for (event_retention_ms, want) in [
+            (2_000, CLAIM_HOLD_MS),
+            (CLAIM_HOLD_MS - 1, CLAIM_HOLD_MS),
+            (30 * 86_400_000, 30 * 86_400_000),
+        ] {
+            let cfg = RetentionConfig {
+                event_retention_ms,
+                ..RetentionConfig::default()
+            };
+            let rules = age_rules(&cfg);
+            let payloads = rules.iter().find(|r| r.table == ArchiveTable::Payloads);
+            assert_eq!(
+                payloads.map(|r| r.age_ms),
+                Some(want),
+                "{event_retention_ms}"
+            );
+        }
     }
 }

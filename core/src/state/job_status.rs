@@ -37,6 +37,21 @@ named_states! {
 }
 
 named_states! {
+    /// An operator's command to a job (`POST /jobs/:id/{command}`), as the
+    /// API's `actions` and the console's buttons name it.
+    pub enum JobCommand ("job command") {
+        /// Let a job whose canary passed run the rest.
+        Approve = "approve",
+        /// Stop it until `resume`.
+        Pause = "pause",
+        /// Continue a paused job.
+        Resume = "resume",
+        /// Stop it for good.
+        Cancel = "cancel",
+    }
+}
+
+named_states! {
     /// What happened to one entry of a job.
     pub enum JobEntryOutcome ("job entry outcome") {
         /// Done as asked.

@@ -21,7 +21,7 @@ pub use archive::{ArchiveTable, SweepRule, TombstoneCause};
 pub use audit_action::AuditAction;
 pub use breaker_state_name::BreakerStateName;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
-pub use job_status::{JobAction, JobEntryOutcome, JobEntryState, JobStatus};
+pub use job_status::{JobAction, JobCommand, JobEntryOutcome, JobEntryState, JobStatus};
 
 pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};
 pub use downstream_result::DownstreamResult;
@@ -153,6 +153,7 @@ mod tests {
         roundtrips(EventStep::ALL, EventStep::as_str, EventStep::parse);
         roundtrips(JobStatus::ALL, JobStatus::as_str, JobStatus::parse);
         roundtrips(JobAction::ALL, JobAction::as_str, JobAction::parse);
+        roundtrips(JobCommand::ALL, JobCommand::as_str, JobCommand::parse);
         roundtrips(
             JobEntryOutcome::ALL,
             JobEntryOutcome::as_str,

@@ -13,17 +13,32 @@ import { alerts } from "./views/alerts.js";
 import { audit } from "./views/audit.js";
 import { archive } from "./views/archive.js";
 
-const VIEWS = { overview, groups, entries, entry, story, jobs, job, alerts, audit, archive };
+// A Map, so a name such as "constructor" or "__proto__" is not a view.
+const VIEWS = new Map(Object.entries({ overview, groups, entries, entry, story, jobs, job, alerts, audit, archive }));
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 let cleanup = null;
 
-/** `#/name/arg?x=1` as `{name, arg, params}`. */
+/**
+ * `#/name/arg?x=1` as `{name, arg, params}`; `name` is null when the hash
+ * is malformed (a `%` that does not decode).
+ */
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, "");
   const [path, q = ""] = raw.split("?");
   const [name, ...rest] = path.split("/");
-  return { name: name || "overview", arg: rest.map(decodeURIComponent).join("/"), params: new URLSearchParams(q) };
+  try {
+    return { name: name || "overview", arg: rest.map(decodeURIComponent).join("/"), params: new URLSearchParams(q) };
+  } catch {
+    return { name: null };
+  }
+}
+
+/** The view for a hash the router does not know: what was asked, and the way back. */
+function notFound(el, { asked }) {
+  el.append(heading("Page not found"),
+    h("p", {}, "The console has no page at ", h("code", {}, asked || "#"), "."),
+    h("p", {}, h("a", { href: "#/overview" }, "Go to the Overview")));
 }
 
 function route() {
@@ -32,13 +47,14 @@ function route() {
   if (!token.get()) return signIn();
   nav.hidden = false;
   const { name, arg, params } = parseHash();
-  const view = VIEWS[name] ?? VIEWS.overview;
+  const view = VIEWS.get(name) ?? notFound;
+  const tab = view === notFound ? null : name === "entry" ? "entries" : name === "job" ? "jobs" : name;
   for (const a of nav.querySelectorAll("a")) {
-    if (a.getAttribute("href") === `#/${name === "entry" ? "entries" : name === "job" ? "jobs" : name}`) a.setAttribute("aria-current", "page");
+    if (a.getAttribute("href") === `#/${tab}`) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   replace(main);
-  cleanup = view(main, { arg, params }) ?? null;
+  cleanup = view(main, { arg, params, asked: location.hash }) ?? null;
   main.querySelector("h1")?.focus({ preventScroll: true });
 }
 

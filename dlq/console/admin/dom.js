@@ -57,6 +57,32 @@ export function age(ms, now = Date.now()) {
   return h("time", { datetime: new Date(ms).toISOString(), title: exact(ms) }, text);
 }
 
+/** A time as its age with the exact instant beside it (and on hover). */
+export function when(ms, now = Date.now()) {
+  if (typeof ms !== "number") return age(ms, now);
+  return h("span", { class: "when" }, age(ms, now), " ", h("small", { class: "exact" }, exact(ms)));
+}
+
+/** A field name as a person reads it: `dead_lettered_at_ms` → "Dead lettered". */
+export function label(key) {
+  const words = key.replace(/(_at_ms|_at|_ms)$/, "").replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * A definition list of `[label, value]` pairs, each shown once under its
+ * label; a pair whose value is `undefined` (the answer has no such field)
+ * is left out, and `null` shows as a dash.
+ */
+export function facts(pairs) {
+  const dl = h("dl", { class: "fields" });
+  for (const [name, value] of pairs) {
+    if (value === undefined) continue;
+    dl.append(h("dt", {}, name), h("dd", {}, value === null ? h("span", { class: "muted" }, "—") : value));
+  }
+  return dl;
+}
+
 /** Whether a field name holds unix milliseconds (the API's naming). */
 export const isTimeField = (key) => /(^at$|_at$|_at_ms$|^since$|_ms$)/.test(key) && !/timeout|took/.test(key);
 

@@ -1,7 +1,8 @@
 //! `GET /webhook-dlq` (list), `GET /webhook-dlq/groups` (by error
 //! signature) and `GET /webhook-dlq/:id` (one envelope). An entry that left
 //! D1 for the archive answers from its tombstone as `evicted`, and
-//! `?status=evicted` lists tombstones.
+//! `?status=evicted` lists tombstones. Each entry and tombstone answers
+//! its `"actions"`, decided by the rules the action routes apply.
 
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
@@ -9,7 +10,9 @@ use hookrelay_core::admin_query::{
     parse_dead_letter_listing, parse_group_filter, parse_page, Cursor, DeadLetterListing,
     EVICTED_STATUS, MAX_GROUPS,
 };
-use hookrelay_platform::db::dead_letters;
+use hookrelay_core::entry_action::entry_actions;
+use hookrelay_core::retention::restore::tombstone_actions;
+use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::tombstones::{self, TombstoneRow};
 use serde_json::{json, Value};
 use worker::D1Database;
@@ -31,10 +34,18 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
         }
     };
     let rows = dead_letters::list(db, &filter, page.cursor.as_ref(), page.limit).await?;
+    let rows: Vec<Value> = rows.iter().map(summary).collect();
     Ok(list_page(rows, page.limit, |r| Cursor {
-        at_ms: r.created_at,
-        id: r.id.clone(),
+        at_ms: r["created_at"].as_i64().unwrap_or_default(),
+        id: r["id"].as_str().unwrap_or_default().to_string(),
     }))
+}
+
+/// An entry's listing fields and the actions its status allows.
+fn summary(s: &EntrySummary) -> Value {
+    let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+    v["actions"] = json!(entry_actions(s.status));
+    v
 }
 
 /// A tombstone as the API answers it: `"status": "evicted"`, with its
@@ -42,6 +53,7 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
 fn evicted(t: &TombstoneRow) -> Value {
     let mut v = serde_json::to_value(t).unwrap_or(Value::Null);
     v["status"] = Value::from(EVICTED_STATUS);
+    v["actions"] = json!(tombstone_actions(&t.tombstone()));
     v
 }
 
@@ -55,7 +67,7 @@ pub async fn get(db: &D1Database, id: &str) -> ApiResult {
         };
     };
     let envelope: Value = serde_json::from_str(&row.envelope).unwrap_or(Value::Null);
-    let mut data = serde_json::to_value(&row.summary).unwrap_or(Value::Null);
+    let mut data = summary(&row.summary);
     data["envelope"] = envelope;
     Ok(data)
 }

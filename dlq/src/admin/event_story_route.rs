@@ -3,6 +3,12 @@
 //! consumer attempt, every delivery step, its dead-letter entries and every
 //! decision about them — read in one D1 batch, so the parts describe the
 //! same moment.
+//!
+//! Once the retention sweep deleted the event's row (with its attempts and
+//! steps), the story still answers `200` with what D1 holds (its entries
+//! and decisions), `"event": null`, and `event_archive_key`: the
+//! `events/…` object that holds the row, as the sweep named it on the
+//! entries (DESIGN §4). An id D1 knows nothing of is a 404.
 
 use super::batch_reader::Batch;
 use super::{ApiError, ApiResult};
@@ -13,8 +19,15 @@ use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::event_steps::{self, StepRow};
 use hookrelay_platform::db::events::{self, EventRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRow};
+use serde::Deserialize;
 use serde_json::json;
 use worker::D1Database;
+
+/// The key an event's entries name, once its row was swept.
+#[derive(Deserialize)]
+struct ArchiveKeyRow {
+    key: String,
+}
 
 /// The story of `event_id`, or 404 naming it.
 pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)]) -> ApiResult {
@@ -28,20 +41,33 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
         "its decisions",
         replay_audit::for_event_statement(db, event_id)?,
     );
+    let archived = b.add::<ArchiveKeyRow>(
+        "its archive key",
+        dead_letters::event_archive_key(db, event_id)?,
+    );
     let a = b.run(db).await?;
-    let Some(mut event) = a.first(&event)? else {
-        let shown: String = event_id.chars().take(80).collect();
-        return Err(ApiError::NotFound(format!(
-            "no event '{shown}'; event ids look like evt_ and 32 hex digits (GET /api/v1/admin/events?key=… finds one by idempotency key)"
-        )));
+    let (entries, decisions) = (a.rows(&entries)?, a.rows(&decisions)?);
+    let event = match a.first(&event)? {
+        Some(mut event) => {
+            // A destination URL may carry credentials in its user-info or query.
+            event.parked_destination = event.parked_destination.as_deref().map(destination_label);
+            Some(event)
+        }
+        // Swept: what D1 still holds is the story.
+        None if !entries.is_empty() || !decisions.is_empty() => None,
+        None => {
+            let shown: String = event_id.chars().take(80).collect();
+            return Err(ApiError::NotFound(format!(
+                "no event '{shown}' in D1; event ids look like evt_ and 32 hex digits (GET /api/v1/admin/events?key=… finds one by idempotency key). An event older than EVENT_RETENTION that never dead-lettered is only in the archive: GET /api/v1/admin/archive?table=events&day=YYYY-MM-DD lists its day's objects"
+            )));
+        }
     };
-    // A destination URL may carry credentials in its user-info or query.
-    event.parked_destination = event.parked_destination.as_deref().map(destination_label);
     Ok(json!({
         "event": event,
+        "event_archive_key": a.first(&archived)?.map(|k| k.key),
         "attempts": a.rows(&attempts)?,
         "steps": a.rows(&steps)?,
-        "dead_letters": a.rows(&entries)?,
-        "decisions": a.rows(&decisions)?,
+        "dead_letters": entries,
+        "decisions": decisions,
     }))
 }

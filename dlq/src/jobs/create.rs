@@ -2,6 +2,7 @@
 
 use super::error::{JobError, JobResult};
 use hookrelay_core::jobs::canary::{compose, SignatureGroup};
+use hookrelay_core::jobs::lifecycle::commands;
 use hookrelay_core::jobs::request::MAX_CANARY_SIZE;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::JobStatus;
@@ -99,6 +100,7 @@ pub fn view(job: &jobs::JobRow, canary: &[job_entries::CanaryEntry]) -> Value {
             "passed": job.canary_passed.map(|p| p == 1),
         },
         "abort_reason": job.abort_reason,
+        "actions": commands(job.status),
         "rate_per_s": spec.get("rate_per_s"),
         "concurrency": spec.get("concurrency"),
         "approve": spec.get("approve"),

@@ -5,21 +5,10 @@
 use super::create::view;
 use super::error::{JobError, JobResult};
 use hookrelay_core::jobs::lifecycle::{is_final, next, Event};
-use hookrelay_core::state::JobStatus;
+use hookrelay_core::state::{JobCommand, JobStatus};
 use hookrelay_platform::db::job_entries;
 use hookrelay_platform::db::jobs::{self, Transition};
 use worker::{D1Database, Env};
-
-/// The event a route segment asks for.
-fn event_of(segment: &str, canary_done: bool) -> Option<Event> {
-    match segment {
-        "approve" => Some(Event::Approve),
-        "pause" => Some(Event::Pause),
-        "resume" => Some(Event::Resume { canary_done }),
-        "cancel" => Some(Event::Cancel),
-        _ => None,
-    }
-}
 
 /// Applies one steering command and answers the job as it is now.
 pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64) -> JobResult {
@@ -32,9 +21,10 @@ pub async fn steer(db: &D1Database, env: &Env, id: &str, segment: &str, now: i64
     // entries finished goes back to its canary, whose next step passes or
     // aborts it, so a resume never skips the approval.
     let canary_done = canary.is_empty() || job.canary_passed == Some(1);
-    let event = event_of(segment, canary_done).ok_or_else(|| {
-        JobError::NotFound("no such job command; use approve, pause, resume or cancel".into())
+    let command = JobCommand::parse(segment).map_err(|_| {
+        JobError::NotFound(format!("no such job command; use {}", JobCommand::names()))
     })?;
+    let event = Event::of_command(command, canary_done);
     let to = next(job.status, event).map_err(JobError::Conflict)?;
     let t = Transition {
         id,

@@ -5,40 +5,24 @@
 //! (`retry_store`); a report that does not get through only waits for the
 //! next failing batch.
 //!
-//! A batch notes its first failure while it settles its messages, and
-//! sends one report when it is done: one call per batch, not per message.
+//! A batch notes its first failure while it settles its messages (in its
+//! own `BatchStoreFailure`, a value: two batches running at once in one
+//! isolate never take each other's note), and sends one report when it is
+//! done: one call per batch, not per message.
 
 use crate::config_cache::config;
 use crate::relay_client::Relay;
 use hookrelay_core::alarms::cannot_store::StoreFailure;
 use hookrelay_core::alarms::CANNOT_STORE_PATH;
-use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::redact::truncate;
 use hookrelay_platform::log;
-use std::cell::RefCell;
 use worker::Env;
 
-thread_local! {
-    static NOTED: RefCell<Option<StoreFailure>> = const { RefCell::new(None) };
-}
-
-/// Notes that `queue_message_id` could not be stored because of `err`
-/// (the first one noted since the last report is sent).
-pub fn note(queue_message_id: &str, err: &str) {
-    NOTED.with(|n| {
-        n.borrow_mut().get_or_insert_with(|| StoreFailure {
-            code: classify_d1_error(err).code.as_str().to_string(),
-            message: truncate(err, 300).to_string(),
-            queue_message_id: queue_message_id.to_string(),
-            source: None,
-        });
-    });
-}
-
-/// Sends the noted failure to the relay, if there is one.
-pub async fn send(env: &Env) {
-    let Some(failure) = NOTED.with(|n| n.borrow_mut().take()) else {
+/// Sends a batch's noted failure (`hookrelay_core::dlq_store_retry::
+/// BatchStoreFailure`) to the relay, if it noted one.
+pub async fn send(env: &Env, noted: Option<StoreFailure>) {
+    let Some(failure) = noted else {
         return;
     };
     let outcome = match &*config(env) {

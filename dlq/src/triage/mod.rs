@@ -26,7 +26,7 @@ mod cannot_store_report;
 mod read;
 
 use hookrelay_core::config::DlqConfig;
-use hookrelay_core::dlq_store_retry::store_retry_delay_s;
+use hookrelay_core::dlq_store_retry::{store_retry_delay_s, BatchStoreFailure};
 use hookrelay_core::envelope::{Envelope, Prepared};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::StoreOutcome;
@@ -57,12 +57,14 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
             return;
         }
     };
+    // This batch's own note: a concurrent batch in the isolate has its own.
+    let mut noted = BatchStoreFailure::default();
     match env.d1("DB") {
         Ok(db) => {
-            let failed_events = triage_or_split(env, &db, &messages, &config).await;
+            let failed_events = triage_or_split(env, &db, &messages, &config, &mut noted).await;
             let ids: Vec<&str> = failed_events.iter().map(String::as_str).collect();
             mark_events_failed(&db, &ids).await;
-            cannot_store_report::send(env).await;
+            cannot_store_report::send(env, noted.into_report()).await;
             // Usually nothing for D1 here: dead_lettered and dlq_deduped are
             // counted by triggers in the write (migration 0009).
             metrics::flush(env).await;
@@ -75,9 +77,9 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
                 log::fields! {"err": error_message(&e)},
             );
             for m in &messages {
-                retry_store(m, &config, "the D1 binding DB is missing");
+                retry_store(m, &config, "the D1 binding DB is missing", &mut noted);
             }
-            cannot_store_report::send(env).await;
+            cannot_store_report::send(env, noted.into_report()).await;
         }
     }
     metrics::flush(env).await;
@@ -99,14 +101,17 @@ async fn triage_or_split(
     db: &D1Database,
     messages: &[QueueMessage],
     config: &DlqConfig,
+    noted: &mut BatchStoreFailure,
 ) -> Vec<String> {
     let split = triage_plan::split_after_failed_write(messages.len());
-    match triage_batch(env, db, messages, config, split).await {
+    match triage_batch(env, db, messages, config, split, noted).await {
         BatchEnd::Settled(ids) => ids,
         BatchEnd::WriteFailed => {
             let mut ids = Vec::new();
             for one in messages.chunks(1) {
-                if let BatchEnd::Settled(stored) = triage_batch(env, db, one, config, false).await {
+                if let BatchEnd::Settled(stored) =
+                    triage_batch(env, db, one, config, false, noted).await
+                {
                     ids.extend(stored);
                 }
             }
@@ -124,6 +129,7 @@ async fn triage_batch(
     messages: &[QueueMessage],
     config: &DlqConfig,
     split: bool,
+    noted: &mut BatchStoreFailure,
 ) -> BatchEnd {
     if messages.is_empty() {
         return BatchEnd::Settled(Vec::new());
@@ -132,7 +138,7 @@ async fn triage_batch(
     let (envelopes, snapshot, plan) = match planned(db, messages, config, now).await {
         Ok(p) => p,
         Err(e) => {
-            retry_all(messages, config, &error_message(&e));
+            retry_all(messages, config, &error_message(&e), noted);
             return BatchEnd::Settled(Vec::new());
         }
     };
@@ -143,7 +149,7 @@ async fn triage_batch(
                 "the entries to evict could not be archived first, so nothing was evicted: {}",
                 error_message(&e)
             );
-            retry_all(messages, config, &why);
+            retry_all(messages, config, &why, noted);
             return BatchEnd::Settled(Vec::new());
         }
     };
@@ -167,7 +173,7 @@ async fn triage_batch(
             // A write that succeeded but left this message unsettled met a
             // concurrent change, not a store that fails: no alarm for it.
             Settled::Unsettled if write.is_ok() => retry_message(message, config, &why),
-            Settled::Unsettled => retry_store(message, config, &why),
+            Settled::Unsettled => retry_store(message, config, &why, noted),
         }
     }
     let Ok(write) = write else {
@@ -212,17 +218,28 @@ async fn planned(
     Ok((envelopes, evidence.snapshot, plan))
 }
 
-fn retry_all(messages: &[QueueMessage], config: &DlqConfig, err: &str) {
+fn retry_all(
+    messages: &[QueueMessage],
+    config: &DlqConfig,
+    err: &str,
+    noted: &mut BatchStoreFailure,
+) {
     for m in messages {
-        retry_store(m, config, err);
+        retry_store(m, config, err, noted);
     }
 }
 
 /// Retries a dead letter that could not be stored, with a growing delay so
-/// the retries outlast the queue's retention; logged and counted each time.
-fn retry_store(message: &QueueMessage, config: &DlqConfig, err: &str) {
+/// the retries outlast the queue's retention; logged and counted each time,
+/// and noted in the batch's `noted` for its cannot-store report.
+fn retry_store(
+    message: &QueueMessage,
+    config: &DlqConfig,
+    err: &str,
+    noted: &mut BatchStoreFailure,
+) {
     retry_message(message, config, err);
-    cannot_store_report::note(&message.id, err);
+    noted.note(&message.id, err);
 }
 
 /// [`retry_store`] without the cannot-store report.

@@ -27,7 +27,7 @@ pub fn firing(db: &D1Database) -> Result<D1PreparedStatement> {
 /// still be owed (`core::alarms::machine::Owing`).
 pub fn owed_resolved(db: &D1Database, cutoff: i64, limit: u32) -> Result<D1PreparedStatement> {
     // The states are written into the text (core's names, never input) so
-    // SQLite can use the partial index `alarms_owed` (migration 0013).
+    // SQLite can use the partial index `alarms_owed` (migration 0015).
     let resolved = AlarmState::Resolved.as_str();
     db.prepare(format!(
         "SELECT {COLUMNS} FROM alarms WHERE state = '{resolved}' AND sent_state IS NOT '{resolved}' \

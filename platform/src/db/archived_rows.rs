@@ -11,9 +11,11 @@ use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::ArchiveTable;
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// Inserts `row` into `table` (of `known` columns), only while entry
-/// `restoring` is still evicted (`super::tombstones::still_evicted`), so a
-/// restore another writer overtook writes nothing; with `skip_if_key`,
+/// Inserts `row` into `table` (of `known` columns), only under the
+/// restore's guard (`super::tombstones::restore_guard`: entry `restoring`
+/// is still evicted, and with `capacity`, fewer pending entries than it),
+/// so a restore another writer overtook, or one that no longer fits,
+/// writes nothing; with `skip_if_key`,
 /// nothing when a row with the same value in that key column exists,
 /// otherwise such a row fails the statement. A column `table` lacks is an
 /// error naming it.
@@ -24,6 +26,7 @@ pub fn insert(
     skip_if_key: Option<&str>,
     row: &Row,
     restoring: &str,
+    capacity: Option<u64>,
 ) -> Result<D1PreparedStatement> {
     let columns = insert_columns(row, known).map_err(worker::Error::RustError)?;
     let values: Vec<String> = columns
@@ -36,7 +39,7 @@ pub fn insert(
         table.as_str(),
         columns.join(", "),
         values.join(", "),
-        super::tombstones::still_evicted("?2")
+        super::tombstones::restore_guard("?2", capacity)
     );
     db.prepare(sql)
         .bind(&[text(&serde_json::to_string(row)?), text(restoring)])

@@ -1,23 +1,26 @@
 //! Capacity eviction of pending dead letters, in one place: which entries
-//! go ([`OLDEST_PENDING`], or the ids a triage plan chose), the read of
+//! go (the oldest pending by `dead_letters::EVICTION_ORDER`, or the ids a triage plan chose), the read of
 //! their whole rows (and claim-checked payloads) for the archive copy the
 //! eviction writes first (DESIGN §4), their tombstones in
 //! `dead_letter_tombstones` (cause `evicted`, naming that copy's key), and
 //! their deletion. A tombstone and its deletion always share one batch,
 //! tombstone first, and only an entry whose copy was written is in it.
 
+use super::dead_letters::EVICTION_ORDER;
 use super::{int, text, Rows};
-use hookrelay_core::retention::entry_archive::EntryArchive;
+use hookrelay_core::retention::entry_archive::{EntryArchive, BODY_REF_SQL};
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::{EntryStatus, TombstoneCause};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Result};
 
-/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status):
-/// the ones capacity evicts when the batch's plan did not name them.
-const OLDEST_PENDING: &str =
-    "SELECT id FROM dead_letters WHERE status = ?3 ORDER BY created_at, id LIMIT ?1";
+/// The `n` oldest pending entries (`?1` = n, `?3` = the pending status) by
+/// [`EVICTION_ORDER`]: the ones capacity evicts when the batch's plan did
+/// not name them.
+fn oldest_pending() -> String {
+    format!("SELECT id FROM dead_letters WHERE status = ?3 ORDER BY {EVICTION_ORDER} LIMIT ?1")
+}
 
 /// The pending entries an eviction takes.
 pub enum Evictees<'a> {
@@ -28,7 +31,7 @@ pub enum Evictees<'a> {
 }
 
 impl Evictees<'_> {
-    /// `?1` of [`OLDEST_PENDING`] or of the id list.
+    /// `?1` of [`oldest_pending`] or of the id list.
     fn param(&self) -> JsValue {
         match self {
             Evictees::Ids(ids) => text(&serde_json::to_string(ids).unwrap_or_else(|_| "[]".into())),
@@ -36,10 +39,10 @@ impl Evictees<'_> {
         }
     }
 
-    fn selector(&self) -> &'static str {
+    fn selector(&self) -> String {
         match self {
-            Evictees::Ids(_) => "SELECT value FROM json_each(?1)",
-            Evictees::Oldest(_) => OLDEST_PENDING,
+            Evictees::Ids(_) => "SELECT value FROM json_each(?1)".to_string(),
+            Evictees::Oldest(_) => oldest_pending(),
         }
     }
 }
@@ -62,13 +65,13 @@ pub fn read_statements(
     let params = [evictees.param(), refs, pending()];
     let entries = db
         .prepare(format!(
-            "SELECT * FROM dead_letters WHERE id IN ({sel}) AND status = ?3 ORDER BY created_at, id"
+            "SELECT * FROM dead_letters WHERE id IN ({sel}) AND status = ?3 ORDER BY {EVICTION_ORDER}"
         ))
         .bind(&params)?;
     let payloads = db
         .prepare(format!(
             "SELECT * FROM payloads WHERE event_id IN (SELECT value FROM json_each(?2)) \
-             OR event_id IN (SELECT json_extract(envelope, '$.input.body_ref') FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
+             OR event_id IN (SELECT {BODY_REF_SQL} FROM dead_letters WHERE id IN ({sel}) AND status = ?3)"
         ))
         .bind(&params)?;
     Ok([entries, payloads])
@@ -79,17 +82,18 @@ pub fn rows_of(result: &Rows) -> Result<Vec<Row>> {
     result.json_objects()
 }
 
-/// The tombstones, then the delete, of each pending entry of `archived`
-/// (their copies are written): appended to a DLQ batch's own write, or run
-/// alone. The delete returns the evicted ids ([`evicted_ids`]).
+/// The tombstones, the archive's totals, then the delete, of each pending
+/// entry of `archived` (their copies are written): appended to a DLQ
+/// batch's own write, or run alone. The delete, last, returns the evicted
+/// ids ([`evicted_ids`]).
 pub fn evict_statements(
     db: &D1Database,
     archived: &[EntryArchive],
     now_ms: i64,
-) -> Result<[D1PreparedStatement; 2]> {
-    let pairs: Vec<[&str; 2]> = archived
+) -> Result<[D1PreparedStatement; 3]> {
+    let pairs: Vec<serde_json::Value> = archived
         .iter()
-        .map(|a| [a.id.as_str(), a.key.as_str()])
+        .map(|a| serde_json::json!([a.id, a.key, a.objects.len()]))
         .collect();
     let pairs = text(&serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".into()));
     let tombstones = db
@@ -100,10 +104,16 @@ pub fn evict_statements(
              ON CONFLICT(id) DO UPDATE SET evicted_at = excluded.evicted_at, cause = excluded.cause, prior_status = NULL, archive_key = excluded.archive_key",
         )
         .bind(&[pairs.clone(), int(now_ms), pending(), text(TombstoneCause::Evicted.as_str())])?;
+    let counted = super::sweep_state::count_entries_archived(
+        db,
+        pairs.clone(),
+        now_ms,
+        text(TombstoneCause::Evicted.as_str()),
+    )?;
     let delete = db
         .prepare("DELETE FROM dead_letters WHERE id IN (SELECT value->>0 FROM json_each(?1)) AND status = ?2 RETURNING id")
         .bind(&[pairs, pending()])?;
-    Ok([tombstones, delete])
+    Ok([tombstones, counted, delete])
 }
 
 /// Evicts the entries of `archived` on their own, tombstone first, in one

@@ -160,10 +160,19 @@ pub fn insert_if_status_of(
     )
 }
 
-/// The insert of a restore's record, made only while the entry is still
-/// evicted (`super::tombstones::still_evicted`), like the rest of its write.
-pub fn insert_if_evicted(db: &D1Database, r: &AuditRecord<'_>) -> Result<D1PreparedStatement> {
-    insert_where(db, values(r), &super::tombstones::still_evicted("?1"))
+/// The insert of a restore's record, made only under the guard of the rest
+/// of its write (`super::tombstones::restore_guard`: still evicted, and
+/// below `capacity` when it adds a pending entry).
+pub fn insert_if_evicted(
+    db: &D1Database,
+    r: &AuditRecord<'_>,
+    capacity: Option<u64>,
+) -> Result<D1PreparedStatement> {
+    insert_where(
+        db,
+        values(r),
+        &super::tombstones::restore_guard("?1", capacity),
+    )
 }
 
 fn insert_where(

@@ -1,26 +1,25 @@
 //! The retention sweep's SQL (DESIGN §5), for every swept table: the
-//! candidate read, the read of a chunk's rows by id, and the deletes.
+//! candidate read, the read of a chunk's rows by id, and the guarded
+//! deletes.
 //!
 //! One file rather than a hunk in each table's file: the statements share
 //! one shape (ids travel as one JSON array through `json_each`, so a
-//! statement binds at most four parameters whatever the chunk), and which
-//! table goes with which is [`hookrelay_core::retention::tables`]'s rule,
-//! applied here in one place. What keeps a row (a parked event for a
-//! drain's destination, a dead letter for a payload) is filtered in SQL, so
-//! rows that must stay never crowd out older rows that may go.
+//! statement binds a handful of parameters whatever the chunk). What may
+//! be swept is [`hookrelay_core::retention::tables`]'s statement
+//! (`alone`, `with_parent`), which this file only places: the candidate
+//! read filters by it, so rows that must stay never crowd out older rows
+//! that may go, and every delete repeats it with the chunk's cutoff, so a
+//! row that stopped being sweepable between the read and the delete stays
+//! in D1 (its archived copy is a second copy, never the only one).
 //!
-//! States are bound from `core::state` (`as_str()`), never spelled here;
-//! the one exception is formatted from `DeliveryStatus::Parked.as_str()`
-//! so that the partial index `events_parked` serves the drains' check.
+//! Linked rows (an event's attempts, payloads and steps) are deleted only
+//! as read and only once their event is gone, so a kept event keeps them.
 
 use super::{batch, int, text, Rows};
+use hookrelay_core::retention::entry_archive::BODY_REF_SQL;
 use hookrelay_core::retention::plan::{Candidate, Candidates, Chunk, ChunkQuery};
-use hookrelay_core::retention::tables::{
-    RowState, FINISHED_JOB, RESOLVED_ENTRY, SWEEPABLE_DELIVERY,
-};
-use hookrelay_core::state::{
-    AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus, TombstoneCause,
-};
+use hookrelay_core::retention::tables::{age_column, alone, linked, with_parent};
+use hookrelay_core::state::{ArchiveTable, TombstoneCause};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// How one table is read and deleted by id.
@@ -32,105 +31,76 @@ struct Spec {
     /// Whether ids are integers (sent as JSON numbers, so the comparison
     /// with an INTEGER column needs no conversion).
     int_ids: bool,
-    /// The row's `at` as read (its key's day).
+    /// The row's `at` as read (its key's day); the age column when empty.
     at_expr: &'static str,
-    /// The state column, if the table has one.
-    state: Option<&'static str>,
     /// Its body's bytes.
     bytes: &'static str,
     /// Whether linked rows refer to it (1 or 0).
-    linked: &'static str,
-    /// What else a candidate must satisfy.
-    filter: String,
+    linked: bool,
 }
 
-fn spec(table: ArchiveTable, column: &'static str) -> Spec {
+fn spec(table: ArchiveTable) -> Spec {
     let plain = |id, int_ids| Spec {
         id,
         id_expr: if int_ids { "CAST(id AS TEXT)" } else { id },
         int_ids,
-        at_expr: "",
-        state: None,
+        at_expr: age_column(table),
         bytes: "0",
-        linked: "0",
-        filter: String::new(),
+        linked: false,
     };
-    let mut s = match table {
+    match table {
         ArchiveTable::Events => Spec {
-            state: Some("delivery_status"),
             bytes: "body_bytes",
-            linked: EVENT_HAS_LINKED_ROWS,
+            linked: true,
             ..plain("event_id", false)
         },
-        ArchiveTable::Attempts => Spec {
-            filter: "AND (event_id IS NULL OR NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = attempts.event_id))".into(),
-            ..plain("id", true)
-        },
+        ArchiveTable::Attempts | ArchiveTable::Audit | ArchiveTable::EventSteps => {
+            plain("id", true)
+        }
         ArchiveTable::Payloads => Spec {
             bytes: "body_bytes",
-            filter: format!("AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = payloads.event_id) {}", NOT_HELD_BY_ENTRY),
             ..plain("event_id", false)
         },
+        // An entry's key names the day it was dead-lettered.
         ArchiveTable::DeadLetters => Spec {
             at_expr: "created_at",
-            state: Some("status"),
             ..plain("id", false)
         },
-        ArchiveTable::Audit | ArchiveTable::EventSteps => plain("id", true),
+        // Entries are not checked: a finished job always has some.
         ArchiveTable::Jobs => Spec {
-            state: Some("status"),
-            // Entries are not checked: a finished job always has some.
-            linked: "1",
+            linked: true,
             ..plain("id", false)
         },
-        ArchiveTable::Drains => Spec {
-            filter: format!(
-                "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{}')",
-                DeliveryStatus::Parked.as_str()
-            ),
-            ..plain("destination", false)
-        },
+        ArchiveTable::Drains => plain("destination", false),
         ArchiveTable::Alarms => Spec {
             id_expr: "(id || '@' || since)",
-            state: Some("state"),
             ..plain("(id || '@' || since)", false)
         },
         ArchiveTable::Tombstones | ArchiveTable::JobEntries => plain("id", false),
-    };
-    if s.at_expr.is_empty() {
-        s.at_expr = column;
     }
-    s
 }
 
-/// Whether an event has rows its chunk would move with it (each by its
-/// index on `event_id`; a payload a dead letter holds stays, so it does not
-/// count). The candidate read answers it, so a chunk without any skips the
-/// linked tables; the events delete refuses an event for which it still
-/// holds after the linked deletes of its batch: such rows were written
-/// after the chunk's read. That event was put with the chunk and is
-/// archived again by a later chunk with its new rows: a second copy, never
-/// a loss.
-const EVENT_HAS_LINKED_ROWS: &str =
-    "(EXISTS (SELECT 1 FROM attempts a WHERE a.event_id = events.event_id) \
-     OR EXISTS (SELECT 1 FROM event_steps s WHERE s.event_id = events.event_id) \
-     OR EXISTS (SELECT 1 FROM payloads p WHERE p.event_id = events.event_id \
-       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = p.event_id)))";
-
-/// A payload a dead letter in D1 still refers to stays (its envelope's
-/// claim-checked body; `dead_letters_by_event`, migration 0011).
-const NOT_HELD_BY_ENTRY: &str =
-    "AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.event_id = payloads.event_id)";
-
-/// The states a table's candidates may be read in, as stored names.
-fn sweepable_states(table: ArchiveTable) -> Vec<&'static str> {
-    match table {
-        ArchiveTable::Events => SWEEPABLE_DELIVERY.iter().map(|s| s.as_str()).collect(),
-        ArchiveTable::DeadLetters => RESOLVED_ENTRY.iter().map(|s| s.as_str()).collect(),
-        ArchiveTable::Jobs => FINISHED_JOB.iter().map(|s| s.as_str()).collect(),
-        ArchiveTable::Alarms => vec![AlarmState::Resolved.as_str()],
-        _ => Vec::new(),
-    }
+/// Whether an event has rows of its linked tables beyond those a chunk
+/// read (`except`: the JSON arrays of attempt ids, step ids and payload
+/// event ids read; none for the candidate read). A payload a dead letter
+/// holds stays with the entry ([`with_parent`]), so it does not count.
+fn has_linked_rows(except: Option<[&str; 3]>) -> String {
+    let not_read = |column: &str, i: usize| match except {
+        Some(params) => format!(
+            " AND {column} NOT IN (SELECT value FROM json_each({}))",
+            params[i]
+        ),
+        None => String::new(),
+    };
+    format!(
+        "(EXISTS (SELECT 1 FROM attempts WHERE attempts.event_id = events.event_id{}) \
+         OR EXISTS (SELECT 1 FROM event_steps WHERE event_steps.event_id = events.event_id{}) \
+         OR EXISTS (SELECT 1 FROM payloads WHERE payloads.event_id = events.event_id{} AND {}))",
+        not_read("attempts.id", 0),
+        not_read("event_steps.id", 1),
+        not_read("payloads.event_id", 2),
+        with_parent(ArchiveTable::Payloads),
+    )
 }
 
 /// Reads the candidates of every query in one batch (oldest first, at
@@ -157,73 +127,47 @@ pub fn candidates_of(queries: &[ChunkQuery], read: &[Rows]) -> Result<Vec<Candid
     queries
         .iter()
         .zip(read)
-        .map(|(q, rows)| Ok((q.clone(), decode_candidates(q, rows)?)))
+        .map(|(q, rows)| Ok((q.clone(), decode_candidates(rows)?)))
         .collect()
 }
 
-/// The statement that reads the candidates for `q`, oldest first, at most
-/// `q.limit`.
+/// The statement that reads the candidates for `q`: rows old enough and
+/// sweepable ([`alone`]), oldest first, at most `q.limit`.
 pub fn candidates_statement(db: &D1Database, q: &ChunkQuery) -> Result<D1PreparedStatement> {
-    let s = spec(q.table, q.column);
-    let (state_sel, state_where) = match s.state {
-        Some(col) => (
-            col,
-            format!("AND {col} IN (SELECT value FROM json_each(?3))"),
-        ),
-        None => ("NULL", String::new()),
+    let s = spec(q.table);
+    let linked = if s.linked && q.table == ArchiveTable::Events {
+        has_linked_rows(None)
+    } else {
+        u8::from(s.linked).to_string()
     };
     let sql = format!(
-        "SELECT {} AS id, {} AS at, {state_sel} AS state, {} AS bytes, {} AS linked FROM {} \
-         WHERE {col} IS NOT NULL AND {col} < ?1 {state_where} {} ORDER BY {col}, {} LIMIT ?2",
+        "SELECT {} AS id, {} AS at, {} AS bytes, {linked} AS linked FROM {} \
+         WHERE {col} IS NOT NULL AND {col} < ?1 AND {} ORDER BY {col}, {} LIMIT ?2",
         s.id_expr,
         s.at_expr,
         s.bytes,
-        s.linked,
         q.table.as_str(),
-        s.filter,
+        alone(q.table),
         s.id,
         col = q.column,
     );
-    let mut params = vec![int(q.before), int(q.limit as i64)];
-    if s.state.is_some() {
-        params.push(text(&serde_json::to_string(&sweepable_states(q.table))?));
-    }
-    db.prepare(&sql).bind(&params)
+    db.prepare(&sql).bind(&[int(q.before), int(q.limit as i64)])
 }
 
-fn decode_candidates(q: &ChunkQuery, rows: &Rows) -> Result<Vec<Candidate>> {
+fn decode_candidates(rows: &Rows) -> Result<Vec<Candidate>> {
     rows.map(|r| {
-        let state = row_state(q.table, r.opt_text("state")?.as_deref())?;
         Ok(Candidate {
             id: r.text("id")?,
             at: r.int("at")?,
-            state,
-            held: false,
             bytes: r.int("bytes")?.max(0) as u64,
             linked: r.int("linked")? != 0,
         })
     })
 }
 
-fn row_state(table: ArchiveTable, state: Option<&str>) -> Result<RowState> {
-    let bad = |e: hookrelay_core::state::UnknownState| {
-        worker::Error::RustError(format!("{} row: {e}", table.as_str()))
-    };
-    Ok(match (table, state) {
-        (ArchiveTable::Events, Some(s)) => {
-            RowState::Delivery(DeliveryStatus::parse(s).map_err(bad)?)
-        }
-        (ArchiveTable::DeadLetters, Some(s)) => {
-            RowState::Entry(EntryStatus::parse(s).map_err(bad)?)
-        }
-        (ArchiveTable::Jobs, Some(s)) => RowState::Job(JobStatus::parse(s).map_err(bad)?),
-        (ArchiveTable::Alarms, Some(s)) => RowState::Alarm(AlarmState::parse(s).map_err(bad)?),
-        _ => RowState::Plain,
-    })
-}
-
 /// The chunk's ids as one JSON array, numbers for integer ids.
-fn ids_json(chunk: &Chunk, int_ids: bool) -> Result<String> {
+fn ids_json(chunk: &Chunk) -> Result<String> {
+    let int_ids = spec(chunk.table).int_ids;
     let ids: Vec<serde_json::Value> = chunk
         .rows
         .iter()
@@ -235,18 +179,34 @@ fn ids_json(chunk: &Chunk, int_ids: bool) -> Result<String> {
     Ok(serde_json::to_string(&ids)?)
 }
 
-/// Which rows of `target` go with `chunk`, as a WHERE clause over `?1`
-/// (the chunk's ids): the chunk's own rows, or the linked rows by parent id.
-fn chunk_where(chunk: &Chunk, target: ArchiveTable) -> String {
-    const IDS: &str = "IN (SELECT value FROM json_each(?1))";
-    match (chunk.table, target) {
-        (ArchiveTable::Events, ArchiveTable::Payloads) => {
-            format!("event_id {IDS} {NOT_HELD_BY_ENTRY}")
-        }
-        (ArchiveTable::Events, _) if target != chunk.table => format!("event_id {IDS}"),
-        (ArchiveTable::Jobs, ArchiveTable::JobEntries) => format!("job_id {IDS}"),
-        _ => format!("{} {IDS}", spec(chunk.table, "").id),
-    }
+const IDS: &str = "IN (SELECT value FROM json_each(?1))";
+
+/// The chunk's own rows that may still go, over `?1` (the ids) and `?2`
+/// (the chunk's cutoff): the read of its rows and its delete share it.
+fn own_rows(chunk: &Chunk) -> String {
+    let t = chunk.table;
+    // Without a cutoff `?2` is bound NULL all the same: a statement's
+    // parameters are the same whatever the journal.
+    let age = match chunk.before {
+        Some(_) => format!("AND {} < ?2", age_column(t)),
+        None => "AND ?2 IS NULL".to_string(),
+    };
+    format!("{} {IDS} {age} AND {}", spec(t).id, alone(t))
+}
+
+/// `?2` of [`own_rows`]: the cutoff, or no age guard for a journal written
+/// before chunks carried one.
+fn cutoff(chunk: &Chunk) -> wasm_bindgen::JsValue {
+    chunk.before.map_or(wasm_bindgen::JsValue::NULL, int)
+}
+
+/// Which rows of linked `target` a chunk reads, over `?1` (the chunk's ids).
+fn linked_rows(chunk: &Chunk, target: ArchiveTable) -> String {
+    let parent = match chunk.table {
+        ArchiveTable::Jobs => "job_id",
+        _ => "event_id",
+    };
+    format!("{parent} {IDS} AND {}", with_parent(target))
 }
 
 /// The tables a chunk reads and deletes: its own, then the linked ones
@@ -254,34 +214,50 @@ fn chunk_where(chunk: &Chunk, target: ArchiveTable) -> String {
 pub fn chunk_tables(chunk: &Chunk) -> Vec<ArchiveTable> {
     let mut tables = vec![chunk.table];
     if chunk.linked {
-        tables.extend(hookrelay_core::retention::tables::linked(chunk.table));
+        tables.extend(linked(chunk.table));
     }
     tables
 }
 
 /// The statements that read the chunk's rows, for one batch (the sweep
 /// puts its journal write in front of them): per table of
-/// [`chunk_tables`], and for dead letters also the claim-checked payloads
-/// their envelopes name. Decode each answer with [`Rows::json_objects`].
+/// [`chunk_tables`], the chunk's own rows only while they may still go;
+/// for dead letters also the claim-checked payloads their envelopes name
+/// (`input.body_ref`, as an eviction reads them). Decode each answer with
+/// [`Rows::json_objects`].
 pub fn read_statements(db: &D1Database, chunk: &Chunk) -> Result<Vec<D1PreparedStatement>> {
-    let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
+    let ids = text(&ids_json(chunk)?);
     let mut stmts = Vec::new();
     for t in chunk_tables(chunk) {
-        let sql = format!(
-            "SELECT * FROM {} WHERE {}",
-            t.as_str(),
-            chunk_where(chunk, t)
-        );
-        stmts.push(db.prepare(&sql).bind(&[text(&ids)])?);
+        let stmt = if t == chunk.table {
+            db.prepare(format!(
+                "SELECT * FROM {} WHERE {}",
+                t.as_str(),
+                own_rows(chunk)
+            ))
+            .bind(&[ids.clone(), cutoff(chunk)])?
+        } else {
+            db.prepare(format!(
+                "SELECT * FROM {} WHERE {}",
+                t.as_str(),
+                linked_rows(chunk, t)
+            ))
+            .bind(std::slice::from_ref(&ids))?
+        };
+        stmts.push(stmt);
     }
     if chunk.table == ArchiveTable::DeadLetters {
-        stmts.push(db.prepare("SELECT * FROM payloads WHERE event_id IN (SELECT d.event_id FROM dead_letters d WHERE d.id IN (SELECT value FROM json_each(?1)))").bind(&[text(&ids)])?);
+        stmts.push(db.prepare(format!(
+            "SELECT * FROM payloads WHERE event_id IN (SELECT {BODY_REF_SQL} FROM dead_letters WHERE {})",
+            own_rows(chunk)
+        )).bind(&[ids, cutoff(chunk)])?);
     }
     Ok(stmts)
 }
 
-/// The key column of a table whose rows a chunk of events deletes by what
-/// it read (so a row written between the read and the delete stays).
+/// The key column of a linked table whose rows a chunk of events deletes
+/// by what it read (so a row written between the read and the delete
+/// stays).
 fn read_key(chunk: &Chunk, table: ArchiveTable) -> Option<&'static str> {
     match (chunk.table, table) {
         (ArchiveTable::Events, ArchiveTable::Attempts | ArchiveTable::EventSteps) => Some("id"),
@@ -310,62 +286,157 @@ pub fn read_keys(
     Ok(json.as_string())
 }
 
-/// The statements that delete the chunk's rows (linked tables first), and
-/// for dead letters first the tombstones (`cause` swept, the status each
-/// had, its archive key); `entry_keys` are the entries' keys, in chunk
-/// order. A linked table named in `read` loses only the rows read (by
-/// [`read_keys`]); one read empty is not touched. An event is deleted only
-/// while it is still sweepable and has no linked rows left
-/// ([`EVENT_HAS_LINKED_ROWS`]).
+/// The statements that delete a chunk of range-keyed rows (every table
+/// but `dead_letters`): its own rows first, each only while it may still
+/// go (old enough, sweepable, and for an event no linked row beyond those
+/// read), then its linked rows, each only as read ([`read_keys`], `read`)
+/// and only once its parent is gone.
 pub fn delete_chunk(
     db: &D1Database,
     chunk: &Chunk,
-    entry_keys: &[String],
     read: &[(ArchiveTable, String)],
-    now_ms: i64,
 ) -> Result<Vec<D1PreparedStatement>> {
-    let ids = ids_json(chunk, spec(chunk.table, "").int_ids)?;
-    let mut stmts = Vec::new();
-    if chunk.table == ArchiveTable::DeadLetters {
-        let pairs: Vec<(&str, &str)> = chunk
-            .rows
-            .iter()
-            .zip(entry_keys)
-            .map(|(r, k)| (r.id.as_str(), k.as_str()))
-            .collect();
-        stmts.push(db.prepare(
-            "INSERT OR REPLACE INTO dead_letter_tombstones (id, content_hash, event_id, source, error_code, evicted_at, cause, prior_status, archive_key) \
-             SELECT d.id, d.content_hash, d.event_id, d.source, d.error_code, ?2, ?3, d.status, json_extract(j.value, '$[1]') \
-             FROM json_each(?1) j JOIN dead_letters d ON d.id = json_extract(j.value, '$[0]')",
-        ).bind(&[text(&serde_json::to_string(&pairs)?), int(now_ms), text(TombstoneCause::Swept.as_str())])?);
-    }
-    for t in chunk_tables(chunk).into_iter().rev() {
-        let name = t.as_str();
+    let ids = text(&ids_json(chunk)?);
+    let mut stmts = vec![delete_own(db, chunk, read, &ids)?];
+    let (parent, parent_id, parent_col) = match chunk.table {
+        ArchiveTable::Jobs => ("jobs", "id", "job_id"),
+        _ => ("events", "event_id", "event_id"),
+    };
+    for t in chunk_tables(chunk).into_iter().skip(1) {
+        let target = t.as_str();
+        let parent_gone = format!(
+            "NOT EXISTS (SELECT 1 FROM {parent} p WHERE p.{parent_id} = {target}.{parent_col})"
+        );
         let stmt = match (read_key(chunk, t), read.iter().find(|(r, _)| *r == t)) {
             (Some(_), Some((_, keys))) if keys == "[]" => continue,
             (Some(col), Some((_, keys))) => db
-                .prepare(format!("DELETE FROM {name} WHERE {col} IN (SELECT value FROM json_each(?1))"))
+                .prepare(format!(
+                    "DELETE FROM {target} WHERE {col} {IDS} AND {parent_gone} AND {}",
+                    with_parent(t)
+                ))
                 .bind(&[text(keys)])?,
             (Some(_), None) => {
                 return Err(worker::Error::RustError(format!(
-                    "the sweep deletes {name} by the rows it read, and none were passed; nothing was deleted, the next run retries"
+                    "the sweep deletes {target} by the rows it read, and none were passed; nothing was deleted, the next run retries"
                 )))
             }
-            (None, _) if t == ArchiveTable::Events => {
-                let states = serde_json::to_string(&sweepable_states(t))?;
-                // Still sweepable (`?2`): an event that turned in flight
-                // since the read stays, never deleted mid-delivery.
-                db.prepare(format!(
-                    "DELETE FROM events WHERE {} AND delivery_status IN (SELECT value FROM json_each(?2)) AND NOT {EVENT_HAS_LINKED_ROWS}",
-                    chunk_where(chunk, t)
-                ))
-                    .bind(&[text(&ids), text(&states)])?
-            }
             (None, _) => db
-                .prepare(format!("DELETE FROM {name} WHERE {}", chunk_where(chunk, t)))
-                .bind(&[text(&ids)])?,
+                .prepare(format!(
+                    "DELETE FROM {target} WHERE {} AND {parent_gone}",
+                    linked_rows(chunk, t)
+                ))
+                .bind(std::slice::from_ref(&ids))?,
         };
         stmts.push(stmt);
     }
     Ok(stmts)
+}
+
+/// The delete of a chunk's own rows that may still go; an event also
+/// only while it has no linked row beyond those read (a late attempt or
+/// step, or one the chunk did not read because it had none).
+fn delete_own(
+    db: &D1Database,
+    chunk: &Chunk,
+    read: &[(ArchiveTable, String)],
+    ids: &wasm_bindgen::JsValue,
+) -> Result<D1PreparedStatement> {
+    if chunk.table != ArchiveTable::Events {
+        let sql = format!(
+            "DELETE FROM {} WHERE {}",
+            chunk.table.as_str(),
+            own_rows(chunk)
+        );
+        return db.prepare(sql).bind(&[ids.clone(), cutoff(chunk)]);
+    }
+    let keys = |t: ArchiveTable| {
+        let got = read.iter().find(|(r, _)| *r == t).map(|(_, k)| k.as_str());
+        text(got.unwrap_or("[]"))
+    };
+    let sql = format!(
+        "DELETE FROM events WHERE {} AND NOT {}",
+        own_rows(chunk),
+        has_linked_rows(Some(["?3", "?4", "?5"]))
+    );
+    db.prepare(sql).bind(&[
+        ids.clone(),
+        cutoff(chunk),
+        keys(ArchiveTable::Attempts),
+        keys(ArchiveTable::EventSteps),
+        keys(ArchiveTable::Payloads),
+    ])
+}
+
+/// One dead letter as a sweep chunk read and put it, for its guarded
+/// tombstone and delete.
+#[derive(Debug, Clone)]
+pub struct PutEntry<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// The key of its archived envelope.
+    pub key: &'a str,
+    /// How many objects its copy holds (the envelope, and its payload).
+    pub objects: usize,
+    /// Its status as read.
+    pub status: &'a str,
+    /// Its `resolved_at` as read.
+    pub resolved_at: i64,
+}
+
+/// The statements that sweep the dead letters of a chunk that were put
+/// (`put`): a tombstone each (`cause` swept, the status it had, its
+/// archive key; an upsert, so a tombstone left by an earlier exit is
+/// updated, never replaced behind the row counter's back), the archive's
+/// totals, then the delete. Each statement takes an entry only while its
+/// status and `resolved_at` are still as read and it may still go: an
+/// entry unarchived or discarded since the read stays, and no tombstone
+/// names it. Then the journal is cleared only if no entry of the chunk is
+/// left in D1 ([`kept_entries`] reads those, whose copies the sweep then
+/// erases before it clears the journal).
+pub fn delete_entries(
+    db: &D1Database,
+    chunk: &Chunk,
+    put: &[PutEntry<'_>],
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let put = text(&serde_json::to_string(
+        &put.iter()
+            .map(|e| serde_json::json!([e.id, e.key, e.objects, e.status, e.resolved_at]))
+            .collect::<Vec<_>>(),
+    )?);
+    let swept = text(TombstoneCause::Swept.as_str());
+    let as_read = format!(
+        "dead_letters.status = j.value->>3 AND dead_letters.resolved_at = j.value->>4 AND {}",
+        alone(ArchiveTable::DeadLetters)
+    );
+    let tombstones = db.prepare(format!(
+        "INSERT INTO dead_letter_tombstones (id, content_hash, event_id, source, error_code, evicted_at, cause, prior_status, archive_key) \
+         SELECT dead_letters.id, dead_letters.content_hash, dead_letters.event_id, dead_letters.source, dead_letters.error_code, ?2, ?3, dead_letters.status, j.value->>1 \
+         FROM json_each(?1) j JOIN dead_letters ON dead_letters.id = j.value->>0 WHERE {as_read} \
+         ON CONFLICT(id) DO UPDATE SET content_hash = excluded.content_hash, event_id = excluded.event_id, source = excluded.source, error_code = excluded.error_code, \
+         evicted_at = excluded.evicted_at, cause = excluded.cause, prior_status = excluded.prior_status, archive_key = excluded.archive_key"
+    )).bind(&[put.clone(), int(now_ms), swept.clone()])?;
+    let counted = super::sweep_state::count_entries_archived(db, put.clone(), now_ms, swept)?;
+    let delete = db
+        .prepare(format!(
+            "DELETE FROM dead_letters WHERE id IN (SELECT value->>0 FROM json_each(?1)) \
+             AND EXISTS (SELECT 1 FROM json_each(?1) j WHERE j.value->>0 = dead_letters.id AND {as_read})"
+        ))
+        .bind(&[put])?;
+    let ids = text(&ids_json(chunk)?);
+    let clear = db
+        .prepare(format!(
+            "UPDATE sweep_state SET journal = NULL WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM dead_letters WHERE id {IDS})"
+        ))
+        .bind(std::slice::from_ref(&ids))?;
+    let kept = db
+        .prepare(format!("SELECT id FROM dead_letters WHERE id {IDS}"))
+        .bind(&[ids])?;
+    Ok(vec![tombstones, counted, delete, clear, kept])
+}
+
+/// The ids of a dead-letter chunk still in D1 after its delete (the last
+/// statement of [`delete_entries`]).
+pub fn kept_entries(rows: &Rows) -> Result<Vec<String>> {
+    rows.map(|r| r.text("id"))
 }

@@ -1,7 +1,9 @@
 //! `sweep_state`: the retention sweep's one row (migration 0010): the
-//! journal of the chunk being moved, the generation that fences the chain
-//! of continuation messages, what the last run did, and the two leases
-//! (`core::retention::lease`).
+//! journal of the chunk being moved and its number (`chunk_seq`, migration
+//! 0013), the generation that fences the chain of continuation messages,
+//! what the last run did, the archive's totals (every object the sweep or
+//! an eviction wrote, counted in the batch that deletes its rows), and the
+//! two leases (`core::retention::lease`).
 
 use super::{int, opt_text, text, Query, Rows};
 use hookrelay_core::retention::lease::Lease;
@@ -40,17 +42,63 @@ pub async fn start(db: &D1Database) -> Result<SweepStart> {
     })
 }
 
-/// Records the chunk about to be put: in the batch that reads its rows,
-/// which completes before the first put.
+/// Records the chunk about to be put, with the next chunk number
+/// (`Chunk::seq`, part of its keys): in the batch that reads its rows,
+/// which completes before the first put. Answers the number
+/// ([`journal_seq`]); a redo keeps the one its journal holds.
 pub fn write_journal(db: &D1Database, chunk: &Chunk) -> Result<D1PreparedStatement> {
-    db.prepare("UPDATE sweep_state SET journal = ?1 WHERE id = 1")
-        .bind(&[text(&serde_json::to_string(chunk)?)])
+    db.prepare(
+        "UPDATE sweep_state SET chunk_seq = chunk_seq + 1, journal = json_set(?1, '$.seq', chunk_seq + 1)          WHERE id = 1 RETURNING chunk_seq",
+    )
+    .bind(&[text(&serde_json::to_string(chunk)?)])
 }
 
-/// Clears the journal: in the batch that deletes the chunk's rows, so the
-/// two happen together or not at all.
-pub fn clear_journal(db: &D1Database) -> D1PreparedStatement {
+/// The chunk number [`write_journal`] answered.
+pub fn journal_seq(rows: &Rows) -> Result<u64> {
+    let seq = rows.map_first(|r| r.int("chunk_seq"))?.ok_or_else(|| {
+        worker::Error::RustError(
+            "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+        )
+    })?;
+    Ok(seq.max(0) as u64)
+}
+
+/// Clears the journal and adds the chunk's `objects` and `rows` to the
+/// archive's totals: in the batch that deletes the chunk's rows, so the
+/// three happen together or not at all (a redo counts once).
+pub fn clear_journal(db: &D1Database, objects: u32, rows: u64) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE sweep_state SET journal = NULL, archive_objects = archive_objects + ?1,          archive_rows = archive_rows + ?2 WHERE id = 1",
+    )
+    .bind(&[int(i64::from(objects)), int(rows as i64)])
+}
+
+/// Adds to the archive's totals the dead letters of `entries` (a JSON
+/// array of `[id, key, objects, …]`) that this batch's tombstone statement
+/// just took out (`evicted_at` = `now_ms`, `cause`, that key): one row and
+/// their objects each. Placed between the tombstones and the delete, which
+/// share one guard, so it counts exactly the entries deleted, whether an
+/// eviction or the sweep took them.
+pub fn count_entries_archived(
+    db: &D1Database,
+    entries: wasm_bindgen::JsValue,
+    now_ms: i64,
+    cause: wasm_bindgen::JsValue,
+) -> Result<D1PreparedStatement> {
+    const TAKEN: &str = "FROM json_each(?1) a JOIN dead_letter_tombstones t ON t.id = a.value->>0          WHERE t.evicted_at = ?2 AND t.cause = ?3 AND t.archive_key = a.value->>1";
+    db.prepare(format!(
+        "UPDATE sweep_state SET archive_rows = archive_rows + (SELECT count(*) {TAKEN}),          archive_objects = archive_objects + (SELECT coalesce(sum(a.value->>2), 0) {TAKEN}) WHERE id = 1"
+    ))
+    .bind(&[entries, int(now_ms), cause])
+}
+
+/// Clears the journal once the copies of a dead-letter chunk's kept
+/// entries are erased.
+pub async fn clear_journal_after_erase(db: &D1Database) -> Result<()> {
     db.prepare("UPDATE sweep_state SET journal = NULL WHERE id = 1")
+        .query()
+        .await?;
+    Ok(())
 }
 
 /// What one run leaves in `sweep_state`.
@@ -65,8 +113,6 @@ pub struct RunRecord<'a> {
     pub size_bytes: Option<u64>,
     /// The newest `ingested_at` the size rule swept.
     pub size_swept_through: Option<i64>,
-    /// Archive objects and rows this run added.
-    pub archived: (u64, u64),
 }
 
 /// Writes what a run did.
@@ -80,8 +126,7 @@ pub fn record_statement(db: &D1Database, run: &RunRecord<'_>) -> Result<D1Prepar
     db.prepare(
         "UPDATE sweep_state SET last_run_at = ?1, last_result = COALESCE(?2, last_result), last_error = ?3, \
          size_bytes = COALESCE(?4, size_bytes), \
-         size_swept_through = MAX(COALESCE(size_swept_through, ?5), COALESCE(?5, size_swept_through)), \
-         archive_objects = archive_objects + ?6, archive_rows = archive_rows + ?7 WHERE id = 1",
+         size_swept_through = MAX(COALESCE(size_swept_through, ?5), COALESCE(?5, size_swept_through)) WHERE id = 1",
     )
     .bind(&[
         int(run.at),
@@ -89,8 +134,6 @@ pub fn record_statement(db: &D1Database, run: &RunRecord<'_>) -> Result<D1Prepar
         opt_text(run.error),
         run.size_bytes.map_or(wasm_bindgen::JsValue::NULL, |n| int(n as i64)),
         run.size_swept_through.map_or(wasm_bindgen::JsValue::NULL, int),
-        int(run.archived.0 as i64),
-        int(run.archived.1 as i64),
     ])
 }
 

@@ -88,6 +88,35 @@ pub fn still_evicted(id: &str) -> String {
     )
 }
 
+/// The guard of a restore's write ([`still_evicted`]), and for a restore
+/// that adds a pending entry, fewer than `capacity` pending entries as the
+/// statement runs: D1 runs one write at a time, so of restores that all
+/// passed the read's count, only those that still fit write
+/// (`hookrelay_core::retention::restore::check_insert`). The capacity is
+/// a number from the configuration, never request text.
+pub fn restore_guard(id: &str, capacity: Option<u64>) -> String {
+    let mut guard = still_evicted(id);
+    if let Some(capacity) = capacity {
+        guard.push_str(&format!(
+            " AND (SELECT count(*) FROM dead_letters WHERE status = '{}') < {capacity}",
+            EntryStatus::Pending.as_str()
+        ));
+    }
+    guard
+}
+
+/// The read that closes a restore's batch, in its transaction: pending
+/// entries (`pending`) and whether entry `id` is still evicted
+/// (`still_evicted`, 1 or 0), which tell a write the capacity guard
+/// refused from one another writer overtook.
+pub fn after_restore(db: &D1Database, id: &str) -> Result<D1PreparedStatement> {
+    db.prepare(format!(
+        "SELECT (SELECT count(*) FROM dead_letters WHERE status = ?2) AS pending, ({}) AS still_evicted",
+        still_evicted("?1")
+    ))
+    .bind(&[text(id), text(EntryStatus::Pending.as_str())])
+}
+
 /// Removes the tombstone of entry `id` if the statement just before it in
 /// the batch (the restored entry's guarded insert) wrote its row: D1 runs a
 /// batch's statements in order in one transaction, so `changes()` is that

@@ -99,3 +99,20 @@ fn a_restore_writes_only_columns_the_table_has() {
     let err = insert_columns(&bad, &DEAD_LETTER_COLUMNS).unwrap_err();
     assert!(err.contains("status = 'pending'"), "{err}");
 }
+
+#[test]
+fn the_sql_and_the_rust_find_an_entrys_payload_by_the_same_field() {
+    let e = entry("dlq_1", Some("evt_9"));
+    // The JSON path the SQL reads, as a pointer into the same envelope.
+    let path = BODY_REF_SQL
+        .split_once("'$.")
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(p, _)| format!("/{}", p.replace('.', "/")))
+        .unwrap();
+    let envelope: Value = serde_json::from_str(e["envelope"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        envelope.pointer(&path).and_then(Value::as_str),
+        Some("evt_9")
+    );
+    assert_eq!(body_ref(&e).as_deref(), Some("evt_9"));
+}

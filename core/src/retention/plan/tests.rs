@@ -1,5 +1,4 @@
 use super::*;
-use crate::state::{DeliveryStatus, EntryStatus};
 
 const NOW: UnixMillis = 1_796_300_000_000; // 2026-12-03 12:13 UTC
 const DAY: i64 = 86_400_000;
@@ -12,12 +11,11 @@ fn cfg() -> RetentionConfig {
     }
 }
 
-fn event(id: &str, age_days: i64, status: DeliveryStatus) -> Candidate {
+/// An event candidate (the read returns only sweepable ones).
+fn event(id: &str, age_days: i64) -> Candidate {
     Candidate {
         id: id.into(),
         at: NOW - age_days * DAY,
-        state: RowState::Delivery(status),
-        held: false,
         bytes: 100,
         linked: false,
     }
@@ -54,6 +52,7 @@ fn moved(c: &Chunk, objects: u32, size_after: u64) -> Written {
     Written {
         rows: vec![(ArchiveTable::Events, c.rows.len() as u64)],
         objects,
+        extra_calls: 0,
         size_after,
     }
 }
@@ -64,7 +63,7 @@ fn nothing(qs: Vec<ChunkQuery>) -> Vec<Candidates> {
 }
 
 #[test]
-fn the_age_rule_takes_old_sweepable_events_and_never_parked_pending_or_in_flight() {
+fn the_age_rule_takes_events_older_than_event_retention() {
     let mut run = SweepRun::start(NOW, cfg(), 500, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = read(&mut run);
     assert_eq!(
@@ -72,13 +71,10 @@ fn the_age_rule_takes_old_sweepable_events_and_never_parked_pending_or_in_flight
         (ArchiveTable::Events, SweepRule::Age, NOW - 30 * DAY)
     );
     let candidates = [
-        event("parked", 40, DeliveryStatus::Parked),
-        event("old-a", 40, DeliveryStatus::Delivered),
-        event("pending", 40, DeliveryStatus::Pending),
-        event("old-b", 40, DeliveryStatus::None),
-        event("flying", 40, DeliveryStatus::Delivering),
-        event("old-c", 40, DeliveryStatus::Failed),
-        event("young", 29, DeliveryStatus::Delivered),
+        event("old-a", 40),
+        event("old-b", 40),
+        event("old-c", 40),
+        event("young", 29),
     ];
     let chunk = run.select(&q, &candidates);
     assert_eq!(ids(&chunk), ["old-a", "old-b", "old-c"]);
@@ -93,12 +89,10 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
     let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = read(&mut run);
     assert_eq!((q.rule, q.before), (SweepRule::Size, NOW + 1));
-    let candidates = [
-        event("pending", 0, DeliveryStatus::Pending),
-        event("today", 0, DeliveryStatus::Delivered),
-    ];
+    let candidates = [event("today", 0)];
     let chunk = run.select(&q, &candidates).unwrap();
     assert_eq!(chunk.rows[0].id, "today");
+    assert_eq!(chunk.before, Some(NOW + 1), "the delete guard's cutoff");
     // As if more candidates had been left behind it.
     let chunk = Chunk {
         exhausted: false,
@@ -109,6 +103,7 @@ fn above_the_cap_the_oldest_sweepable_events_go_whatever_their_age() {
         &Written {
             rows: vec![(ArchiveTable::Events, 1)],
             objects: 1,
+            extra_calls: 0,
             size_after: 900,
         },
     );
@@ -128,7 +123,7 @@ fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
     let mut run = SweepRun::start(NOW, cfg(), 5_000, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = read(&mut run);
     let chunk = run
-        .select(&q, &[event("a", 1, DeliveryStatus::Delivered)])
+        .select(&q, &[event("a", 1)])
         .map(|c| Chunk {
             exhausted: false,
             ..c
@@ -139,6 +134,7 @@ fn a_size_rule_that_does_not_lower_the_size_stops_for_the_run() {
         &Written {
             rows: vec![(ArchiveTable::Events, 1)],
             objects: 1,
+            extra_calls: 0,
             size_after: 5_000,
         },
     );
@@ -168,11 +164,11 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
     let two_days = [
         Candidate {
             at: midnight - 1,
-            ..event("late", 0, DeliveryStatus::Delivered)
+            ..event("late", 0)
         },
         Candidate {
             at: midnight,
-            ..event("early", 0, DeliveryStatus::Delivered)
+            ..event("early", 0)
         },
     ];
     let c = run.select(&q, &two_days);
@@ -185,7 +181,7 @@ fn a_chunk_never_spans_two_utc_days_nor_passes_its_row_and_byte_bounds() {
         .map(|i| Candidate {
             id: format!("e{i:04}"),
             at: midnight + i as i64,
-            ..event("", 0, DeliveryStatus::Delivered)
+            ..event("", 0)
         })
         .collect();
     let c = run.select(&q, &many).unwrap();
@@ -207,20 +203,20 @@ fn a_chunk_stops_at_its_byte_bound_but_always_takes_its_first_row() {
             id: format!("b{i}"),
             bytes: MAX_CHUNK_BYTES / 2,
             at: midnight + i,
-            ..event("", 0, DeliveryStatus::Delivered)
+            ..event("", 0)
         })
         .collect();
     assert_eq!(run.select(&q, &big).unwrap().rows.len(), 2);
     let huge = [Candidate {
         bytes: 2 * MAX_CHUNK_BYTES,
-        ..event("huge", 0, DeliveryStatus::Delivered)
+        ..event("huge", 0)
     }];
     let first = run.select(&q, &huge).unwrap();
     assert_eq!(first.rows.len(), 1, "the first row always fits");
 }
 
 #[test]
-fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
+fn every_table_is_visited_in_order_once_each() {
     let mut run = SweepRun::start(NOW, cfg(), 0, None, 1_000);
     let (mut visited, mut reads) = (Vec::new(), 0);
     let report = loop {
@@ -231,21 +227,12 @@ fn every_table_is_visited_in_order_and_pending_dead_letters_never_go() {
         };
         reads += 1;
         visited.extend(qs.iter().map(|q| q.table));
-        let mut sets = nothing(qs);
-        for (q, candidates) in &mut sets {
+        for q in &qs {
             if q.table == ArchiveTable::DeadLetters {
                 assert_eq!(q.limit, ENTRY_CHUNK_ROWS);
-                candidates.push(Candidate {
-                    id: "dlq_p".into(),
-                    at: NOW - 100 * DAY,
-                    state: RowState::Entry(EntryStatus::Pending),
-                    held: false,
-                    bytes: 0,
-                    linked: false,
-                });
             }
         }
-        run.read(sets);
+        run.read(nothing(qs));
     };
     let want: Vec<ArchiveTable> = age_rules(&cfg()).iter().map(|r| r.table).collect();
     assert_eq!(visited, want);
@@ -258,7 +245,7 @@ fn full(q: &ChunkQuery) -> Vec<Candidate> {
         .map(|i| Candidate {
             id: format!("e{i:04}"),
             at: NOW - 40 * DAY,
-            ..event("", 0, DeliveryStatus::Delivered)
+            ..event("", 0)
         })
         .collect()
 }
@@ -309,10 +296,7 @@ fn the_last_chunk_of_a_table_reads_the_tables_after_it_ahead() {
     let Step::Read(qs) = run.next_step() else {
         panic!("a run starts with a read")
     };
-    run.read(vec![(
-        qs[0].clone(),
-        vec![event("last", 40, DeliveryStatus::Delivered)],
-    )]);
+    run.read(vec![(qs[0].clone(), vec![event("last", 40)])]);
     let Step::Move(c) = run.next_step() else {
         panic!("one event to move")
     };
@@ -326,6 +310,7 @@ fn the_last_chunk_of_a_table_reads_the_tables_after_it_ahead() {
         &Written {
             rows: vec![(ArchiveTable::Events, 1)],
             objects: 1,
+            extra_calls: 0,
             size_after: 0,
         },
     );
@@ -353,9 +338,9 @@ fn candidates_read_for_another_query_are_not_used() {
     assert_eq!(read(&mut run).rule, SweepRule::Age);
 }
 
-#[test]
-fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
-    let chunk = Chunk {
+/// A chunk of two events, numbered 12, as a journal holds it.
+fn two_events() -> Chunk {
+    Chunk {
         table: ArchiveTable::Events,
         rule: SweepRule::Age,
         rows: vec![
@@ -370,15 +355,17 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
         ],
         exhausted: true,
         linked: true,
-    };
+        seq: Some(12),
+        before: Some(NOW),
+    }
+}
+
+#[test]
+fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
+    let chunk = two_events();
     let stored = serde_json::to_string(&chunk).unwrap();
     let journal: Chunk = serde_json::from_str(&stored).unwrap();
     assert_eq!(journal, chunk);
-    let older: Chunk = serde_json::from_str(&stored.replace(",\"linked\":true", "")).unwrap();
-    assert!(
-        older.linked,
-        "a journal from before the linked check reads and deletes the linked tables"
-    );
     let mut run = SweepRun::start(NOW, cfg(), 0, Some(journal), DEFAULT_SUBREQUEST_BUDGET);
     let Step::Redo(redo) = run.next_step() else {
         panic!("the journal comes first")
@@ -388,10 +375,10 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
     assert_eq!(
         keys,
         [
-            "events/2026-12-03/evt_a~evt_b.ndjson",
-            "attempts/2026-12-03/evt_a~evt_b.ndjson",
-            "payloads/2026-12-03/evt_a~evt_b.ndjson",
-            "event_steps/2026-12-03/evt_a~evt_b.ndjson",
+            "events/2026-12-03/evt_a~evt_b~12.ndjson",
+            "attempts/2026-12-03/evt_a~evt_b~12.ndjson",
+            "payloads/2026-12-03/evt_a~evt_b~12.ndjson",
+            "event_steps/2026-12-03/evt_a~evt_b~12.ndjson",
         ]
     );
     run.done(
@@ -399,6 +386,7 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
         &Written {
             rows: vec![(ArchiveTable::Events, 2)],
             objects: 1,
+            extra_calls: 0,
             size_after: 0,
         },
     );
@@ -407,6 +395,23 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
         ArchiveTable::Events,
         "a redo does not skip the events phase"
     );
+}
+
+#[test]
+fn a_journal_from_before_the_newer_fields_keeps_its_keys_and_reads_every_table() {
+    let stored = serde_json::to_string(&two_events()).unwrap();
+    let older = stored.replace(",\"linked\":true,\"seq\":12,\"before\":1796300000000", "");
+    let older: Chunk = serde_json::from_str(&older).unwrap();
+    assert!(
+        older.linked,
+        "a journal from before the linked check reads and deletes the linked tables"
+    );
+    assert_eq!(
+        older.keys()[0].to_string(),
+        "events/2026-12-03/evt_a~evt_b.ndjson",
+        "a journal from before chunk numbers redoes the keys it wrote then"
+    );
+    assert_eq!(older.before, None);
 }
 
 #[test]
@@ -426,6 +431,8 @@ fn dead_letter_chunks_write_one_object_per_entry() {
         ],
         exhausted: false,
         linked: false,
+        seq: Some(3),
+        before: None,
     };
     let keys: Vec<String> = chunk.keys().iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -458,10 +465,10 @@ fn the_dedupe_window_shortens_only_while_the_size_rule_swept_young_events() {
 fn a_chunk_is_linked_when_any_of_its_rows_is() {
     let run = SweepRun::start(NOW, cfg(), 0, None, DEFAULT_SUBREQUEST_BUDGET);
     let q = events_by_age(NOW);
-    let plain = event("plain", 40, DeliveryStatus::Delivered);
+    let plain = event("plain", 40);
     let with_attempts = Candidate {
         linked: true,
-        ..event("with-attempts", 40, DeliveryStatus::Delivered)
+        ..event("with-attempts", 40)
     };
     let table = [
         (vec![plain.clone()], false),
@@ -473,3 +480,15 @@ fn a_chunk_is_linked_when_any_of_its_rows_is() {
         assert_eq!(chunk.linked, want, "{candidates:?}");
     }
 }
+
+#[test]
+fn a_missing_size_is_an_error_never_a_zero() {
+    assert_eq!(size_after(&[Some(900), None, Some(800), None]), Ok(800));
+    assert_eq!(size_after(&[Some(0)]), Ok(0), "a real 0 stays 0");
+    for none in [&[][..], &[None, None][..]] {
+        let err = size_after(none).unwrap_err();
+        assert!(err.contains("meta.size_after"), "{err}");
+    }
+}
+
+mod overwrite;

@@ -56,6 +56,29 @@ fn restore_follows_the_designed_rules() {
 }
 
 #[test]
+fn a_tombstone_offers_restore_only_when_it_can_be_restored() {
+    use EntryStatus as S;
+    use TombstoneCause as C;
+    let restore: &[AuditAction] = &[AuditAction::Restore];
+    let table: [(Tombstone, &[AuditAction]); 9] = [
+        (tomb(C::Evicted, None, Some(KEY)), restore),
+        (tomb(C::Evicted, None, None), &[]),
+        (tomb(C::Swept, Some(S::Pending), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Replayed), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Poisoned), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Archived), Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Discarded), Some(KEY)), &[]),
+        (tomb(C::Swept, None, Some(KEY)), restore),
+        (tomb(C::Swept, Some(S::Replayed), None), &[]),
+    ];
+    for (t, want) in table {
+        assert_eq!(tombstone_actions(&t), want, "{t:?}");
+        // The same rule the route applies, with room in the store.
+        assert_eq!(plan_restore(&t, 0, 10).is_ok(), !want.is_empty(), "{t:?}");
+    }
+}
+
+#[test]
 fn the_capacity_refusal_names_the_capacity() {
     let r = plan_restore(
         &tomb(TombstoneCause::Evicted, None, Some(KEY)),
@@ -76,10 +99,12 @@ fn the_restored_row_is_the_archived_one_with_its_new_status() {
     let text = encode_rows(&[original.as_object().unwrap().clone()]);
     let plan = plan_restore(&tomb(TombstoneCause::Evicted, None, Some(KEY)), 0, 10).unwrap();
     let row = restored_row(&plan, "dlq_1", &text, 50).unwrap();
+    let mut want = original.clone();
+    want["restored_at"] = json!(50);
     assert_eq!(
         serde_json::Value::Object(row),
-        original,
-        "an evicted entry equals the original"
+        want,
+        "an evicted entry equals the original, with when it was restored (its place in the eviction order)"
     );
     let swept = RestorePlan {
         status: EntryStatus::Archived,
@@ -153,4 +178,65 @@ fn a_write_that_changed_nothing_is_a_race_naming_what_changed_and_what_to_do() {
             (got, want) => panic!("{write:?} {changed}: got {got:?}, want {want:?}"),
         }
     }
+}
+
+#[test]
+fn only_a_pending_restore_is_bounded_by_capacity_in_its_write() {
+    let plan = |status| RestorePlan {
+        status,
+        key: KEY.into(),
+    };
+    assert_eq!(write_capacity(&plan(EntryStatus::Pending), 10), Some(10));
+    for status in [
+        EntryStatus::Replayed,
+        EntryStatus::Archived,
+        EntryStatus::Poisoned,
+    ] {
+        assert_eq!(write_capacity(&plan(status), 10), None, "{status:?}");
+    }
+}
+
+#[test]
+fn an_insert_that_changed_nothing_is_a_capacity_refusal_only_when_the_store_was_full() {
+    let after = |pending, still_evicted| AfterWrite {
+        pending,
+        still_evicted,
+    };
+    let raced = || {
+        Err(InsertRefused::Raced(RestoreRace::EntryChanged {
+            id: "dlq_1".into(),
+        }))
+    };
+    let full = |pending| {
+        Err(InsertRefused::Refused(RestoreRefusal::AtCapacity {
+            pending,
+            capacity: 2,
+        }))
+    };
+    let table = [
+        // Written: whatever the store holds now.
+        (Some(2), 1, after(3, false), Ok(())),
+        (None, 1, after(9, false), Ok(())),
+        // Not written, the entry still evicted, the store full: capacity.
+        (Some(2), 0, after(2, true), full(2)),
+        (Some(2), 0, after(5, true), full(5)),
+        // Not written, but another restore (or a new dead letter) took it.
+        (Some(2), 0, after(2, false), raced()),
+        // Not written with room left: not the capacity guard.
+        (Some(2), 0, after(1, true), raced()),
+        // A resolved restore has no capacity guard.
+        (None, 0, after(9, true), raced()),
+    ];
+    for (capacity, changed, after, want) in table {
+        assert_eq!(
+            check_insert("dlq_1", capacity, changed, after),
+            want,
+            "{capacity:?} {changed} {after:?}"
+        );
+    }
+    let Err(InsertRefused::Refused(r)) = check_insert("dlq_1", Some(2), 0, after(2, true)) else {
+        unreachable!()
+    };
+    assert_eq!(r.code(), "AT_CAPACITY");
+    assert!(r.message().contains("DLQ_CAPACITY 2"), "{}", r.message());
 }

@@ -1,10 +1,12 @@
-// One entry: its envelope, the attempt history as a timeline, the excerpt
-// and the redacted headers, its audit records, and the actions. Each action
-// takes a reason typed into the page and shows the API's answer.
-import { h, replace, heading, loadInto, fields, table, age, apiError } from "../dom.js";
+// One entry: the actions its answer lists (the API decides which; this
+// page holds no copy of the rules), its envelope grouped for reading
+// (envelope.js), and its audit records. Each action takes a reason typed
+// into the page and shows the API's answer.
+import { h, replace, heading, loadInto, facts, label, cell, apiError } from "../dom.js";
 import { get, post, query } from "../api.js";
 import { reasonField, confirmStep } from "./actions.js";
 import { auditTable } from "./audit-table.js";
+import { envelopeGroups, tombstoneFacts } from "./envelope.js";
 
 export function entry(main, { arg: id }) {
   const body = h("section", { "aria-label": "Entry" });
@@ -19,71 +21,65 @@ export function entry(main, { arg: id }) {
   load();
 }
 
-/** The actions panel: one reason field, a button per action, the answer below. */
-function actionsPanel(id, names, reload) {
-  const reason = reasonField();
+/** The button text of an action the API names (`unarchive` → "Unarchive"). */
+const buttonText = (action) => action.charAt(0).toUpperCase() + action.slice(1);
+
+/** What a discard erases, said before its Confirm (DESIGN §6: destructive actions confirm in the page). */
+const DISCARD_WARNING = "Discard erases the stored payload (the original event and the excerpt) for good; identity, evidence and audit stay.";
+
+/** The actions panel: one reason field and a button per action the answer lists, the answer below. */
+function actionsPanel(id, actions, reload) {
   const answer = h("div", { role: "status", class: "answer" });
-  const panel = h("div", { class: "actions card" });
-  const run = async (name) => {
+  const panel = h("div", { class: "actions card", "data-actions": actions.join(" ") }, h("h2", {}, "Actions"));
+  if (!actions.length) return append(panel, h("p", { class: "muted" }, "Nothing can be done to this entry in its status."), answer);
+  const reason = reasonField();
+  const run = async (name, action) => {
     if (!reason.check()) return;
     for (const b of panel.querySelectorAll("button")) b.disabled = true;
     replace(answer, h("p", { class: "loading" }, `${name}…`));
-    const res = await post(`webhook-dlq/${encodeURIComponent(id)}/${name.toLowerCase()}`, { reason: reason.value() });
+    const res = await post(`webhook-dlq/${encodeURIComponent(id)}/${encodeURIComponent(action)}`, { reason: reason.value() });
     for (const b of panel.querySelectorAll("button")) b.disabled = false;
     if (!res.ok) return replace(answer, apiError(res, name));
     reason.clear();
-    replace(answer, h("div", { class: "ok" }, h("strong", {}, `${name}: HTTP ${res.status}`), fields(res.data, { now: Date.now() })));
+    const now = Date.now();
+    replace(answer, h("div", { class: "ok" }, h("strong", {}, `${name}: HTTP ${res.status}`),
+      facts(Object.entries(res.data ?? {}).map(([k, v]) => [label(k), cell(k, v, now)]))));
     // The answer stays on screen while the entry and its audit reload.
     const kept = answer.cloneNode(true);
     await reload();
     document.querySelector(".actions .answer")?.replaceWith(kept);
   };
-  const buttons = names.map((name) => {
-    if (name !== "Discard") return h("button", { type: "button", onclick: () => run(name) }, name);
+  const buttons = actions.map((action) => {
+    const name = buttonText(action);
+    if (action !== "discard") return h("button", { type: "button", onclick: () => run(name, action) }, name);
     return h("button", { type: "button", class: "danger", onclick: () => {
       if (!reason.check()) return;
-      confirmStep(answer, "Discard erases the stored payload (the original event and the excerpt) for good; identity, evidence and audit stay.", () => run("Discard"));
-    } }, "Discard");
+      confirmStep(answer, DISCARD_WARNING, () => run(name, action));
+    } }, name);
   });
-  append(panel, h("h2", {}, "Actions"), reason.el, h("div", { class: "buttons" }, buttons), answer);
-  return panel;
+  return append(panel, reason.el, h("div", { class: "buttons" }, buttons), answer);
 }
 
 const append = (el, ...kids) => (el.append(...kids), el);
 
+/** The status line: the status and where to look next. */
+function statusLine(d, text) {
+  return h("p", { class: "status-line" }, h("span", { class: `status ${d.status}`, "data-status": d.status }, d.status), text ? h("span", {}, text) : null,
+    d.event_id ? h("a", { href: `#/story?q=${encodeURIComponent(d.event_id)}` }, "Story of this event") : null,
+    d.error_signature ? h("a", { href: `#/entries${query({ signature: d.error_signature })}` }, "Entries with this signature") : null);
+}
+
 function envelopeView(d, now, reload) {
-  const env = d.envelope ?? {};
-  const summary = { ...d };
-  delete summary.envelope;
-  const history = env.delivery?.history ?? [];
   return h("div", {},
-    h("p", {}, h("span", { class: `status ${d.status}`, "data-status": d.status }, d.status), " ",
-      d.event_id ? h("a", { href: `#/story?q=${encodeURIComponent(d.event_id)}` }, "Story of this event") : null, " ",
-      h("a", { href: `#/entries${query({ signature: d.error_signature })}` }, "Entries with this signature")),
-    actionsPanel(d.id, ["Replay", "Archive", "Unarchive", "Discard"], reload),
-    h("div", { class: "columns" },
-      h("div", {}, h("h2", {}, "Failure"), fields(env.failure ?? {}, { now }), h("h2", {}, "Entry"), fields(summary, { now })),
-      h("div", {}, h("h2", {}, "Attempt history"), timeline(history, now), h("h2", {}, "Timing"), fields(env.timing ?? {}, { now }),
-        h("h2", {}, "Identity"), fields(env.identity ?? {}, { now }))),
-    h("h2", {}, "Request headers (redacted)"),
-    table(Object.entries(env.transport?.headers ?? {}), [["Header", ([k]) => k], ["Value", ([, v]) => h("span", { class: "mono" }, v)]], "Request headers"),
-    h("h2", {}, "Excerpt"),
-    h("p", { class: "muted" }, `${env.input?.body_bytes ?? "?"} bytes`, env.input?.excerpt_truncated ? ", excerpt truncated to the first 4 KB" : ""),
-    h("pre", { class: "excerpt", tabindex: "0" }, env.input?.excerpt ?? ""),
-    h("details", {}, h("summary", {}, "The whole envelope (JSON)"), h("pre", { tabindex: "0" }, JSON.stringify(env, null, 2))));
+    statusLine(d),
+    actionsPanel(d.id, d.actions ?? [], reload),
+    envelopeGroups(d, now));
 }
 
-function timeline(history, now) {
-  if (!history.length) return h("p", { class: "muted" }, "No attempt recorded.");
-  return h("ol", { class: "timeline" }, history.map((a) =>
-    h("li", {}, age(a.at_ms, now), " ", h("strong", {}, `attempt ${a.attempt}`), " ", h("code", {}, a.code), ` (${a.class}) `,
-      a.cause ? `cause ${a.cause} ` : "", h("span", { class: "msg" }, a.message))));
-}
-
-/** An evicted entry (its tombstone): the archive key and Restore. */
+/** An evicted entry (its tombstone): where the archive holds it, and Restore when it can be restored. */
 function tombstone(d, now, reload) {
   return h("div", {},
-    h("p", {}, h("span", { class: "status evicted", "data-status": "evicted" }, "evicted"), " This entry left D1 for the archive; restore brings it back."),
-    actionsPanel(d.id, ["Restore"], reload),
-    h("h2", {}, "Tombstone"), fields(d, { now }));
+    statusLine(d, "This entry left D1 for the archive."),
+    actionsPanel(d.id, d.actions ?? [], reload),
+    h("section", { class: "card group", "aria-label": "Tombstone" }, h("h2", {}, "Tombstone"), tombstoneFacts(d, now)));
 }

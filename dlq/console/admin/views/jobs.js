@@ -1,14 +1,14 @@
 // Jobs: create one from a filter with a dry-run preview first, list them,
-// and watch one (canary, progress, counts) by polling, with Approve, Pause,
-// Resume and Cancel.
+// and watch one (canary, progress, counts) by polling, with the commands
+// the job's answer lists (Approve, Pause, Resume, Cancel).
 import { h, replace, heading, loadInto, fields, table, cell, select, labelled, apiError } from "../dom.js";
 import { get, post, query } from "../api.js";
 import { filterFields, filterOf } from "./entries.js";
 import { reasonField, confirmStep } from "./actions.js";
 import { auditTable } from "./audit-table.js";
 import { pager } from "./pager.js";
+import { poller } from "./poll.js";
 
-const TERMINAL = ["completed", "aborted", "cancelled"];
 /** A job on more than this many entries asks for confirmation (DESIGN §6). */
 const CONFIRM_ABOVE = 100;
 
@@ -99,58 +99,61 @@ function startButton(body, preview, region) {
   return h("div", {}, button, slot);
 }
 
-/** One job, polled every second until it ends. */
+/** The button text of a command the API names (`approve` → "Approve"). */
+const buttonText = (command) => command.charAt(0).toUpperCase() + command.slice(1);
+
+/**
+ * One job, polled every second until it has finished (`finished_at`),
+ * in one loop: a steer command restarts it, and leaving the view stops it.
+ */
 export function job(main, { arg: id }) {
   const region = h("section", { "aria-label": "Job" });
   const answer = h("div", { role: "status", class: "answer" });
   const trail = h("section", { "aria-labelledby": "job-trail-h" });
   main.append(heading(`Job ${id}`), region, answer, trail);
-  let timer = null;
-  let stopped = false;
-  const tick = async () => {
+  const poll = poller(async (current) => {
     const res = await get(`jobs/${encodeURIComponent(id)}`);
-    if (stopped) return;
+    // A read a newer loop replaced (or of a view left) is dropped unseen.
+    if (!current()) return false;
     // Each poll redraws the job; a keyboard user keeps focus on the same button.
     const focused = region.contains(document.activeElement) ? document.activeElement.textContent : null;
     replace(region, res.ok ? jobView(res.data, steer) : apiError(res, "Reading the job"));
     if (focused) [...region.querySelectorAll("button")].find((b) => b.textContent === focused && !b.disabled)?.focus();
-    if (!res.ok || !TERMINAL.includes(res.data.status)) timer = setTimeout(tick, 1000);
-    else loadInto(trail, "the job's audit records", () => get(`audit${query({ job_id: id, limit: 200 })}`), (d) => auditTable(d.items, Date.now(), "job-trail-h"));
-  };
-  const steer = async (name) => {
+    const finished = res.ok && res.data.finished_at != null;
+    if (finished) loadInto(trail, "the job's audit records", () => get(`audit${query({ job_id: id, limit: 200 })}`), (d) => auditTable(d.items, Date.now(), "job-trail-h"));
+    return !finished;
+  }, 1000);
+  const steer = async (command) => {
+    const name = buttonText(command);
     replace(answer, h("p", { class: "loading" }, `${name}…`));
-    const res = await post(`jobs/${encodeURIComponent(id)}/${name.toLowerCase()}`);
+    const res = await post(`jobs/${encodeURIComponent(id)}/${encodeURIComponent(command)}`);
     replace(answer, res.ok ? h("p", { class: "ok" }, `${name}: HTTP ${res.status}, status ${res.data.status}`) : apiError(res, name));
-    clearTimeout(timer);
-    tick();
+    poll.start();
   };
   region.append(h("p", { class: "loading" }, "Loading the job…"));
-  tick();
-  return () => { stopped = true; clearTimeout(timer); };
+  poll.start();
+  return poll.stop;
 }
 
 const COUNTS = ["matched", "attempted", "succeeded", "failed", "deduped", "skipped", "remaining"];
 
 function jobView(j, steer) {
   const done = j.attempted + j.skipped;
-  const can = {
-    Approve: j.status === "awaiting_approval",
-    // As core/src/jobs/lifecycle.rs allows: a job awaiting approval is not paused.
-    Pause: ["queued", "canary", "running"].includes(j.status),
-    Resume: j.status === "paused",
-    Cancel: !TERMINAL.includes(j.status),
-  };
+  const actions = j.actions ?? [];
   return h("div", {},
     h("p", {}, h("span", { class: `status ${j.status}`, "data-job-status": j.status }, j.status), ` ${j.action}: ${j.reason}`),
     j.abort_reason ? h("p", { class: "error" }, `Aborted: ${j.abort_reason}`) : null,
     h("label", { class: "field" }, h("span", {}, `Progress: ${done} of ${j.matched}`), h("progress", { max: Math.max(j.matched, 1), value: done, "data-progress": `${done}/${j.matched}` })),
     h("dl", { class: "figures" }, COUNTS.map((k) => h("div", { class: "figure" }, h("dt", {}, k), h("dd", { "data-count": k }, String(j[k]))))),
-    h("div", { class: "buttons" }, Object.entries(can).map(([name, ok]) => h("button", { type: "button", disabled: !ok, onclick: () => steer(name) }, name))),
+    // Exactly the commands the answer lists (core/src/jobs/lifecycle.rs decides them).
+    actions.length
+      ? h("div", { class: "buttons", "data-actions": actions.join(" ") }, actions.map((c) => h("button", { type: "button", onclick: () => steer(c) }, buttonText(c))))
+      : h("p", { class: "muted", "data-actions": "" }, "This job takes no command now."),
     h("h2", {}, "Canary"),
     j.canary?.ids?.length
       ? h("p", { "data-canary": String(j.canary.passed) }, j.canary.passed === true ? "Passed: " : j.canary.passed === false ? "Failed: " : "Running: ",
         j.canary.ids.map((id) => [h("a", { href: `#/entry/${encodeURIComponent(id)}`, class: "mono" }, id), " "]))
       : h("p", { class: "muted" }, "No canary for this job."),
     h("h2", {}, "Details"),
-    fields(j, { now: Date.now(), omit: [...COUNTS, "canary"] }));
+    fields(j, { now: Date.now(), omit: [...COUNTS, "canary", "actions"] }));
 }

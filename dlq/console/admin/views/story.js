@@ -1,6 +1,7 @@
 // Story: one event's whole story (the event, every consumer attempt, every
 // delivery step, its dead-letter entries and the decisions about them),
-// found by event id or by idempotency key.
+// found by event id or by idempotency key. Once retention swept the event's
+// row, the archive key that holds it stands in place of the event.
 import { h, heading, loadInto, fields, table, cell, labelled, age } from "../dom.js";
 import { get, query } from "../api.js";
 import { auditTable } from "./audit-table.js";
@@ -31,13 +32,9 @@ async function find(q) {
 }
 
 function render(d, now) {
-  const { event } = d;
   return h("div", {},
     h("h2", {}, "Event"),
-    h("p", {}, h("span", { class: `status ${event.delivery_status}`, "data-delivery": event.delivery_status }, event.delivery_status), " ingested ", age(event.ingested_at, now)),
-    fields(event, { now, omit: ["body", "headers"] }),
-    event.headers ? [h("h3", {}, "Headers (redacted)"), table(Object.entries(event.headers), [["Header", ([k]) => k], ["Value", ([, v]) => String(v)]], "Event headers")] : null,
-    typeof event.body === "string" ? [h("h3", {}, "Body"), h("pre", { class: "excerpt", tabindex: "0" }, event.body)] : null,
+    d.event ? eventPart(d.event, now) : sweptPart(d.event_archive_key),
     h("h2", {}, "What happened"),
     d.steps.length
       ? h("ol", { class: "timeline", "data-steps": d.steps.map((s) => s.step).join(" ") }, d.steps.map((s) =>
@@ -52,4 +49,19 @@ function render(d, now) {
       ? table(d.dead_letters, [["Entry", (e) => h("a", { href: `#/entry/${encodeURIComponent(e.id)}`, class: "mono" }, e.id)], ["Status", (e) => e.status], ["Code", (e) => e.error_code], ["Dead-lettered", (e) => cell("created_at", e.created_at, now)]], "Dead-letter entries")
       : h("p", { class: "muted" }, "Never dead-lettered."),
     auditTable(d.decisions, now, "decisions-h"));
+}
+
+function eventPart(event, now) {
+  return [
+    h("p", {}, h("span", { class: `status ${event.delivery_status}`, "data-delivery": event.delivery_status }, event.delivery_status), " ingested ", age(event.ingested_at, now)),
+    fields(event, { now, omit: ["body", "headers"] }),
+    event.headers ? [h("h3", {}, "Headers (redacted)"), table(Object.entries(event.headers), [["Header", ([k]) => k], ["Value", ([, v]) => String(v)]], "Event headers")] : null,
+    typeof event.body === "string" ? [h("h3", {}, "Body"), h("pre", { class: "excerpt", tabindex: "0" }, event.body)] : null,
+  ];
+}
+
+/** Retention swept the event's row (with its attempts and steps); its entries and decisions are still in D1. */
+function sweptPart(key) {
+  return h("p", { "data-swept": "" }, "Swept to the archive: ",
+    key ? h("code", { class: "mono", "data-archive-key": key }, key) : h("span", { class: "muted" }, "its key is not recorded (look under events/ in Archive)"));
 }

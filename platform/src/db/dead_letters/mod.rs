@@ -44,9 +44,24 @@ pub struct EntrySummary {
     pub last_seen_at: i64,
     /// When it was replayed successfully.
     pub replayed_at: Option<i64>,
+    /// When a restore brought it back from the archive (its place in the
+    /// eviction order, [`EVICTION_ORDER`]; `created_at` stays when it was
+    /// dead-lettered).
+    pub restored_at: Option<i64>,
 }
 
-const SUMMARY_COLUMNS: &str = "id, kind, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at";
+const SUMMARY_COLUMNS: &str = "id, kind, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at, restored_at";
+
+/// The order capacity eviction takes pending entries in, oldest first: by
+/// when each entered the pending store, dead-lettered or restored (a
+/// restored entry is not the next one evicted), over the index
+/// `dead_letters_by_eviction` (migration 0013), which spells the same
+/// expression.
+pub const EVICTION_ORDER: &str = "COALESCE(restored_at, created_at), id";
+
+/// Where an entry's pending time for eviction is read (`AS created_at` in
+/// the triage snapshot): the first term of [`EVICTION_ORDER`].
+pub const EVICTION_AT: &str = "COALESCE(restored_at, created_at)";
 
 /// A whole entry: the summary plus the envelope JSON.
 #[derive(Debug, Clone)]
@@ -323,6 +338,33 @@ pub fn set_status_if(
     };
     db.prepare(sql)
         .bind(&[text(id), text(from.as_str()), text(to.as_str())])
+}
+
+/// Names `key`, the archive object that holds the events of `event_ids`,
+/// on their entries, for each event whose row is gone: run in the
+/// retention sweep's delete batch after the events delete, so exactly the
+/// events it deleted are named (an event that stayed keeps none). The
+/// story answers it once the event's row is swept (DESIGN §4).
+pub fn name_event_archive(
+    db: &D1Database,
+    event_ids: &[&str],
+    key: &str,
+) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE dead_letters SET event_archive_key = ?2 WHERE event_id IN (SELECT value FROM json_each(?1)) \
+         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_id = dead_letters.event_id)",
+    )
+    .bind(&[text(&serde_json::to_string(event_ids)?), text(key)])
+}
+
+/// The archive key its entries name for a swept event (`key`), if any (a
+/// statement for its story).
+pub fn event_archive_key(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT event_archive_key AS key FROM dead_letters WHERE event_id = ?1 AND event_archive_key IS NOT NULL \
+         ORDER BY created_at DESC, id DESC LIMIT 1",
+    )
+    .bind(&[text(event_id)])
 }
 
 /// The entries of one event, oldest first (a statement for its story).

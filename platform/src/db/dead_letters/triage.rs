@@ -5,7 +5,7 @@
 //! batch.
 
 use super::super::{changes, int, text};
-use super::pending;
+use super::{pending, EVICTION_AT, EVICTION_ORDER};
 use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
 use hookrelay_core::envelope::Envelope;
@@ -47,8 +47,9 @@ pub fn snapshot_statements<S: AsRef<str>>(
         same_hash_statement(db, hashes)?,
         db.prepare("SELECT count(*) AS n FROM dead_letters WHERE status = ?1")
             .bind(&[pending()])?,
-        db.prepare("SELECT id, content_hash, created_at FROM dead_letters WHERE status = ?1 ORDER BY created_at, id \
-                    LIMIT max(0, min(?2, (SELECT count(*) FROM dead_letters WHERE status = ?1) + ?2 - ?3))")
+        // The eviction order's time as `created_at`: the plan evicts by it.
+        db.prepare(format!("SELECT id, content_hash, {EVICTION_AT} AS created_at FROM dead_letters WHERE status = ?1 ORDER BY {EVICTION_ORDER} \
+                    LIMIT max(0, min(?2, (SELECT count(*) FROM dead_letters WHERE status = ?1) + ?2 - ?3))"))
             .bind(&[pending(), int(batch_len as i64), int(capacity as i64)])?,
     ])
 }
