@@ -26,12 +26,13 @@ const TEXT = { contentType: "text" };
 const reason = (e) => e ?? new Error("rejected without a reason");
 
 /**
- * The method and headers as one string, in the form `raw_http::head`
- * reads: the method, a line feed, then each name and value followed by a
- * line feed (a header value never holds a line feed).
+ * The method, URL and headers as one string, in the form `raw_http::head`
+ * reads: the method, a line feed, the URL, a line feed, then each name and
+ * value followed by a line feed (neither a URL nor a header value holds a
+ * line feed).
  */
 function head(request) {
-  let text = request.method + "\n";
+  let text = request.method + "\n" + request.url + "\n";
   for (const [name, value] of request.headers) text += name + "\n" + value + "\n";
   return text;
 }

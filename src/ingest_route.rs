@@ -1,8 +1,10 @@
-//! `POST /webhooks/{source}`: verify, then enqueue, then answer 202.
+//! `POST /webhooks/{source}`: verify, then enqueue, then answer as the
+//! source's provider needs (202 with the event id for most).
 //!
-//! The 202 is sent only after the queue accepted the message, and after the
-//! claim-checked body (if any) is in D1. Any failure before that answers 503
-//! with `Retry-After`, so the provider keeps the event and retries.
+//! The answer on success is sent only after the queue accepted the message,
+//! and after the claim-checked body (if any) is in D1. Any failure before
+//! that answers 503 with `Retry-After`, so the provider keeps the event and
+//! retries. A handshake is answered at once and never enqueued.
 //!
 //! This is the relay's hot path, so it works on the raw request (see
 //! `hookrelay_platform::raw_http`): the headers are read once, in one pass,
@@ -20,7 +22,7 @@
 //!    body (`{ limit, drain, source }`: how much to read, and the source).
 //! 2. [`body_read`]: the answer, or the message to send and its event id
 //!    (`{ eventId, message }`).
-//! 3. [`sent`]: 202, or 503 when the queue refused.
+//! 3. [`sent`]: the answer on success, or 503 when the queue refused.
 //!
 //! The entry tells an answer (a `Response`, or a `Promise` of one) from
 //! these plain objects, which the two small constructors below make in one
@@ -28,13 +30,16 @@
 
 use crate::{config_cache::relay_config, responses};
 use hookrelay_core::claim_check::fits_inline;
-use hookrelay_core::config::RelayConfig;
-use hookrelay_core::front_door::{accept, precheck, Accepted, Inbound};
+use hookrelay_core::front_door::{
+    accept, accept_signed, precheck, Accepted, Admission, Inbound, Rejection,
+};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
+use hookrelay_core::signature::answer::{self, Reply};
+use hookrelay_core::signature::{Answer, SignatureError, Verified};
 use hookrelay_platform::db::{error_message, payloads};
 use hookrelay_platform::fetch_answer::respond;
-use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http};
+use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http, webcrypto};
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -86,11 +91,12 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
 }
 
 /// Step 2: the body is in (`body`; `None` when reading it failed, with
-/// `failure` saying why). `head` is the request's method and headers in
-/// `raw_http`'s text form. Verifies and builds the message:
+/// `failure` saying why). `head` is the request's method, URL and headers
+/// in `raw_http`'s text form. Verifies and builds the message:
 /// `{ eventId, message }`, the JSON text for the entry to send and the id
-/// to hand to [`sent`]. Anything else is the answer: a refusal, a failure,
-/// or the promise of a body kept in D1 first.
+/// to hand to [`sent`]. Anything else is the answer: a refusal, a
+/// handshake's answer, a failure, or the promise of one (a public-key
+/// check in WebCrypto, or a body kept in D1 first).
 pub fn body_read(
     env: Env,
     ctx: JsValue,
@@ -108,10 +114,87 @@ pub fn body_read(
         Err(e) => return answer(&env, &ctx, responses::config_invalid(e).map(Into::into)),
     };
     let now_ms = now_ms();
-    let accepted = match verify(config, head, source, &body, now_ms) {
-        Ok(a) => a,
-        Err(response) => return answer(&env, &ctx, response),
+    let parsed = raw_http::head(head);
+    let inbound = inbound(&parsed, source, &body, now_ms);
+    match accept(config, &inbound) {
+        Err(r) => answer(&env, &ctx, refused(source, &r)),
+        Ok(Admission::Event(accepted)) => enqueue(env, ctx, accepted, now_ms),
+        Ok(Admission::Handshake(reply)) => answer(&env, &ctx, handshake(source, &reply)),
+        Ok(Admission::Deferred {
+            check,
+            public_key,
+            verified,
+        }) => {
+            let (head, source) = (head.to_string(), source.to_string());
+            Ok(later(env.clone(), ctx, async move {
+                if !webcrypto::holds(&check, public_key.as_deref()).await? {
+                    let r = Rejection::Signature(SignatureError::Mismatch);
+                    return refused(&source, &r);
+                }
+                signed_in_webcrypto(&env, &head, &source, &body, now_ms, verified).await
+            }))
+        }
+    }
+}
+
+/// The front door's view of the request.
+fn inbound<'a>(
+    head: &'a raw_http::Head<'a>,
+    source: &'a str,
+    body: &'a [u8],
+    now_ms: i64,
+) -> Inbound<'a, [(String, String)]> {
+    Inbound {
+        method: head.method,
+        source,
+        url: head.url,
+        headers: head.headers.as_slice(),
+        header_list: &head.headers,
+        body,
+        now_ms,
+    }
+}
+
+/// After WebCrypto's check held: the body's checks, then the event sent
+/// from here (the entry's send path has returned by now).
+async fn signed_in_webcrypto(
+    env: &Env,
+    head: &str,
+    source: &str,
+    body: &[u8],
+    now_ms: i64,
+    verified: Verified,
+) -> Result<Response> {
+    let config = relay_config(env);
+    let config = match &*config {
+        Ok(c) => c,
+        Err(e) => return responses::config_invalid(e).map(Into::into),
     };
+    let parsed = raw_http::head(head);
+    match accept_signed(config, &inbound(&parsed, source, body, now_ms), verified) {
+        Err(r) => refused(source, &r),
+        Ok(Admission::Event(accepted)) => {
+            let answer = accepted.answer;
+            let message = queued_event(accepted, now_ms);
+            let json = serde_json::to_string(&message)?;
+            if fits_inline(json.len()) {
+                send_now(env, &message, &json, answer).await
+            } else {
+                enqueue_stored(env.clone(), message, now_ms, answer).await
+            }
+        }
+        Ok(Admission::Handshake(reply)) => handshake(source, &reply),
+        Ok(Admission::Deferred { .. }) => Err(worker::Error::RustError(
+            "a signed request asked for a second WebCrypto check".into(),
+        )),
+    }
+}
+
+/// The message for an accepted event: `{ eventId, message }` for the entry
+/// to send, or, for a body too large for a queue message, the promise of
+/// it kept in D1 first and sent from here.
+fn enqueue(env: Env, ctx: JsValue, accepted: Accepted, now_ms: i64) -> JsResult {
+    let answer_on_success = accepted.answer;
     let message = queued_event(accepted, now_ms);
     let text = match serde_json::to_string(&message) {
         Ok(t) => t,
@@ -121,48 +204,64 @@ pub fn body_read(
         return Ok(later(
             env.clone(),
             ctx,
-            enqueue_stored(env, message, now_ms),
+            enqueue_stored(env, message, now_ms, answer_on_success),
         ));
     }
     Ok(to_send(&message.event_id, &text))
 }
 
 /// Step 3: the queue answered (`failure` is `undefined` when it took the
-/// event): 202, or 503 when it refused.
+/// event): the source's answer on success, or 503 when it refused.
 pub fn sent(env: Env, ctx: JsValue, source: &str, event_id: &str, failure: JsValue) -> JsResult {
     let response = if failure.is_undefined() {
-        queued(source, event_id)
+        let config = relay_config(&env);
+        let on_success = match &*config {
+            Ok(c) => c.sources.get(source).map(|s| s.spec.scheme.answer),
+            Err(_) => None,
+        };
+        queued(source, event_id, on_success.unwrap_or(Answer::Queued))
     } else {
         sent_failed(event_id, source, &failure.into())
     };
     answer(&env, &ctx, response)
 }
 
-/// The headers, the verification and the event to enqueue, or the refusal.
-fn verify(
-    config: &RelayConfig,
-    head: &str,
-    source: &str,
-    body: &[u8],
-    now_ms: i64,
-) -> std::result::Result<Accepted, Result<Response>> {
-    let (method, headers) = raw_http::head(head);
-    let inbound = Inbound {
-        method,
-        source,
-        headers: headers.as_slice(),
-        header_list: &headers,
-        body,
-        now_ms,
-    };
-    accept(config, &inbound).map_err(|r| {
-        log::info(
-            Component::Relay,
-            "rejected",
-            log::fields! {"source": source, "status": r.status(), "code": r.code()},
-        );
-        responses::rejection(&r).map(Into::into)
-    })
+/// A refusal, logged.
+fn refused(source: &str, r: &Rejection) -> Result<Response> {
+    log::info(
+        Component::Relay,
+        "rejected",
+        log::fields! {"source": source, "status": r.status(), "code": r.code()},
+    );
+    responses::rejection(r).map(Into::into)
+}
+
+/// A handshake's answer: counted and logged, never enqueued.
+fn handshake(source: &str, reply: &Reply) -> Result<Response> {
+    metrics::count(
+        Metric::new(MetricName::Handshake, Component::Relay).source(source),
+        1,
+    );
+    log::info(
+        Component::Relay,
+        "handshake",
+        log::fields! {"source": source, "status": reply.status},
+    );
+    reply_response(reply)
+}
+
+/// A reply as a response.
+fn reply_response(reply: &Reply) -> Result<Response> {
+    let resp = if reply.body.is_empty() {
+        worker::Response::empty()?
+    } else {
+        worker::Response::ok(&reply.body)?
+    }
+    .with_status(reply.status);
+    if let Some(content_type) = reply.content_type {
+        resp.headers().set("content-type", content_type)?;
+    }
+    Ok(resp.into())
 }
 
 /// The answer handed back, after the request's counts are written:
@@ -217,10 +316,15 @@ async fn claim_check(env: &Env, event_id: &str, source: &str, body: &str, now_ms
 /// A body too large for a queue message: kept in D1, then the message
 /// carrying its reference is sent. `message` is the one [`body_read`]
 /// built, with its body inline.
-async fn enqueue_stored(env: Env, mut message: QueuedEvent, now_ms: i64) -> Result<Response> {
+async fn enqueue_stored(
+    env: Env,
+    mut message: QueuedEvent,
+    now_ms: i64,
+    on_success: Answer,
+) -> Result<Response> {
     let body = message
         .inline_body()
-        .expect("body_read hands over the message queued_event built, whose body is inline");
+        .expect("the ingest hands over the message queued_event built, whose body is inline");
     let body_bytes = body.len() as u64;
     if !claim_check(&env, &message.event_id, &message.source, body, now_ms).await {
         return responses::unavailable("the event store (D1) is unavailable", RETRY_AFTER_S)
@@ -231,12 +335,22 @@ async fn enqueue_stored(env: Env, mut message: QueuedEvent, now_ms: i64) -> Resu
         body_bytes,
     };
     let json = serde_json::to_string(&message)?;
-    let sent = match queue_send::start_json(&env, "WEBHOOKS", &json) {
+    send_now(&env, &message, &json, on_success).await
+}
+
+/// Sends a message from here (not through the entry's send) and answers.
+async fn send_now(
+    env: &Env,
+    message: &QueuedEvent,
+    json: &str,
+    on_success: Answer,
+) -> Result<Response> {
+    let sent = match queue_send::start_json(env, "WEBHOOKS", json) {
         Ok(promise) => JsFuture::from(promise).await.map_err(worker::Error::from),
         Err(e) => Err(e),
     };
     match sent {
-        Ok(_) => queued(&message.source, &message.event_id),
+        Ok(_) => queued(&message.source, &message.event_id, on_success),
         Err(e) => sent_failed(&message.event_id, &message.source, &e),
     }
 }
@@ -251,8 +365,9 @@ fn sent_failed(event_id: &str, source: &str, e: &worker::Error) -> Result<Respon
     responses::unavailable("the queue did not accept the event", RETRY_AFTER_S).map(Into::into)
 }
 
-/// 202: the queue took the event.
-fn queued(source: &str, event_id: &str) -> Result<Response> {
+/// The queue took the event: the source's answer on success (202 with the
+/// event id for most).
+fn queued(source: &str, event_id: &str, on_success: Answer) -> Result<Response> {
     // Counted, not logged: an accepted event is traceable through the
     // admin events API, and one console line per request cost more than
     // the HMAC, the JSON check and the queue send together (bench target 4)
@@ -262,9 +377,10 @@ fn queued(source: &str, event_id: &str) -> Result<Response> {
         Metric::new(MetricName::Enqueue, Component::Relay).source(source),
         1,
     );
-    let answer = format!(
-        "{{\"event_id\":{},\"status\":\"queued\"}}",
-        serde_json::to_string(event_id)?
-    );
-    raw_http::json_text(202, &answer)
+    let reply = answer::on_success(on_success, event_id);
+    if reply.status == 202 {
+        // The common answer, on the hot path's one shared headers object.
+        return raw_http::json_text(202, &reply.body);
+    }
+    reply_response(&reply)
 }

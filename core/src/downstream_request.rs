@@ -9,6 +9,9 @@
 use crate::signature::{sign_hmac_sha256, SigningKey};
 
 /// Headers for one delivery attempt of `event_id` with `body`, at `now_s`.
+/// `content_type` is the one the event arrived with: a form is forwarded
+/// as a form, byte-exact (`None`, for an event stored before content types
+/// were forwarded, is JSON).
 pub fn signed_headers(
     event_id: &str,
     idempotency_key: &str,
@@ -16,8 +19,12 @@ pub fn signed_headers(
     key: &SigningKey,
     now_s: i64,
     body: &[u8],
+    content_type: Option<&str>,
 ) -> Vec<(&'static str, String)> {
     let mut headers = signature_headers(event_id, key, now_s, body).to_vec();
+    if let Some(ct) = content_type.filter(|ct| !ct.trim().is_empty()) {
+        headers[0].1 = ct.to_string();
+    }
     headers.push(("x-hookrelay-source", source.to_string()));
     headers.push(("x-idempotency-key", idempotency_key.to_string()));
     headers
@@ -43,25 +50,34 @@ pub fn signature_headers(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_events_own_content_type_is_forwarded() {
+        let key = SigningKey::from_secret(KeyForm::Raw, "down-secret").unwrap();
+        let form = "application/x-www-form-urlencoded; charset=utf-8";
+        let table = [
+            (Some(form), form),
+            (Some(" "), "application/json"),
+            (None, "application/json"),
+        ];
+        for (ct, want) in table {
+            let headers = signed_headers("e", "s:1", "s", &key, 0, b"a=1", ct);
+            assert_eq!(headers[0], ("content-type", want.to_string()), "{ct:?}");
+        }
+    }
+
     use super::*;
-    use crate::signature::{verify, HeaderLookup, Scheme};
+    use crate::signature::{hmac_sha256, verify_one, HeaderLookup, KeyForm};
 
     #[test]
     fn a_downstream_can_verify_the_request_as_the_generic_scheme() {
         let body = br#"{"a":1}"#;
-        let key = SigningKey::from_secret(Scheme::HmacSha256, "down-secret").unwrap();
-        let headers = signed_headers("evt_1", "s:1", "s", &key, 1_700_000_000, body);
+        let key = SigningKey::from_secret(KeyForm::Raw, "down-secret").unwrap();
+        let headers = signed_headers("evt_1", "s:1", "s", &key, 1_700_000_000, body, None);
         let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(pairs[..].header("x-operation-id"), Some("evt_1"));
-        let verified = verify(
-            Scheme::HmacSha256,
-            &key,
-            &pairs[..],
-            body,
-            1_700_000_000,
-            300,
-        )
-        .unwrap();
+        assert_eq!(pairs[..].header("content-type"), Some("application/json"));
+        let verified =
+            verify_one(hmac_sha256(), &key, &pairs[..], body, 1_700_000_000, 300).unwrap();
         assert_eq!(verified.delivery_id.as_deref(), Some("evt_1"));
         // Cross-checked with: printf '%s' '1700000000.{"a":1}' | openssl dgst -sha256 -hmac down-secret
         assert_eq!(

@@ -1,15 +1,27 @@
-//! The front door: from a raw request to an accepted event or a refusal.
+//! The front door: from a raw request to an accepted event, a handshake's
+//! answer, or a refusal.
 //!
 //! Order of checks: method, source, size, signature (on the raw bytes), and
-//! only then the body's content. Each refusal maps to one status and one
-//! stable code; the message says what to fix, never what a signature should
-//! have been.
+//! only then the body's content, so an unsigned request learns nothing
+//! about the body. Each refusal maps to one status and one stable code; the
+//! message says what to fix, never what a signature should have been.
+//!
+//! A signature the relay does not check natively (HMAC-SHA1 and -SHA512,
+//! the public-key schemes) is checked by the glue with WebCrypto: [`accept`]
+//! hands it an [`Admission::Deferred`] check, and the glue calls
+//! [`accept_signed`] once it passes.
 
-use crate::config::RelayConfig;
+use crate::config::{RelayConfig, Source};
+use crate::form;
 use crate::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
-use crate::redact::capture_headers;
-use crate::signature::{verify, HeaderLookup, Scheme, SignatureError};
+use crate::redact::{capture_headers, REDACTED};
+use crate::signature::answer::Reply;
+use crate::signature::{
+    check_body_timestamp, handshake, places, verify, Answer, Deferred, HeaderLookup, Request,
+    Scheme, SignatureError, Verdict, Verified,
+};
 use crate::UnixMillis;
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// A request to `/webhooks/{source}`, as the glue read it.
@@ -18,6 +30,9 @@ pub struct Inbound<'a, H: HeaderLookup + ?Sized> {
     pub method: &'a str,
     /// The `{source}` path segment.
     pub source: &'a str,
+    /// The URL as the relay received it (signed by `{url}` unless the
+    /// source sets its own `url`).
+    pub url: &'a str,
     /// Header lookup for verification (lower-case names).
     pub headers: &'a H,
     /// All headers, for the redacted copy kept with the event.
@@ -39,10 +54,32 @@ pub struct Accepted {
     pub source: String,
     /// The provider's delivery id, if any.
     pub delivery_id: Option<String>,
-    /// Redacted headers.
+    /// Redacted headers (the `content-type` among them, kept as received).
     pub headers: BTreeMap<String, String>,
-    /// The body text (verified UTF-8 JSON).
+    /// The body text, byte-exact (verified UTF-8, JSON or a form).
     pub body: String,
+    /// The answer the provider needs once the event is on the queue.
+    pub answer: Answer,
+}
+
+/// What the front door decided about a request it did not refuse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// An event to enqueue, then answer with its `answer`.
+    Event(Accepted),
+    /// A handshake, verified: answered at once, never enqueued.
+    Handshake(Reply),
+    /// A signature for the glue to check with WebCrypto; when it holds,
+    /// [`accept_signed`] continues.
+    Deferred {
+        /// The check.
+        check: Deferred,
+        /// The source's public key (raw Ed25519, or P-256 SPKI DER), for a
+        /// public-key check.
+        public_key: Option<Vec<u8>>,
+        /// What the headers said.
+        verified: Verified,
+    },
 }
 
 /// Why a request was refused.
@@ -63,8 +100,8 @@ pub enum Rejection {
     BadBody(String),
     /// The provider's delivery id cannot become part of an idempotency key.
     BadDeliveryId {
-        /// Where the id came from, e.g. `X-Operation-Id`.
-        header: &'static str,
+        /// Where the id came from, e.g. `x-operation-id`.
+        header: String,
     },
 }
 
@@ -136,116 +173,171 @@ pub fn precheck(
     Ok(())
 }
 
-/// Checks a request and, if it is acceptable, builds the event to enqueue.
+/// Checks a request: a refusal, or what to do with it.
 pub fn accept<H: HeaderLookup + ?Sized>(
     config: &RelayConfig,
     req: &Inbound<'_, H>,
-) -> Result<Accepted, Rejection> {
+) -> Result<Admission, Rejection> {
     precheck(config, req.method, req.source, Some(req.body.len() as u64))?;
     let Some(source) = config.sources.get(req.source) else {
         return Err(Rejection::UnknownSource(req.source.to_string()));
     };
+    let scheme = &source.spec.scheme;
     // A header-carried id is checked before the signature: header bytes
     // outside ASCII reach the worker already decoded, so a signature that
     // covers the id (standard-webhooks) could never verify, and the sender
     // would be told "signature invalid" instead of what is wrong.
-    let header_id = delivery_id_header(source.spec.scheme).and_then(|h| req.headers.header(h));
-    if let Some(id) = header_id {
-        check_delivery_id(source.spec.scheme, id)?;
+    if let Some(id) = places::delivery_id(scheme, req.headers, None) {
+        check_delivery_id(scheme, &id)?;
     }
-    let verified = verify(
-        source.spec.scheme,
-        &source.key,
-        req.headers,
-        req.body,
+    let request = Request {
+        method: req.method,
+        url: source.spec.url.as_deref().unwrap_or(req.url),
+        headers: req.headers,
+        body: req.body,
+        form: form::is_form(req.headers.header("content-type")),
+    };
+    let verdict = verify(
+        scheme,
+        &source.keys,
+        &request,
         req.now_ms.div_euclid(1000),
         source.spec.tolerance_s,
     )
     .map_err(Rejection::Signature)?;
+    match verdict {
+        Verdict::Verified(verified) => admit(source, req, verified),
+        Verdict::Deferred { check, verified } => Ok(Admission::Deferred {
+            check,
+            public_key: source.public_key.clone(),
+            verified,
+        }),
+    }
+}
 
-    let body = json_body(req.body, source.spec.scheme)?;
-    let delivery_id = match source.spec.scheme {
-        Scheme::Stripe => Some(stripe_event_id(body)?),
-        _ => verified.delivery_id,
+/// The checks after a WebCrypto check held: the same as after a native MAC.
+pub fn accept_signed<H: HeaderLookup + ?Sized>(
+    config: &RelayConfig,
+    req: &Inbound<'_, H>,
+    verified: Verified,
+) -> Result<Admission, Rejection> {
+    let Some(source) = config.sources.get(req.source) else {
+        return Err(Rejection::UnknownSource(req.source.to_string()));
     };
-    if let Some(id) = &delivery_id {
-        check_delivery_id(source.spec.scheme, id)?;
+    admit(source, req, verified)
+}
+
+/// The body's checks, once the signature held: the body must be a form or
+/// JSON; then a handshake is answered, a timestamp in the body checked,
+/// and the event built.
+fn admit<H: HeaderLookup + ?Sized>(
+    source: &Source,
+    req: &Inbound<'_, H>,
+    verified: Verified,
+) -> Result<Admission, Rejection> {
+    let scheme = &source.spec.scheme;
+    let content_type = req.headers.header("content-type");
+    let (body, view) = read_body(req.body, content_type, places::needs_view(scheme))?;
+    if let Some(view) = &view {
+        if let Some(reply) = handshake::answer(scheme, req.headers, view, source.keys.first()) {
+            return Ok(Admission::Handshake(reply));
+        }
+        check_body_timestamp(
+            scheme,
+            view,
+            req.now_ms.div_euclid(1000),
+            source.spec.tolerance_s,
+        )
+        .map_err(Rejection::Signature)?;
+    }
+    let delivery_id = match verified.delivery_id {
+        Some(id) => Some(id),
+        None => places::delivery_id(scheme, req.headers, view.as_ref()),
+    };
+    match &delivery_id {
+        Some(id) => check_delivery_id(scheme, id)?,
+        None if scheme.id_required => {
+            return Err(Rejection::BadBody(format!(
+                "the body has no string {}; {} events always carry one",
+                delivery_id_source(scheme),
+                scheme.name
+            )))
+        }
+        None => {}
     }
     let key = idempotency_key(&source.spec.name, delivery_id.as_deref(), req.body);
-    Ok(Accepted {
+    let mut headers = capture_headers(
+        req.header_list
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    );
+    for name in scheme.secret_headers() {
+        if let Some(v) = headers.get_mut(&name) {
+            *v = REDACTED.to_string();
+        }
+    }
+    Ok(Admission::Event(Accepted {
         event_id: event_id(&key),
         idempotency_key: key,
         source: source.spec.name.clone(),
         delivery_id,
-        headers: capture_headers(
-            req.header_list
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str())),
-        ),
+        headers,
         body: body.to_string(),
-    })
+        answer: scheme.answer,
+    }))
 }
 
-/// The body as UTF-8 text, checked to be JSON. It is only validated, not
-/// built into a tree: the relay forwards the raw text, and a tree of a
-/// large body would cost allocations on every request.
-fn json_body(raw: &[u8], scheme: Scheme) -> Result<&str, Rejection> {
-    let body = std::str::from_utf8(raw)
-        .map_err(|_| Rejection::BadBody("body is not UTF-8 text; send a JSON body".into()))?;
-    serde_json::from_str::<serde::de::IgnoredAny>(body).map_err(|e| {
-        Rejection::BadBody(format!(
-            "body is not valid JSON (line {}, column {}); {scheme} webhooks must carry a JSON body",
+/// The body as UTF-8 text: a form when its `Content-Type` says so,
+/// otherwise JSON whatever the `Content-Type` claims. With `want_view`,
+/// also the view JSON Pointers and handshakes read (a form's is the
+/// object of its fields); otherwise JSON is only validated, not built into
+/// a tree, since a tree of a large body costs allocations on every request.
+fn read_body<'b>(
+    raw: &'b [u8],
+    content_type: Option<&str>,
+    want_view: bool,
+) -> Result<(&'b str, Option<Value>), Rejection> {
+    let bad = |why: String| Rejection::BadBody(why);
+    let body = std::str::from_utf8(raw).map_err(|_| {
+        bad(
+            "body is not UTF-8 text; send JSON, or a form as application/x-www-form-urlencoded"
+                .into(),
+        )
+    })?;
+    if form::is_form(content_type) {
+        let fields = form::decode(raw).map_err(|e| {
+            bad(format!(
+                "{}; a body sent as application/x-www-form-urlencoded must be a form",
+                e.0
+            ))
+        })?;
+        return Ok((body, Some(form::to_object(fields))));
+    }
+    let not_json = |e: serde_json::Error| {
+        bad(format!(
+            "body is not valid JSON (line {}, column {}); send JSON, or a form as application/x-www-form-urlencoded",
             e.line(),
             e.column(),
         ))
-    })?;
-    Ok(body)
+    };
+    if want_view {
+        let view: Value = serde_json::from_str(body).map_err(not_json)?;
+        return Ok((body, Some(view)));
+    }
+    serde_json::from_str::<serde::de::IgnoredAny>(body).map_err(not_json)?;
+    Ok((body, None))
 }
 
-/// Stripe's delivery id is the event's own `id`.
-/// The Stripe event's top-level `"id"`, read without building the body.
-fn stripe_event_id(body: &str) -> Result<String, Rejection> {
-    #[derive(serde::Deserialize)]
-    struct Event {
-        id: Option<serde_json::Value>,
-    }
-    let event: Event = serde_json::from_str(body).map_err(|_| {
-        Rejection::BadBody("a Stripe event body must be a JSON object with a string \"id\"".into())
-    })?;
-    match event.id {
-        Some(serde_json::Value::String(id)) if !id.is_empty() => Ok(id),
-        _ => Err(Rejection::BadBody(
-            "a Stripe event body must have a string \"id\"".into(),
-        )),
-    }
-}
-
-/// Where each scheme's delivery id comes from, as the refusal names it.
-pub fn delivery_id_source(scheme: Scheme) -> &'static str {
-    match scheme {
-        Scheme::StandardWebhooks => "webhook-id",
-        Scheme::Stripe => "the Stripe event's \"id\"",
-        Scheme::Github => "X-GitHub-Delivery",
-        Scheme::HmacSha256 => "X-Operation-Id",
-    }
-}
-
-/// The (lower-case) header that carries each scheme's delivery id; Stripe
-/// carries it in the body.
-pub fn delivery_id_header(scheme: Scheme) -> Option<&'static str> {
-    match scheme {
-        Scheme::StandardWebhooks => Some("webhook-id"),
-        Scheme::Stripe => None,
-        Scheme::Github => Some("x-github-delivery"),
-        Scheme::HmacSha256 => Some("x-operation-id"),
-    }
+/// Where a scheme's delivery id comes from, as the refusal names it.
+pub fn delivery_id_source(scheme: &Scheme) -> String {
+    scheme.id_source()
 }
 
 /// A delivery id becomes part of the idempotency key, of the envelope and
 /// of the headers sent downstream, so it must be 1-256 printable ASCII
 /// characters (0x20-0x7E). Header bytes outside ASCII arrive here as the
 /// characters they map to, and are refused like any other.
-pub fn check_delivery_id(scheme: Scheme, id: &str) -> Result<(), Rejection> {
+pub fn check_delivery_id(scheme: &Scheme, id: &str) -> Result<(), Rejection> {
     let ok = !id.is_empty()
         && id.len() <= MAX_DELIVERY_ID_LEN
         && id.chars().all(|c| (' '..='~').contains(&c));
@@ -262,7 +354,7 @@ pub fn check_delivery_id(scheme: Scheme, id: &str) -> Result<(), Rejection> {
 mod tests {
     use super::*;
     use crate::signature::{
-        sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, SigningKey,
+        sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, KeyForm, SigningKey,
     };
     use serde_json::{json, Value};
 
@@ -285,8 +377,8 @@ mod tests {
         RelayConfig::load(&env).unwrap()
     }
 
-    fn key(scheme: Scheme, secret: &str) -> SigningKey {
-        SigningKey::from_secret(scheme, secret).unwrap()
+    fn key(form: KeyForm, secret: &str) -> SigningKey {
+        SigningKey::from_secret(form, secret).unwrap()
     }
 
     /// A correctly signed request for each source, as header pairs.
@@ -298,22 +390,17 @@ mod tests {
                 ("webhook-timestamp", NOW_S.to_string()),
                 (
                     "webhook-signature",
-                    sign_standard_webhooks(
-                        &key(Scheme::StandardWebhooks, STD_SECRET),
-                        "msg_1",
-                        NOW_S,
-                        b,
-                    ),
+                    sign_standard_webhooks(&key(KeyForm::Whsec, STD_SECRET), "msg_1", NOW_S, b),
                 ),
             ],
             "str" => vec![(
                 "stripe-signature",
-                sign_stripe(&key(Scheme::Stripe, "whsec_stripe"), NOW_S, b),
+                sign_stripe(&key(KeyForm::Raw, "whsec_stripe"), NOW_S, b),
             )],
             "gh" => vec![
                 (
                     "x-hub-signature-256",
-                    sign_github(&key(Scheme::Github, "gh-secret"), b),
+                    sign_github(&key(KeyForm::Raw, "gh-secret"), b),
                 ),
                 ("x-github-delivery", "d-1".into()),
             ],
@@ -321,7 +408,7 @@ mod tests {
                 ("x-timestamp", NOW_S.to_string()),
                 (
                     "x-signature",
-                    sign_hmac_sha256(&key(Scheme::HmacSha256, "gen-secret"), NOW_S, b),
+                    sign_hmac_sha256(&key(KeyForm::Raw, "gen-secret"), NOW_S, b),
                 ),
             ],
             _ => vec![],
@@ -339,17 +426,22 @@ mod tests {
         body: &str,
     ) -> Result<Accepted, Rejection> {
         let map: BTreeMap<String, String> = headers.iter().cloned().collect();
-        accept(
+        let got = accept(
             &config(),
             &Inbound {
                 method,
                 source,
+                url: "https://relay.example.com/webhooks/x",
                 headers: &map,
                 header_list: headers,
                 body: body.as_bytes(),
                 now_ms: NOW_MS,
             },
-        )
+        )?;
+        match got {
+            Admission::Event(a) => Ok(a),
+            other => panic!("{source}: not an event: {other:?}"),
+        }
     }
 
     #[test]
@@ -431,19 +523,14 @@ mod tests {
         let mut headers = signed("gen", body);
         let old = NOW_S - 301;
         headers[0].1 = old.to_string();
-        headers[1].1 =
-            sign_hmac_sha256(&key(Scheme::HmacSha256, "gen-secret"), old, body.as_bytes());
+        headers[1].1 = sign_hmac_sha256(&key(KeyForm::Raw, "gen-secret"), old, body.as_bytes());
         let err = run("POST", "gen", &headers, body).unwrap_err();
         assert_eq!((err.status(), err.code()), (401, "SIGNATURE_STALE"));
 
         let mut wrong = signed("gen", body);
         wrong[1].1 = "00".repeat(32);
         let err = run("POST", "gen", &wrong, body).unwrap_err();
-        let expected = sign_hmac_sha256(
-            &key(Scheme::HmacSha256, "gen-secret"),
-            NOW_S,
-            body.as_bytes(),
-        );
+        let expected = sign_hmac_sha256(&key(KeyForm::Raw, "gen-secret"), NOW_S, body.as_bytes());
         assert!(!err.message().contains(&expected));
         assert_eq!(err.code(), "SIGNATURE_INVALID");
     }
@@ -480,7 +567,7 @@ mod tests {
                 assert!(err.message().starts_with(named), "{}", err.message());
             }
         }
-        assert_eq!(delivery_id_header(Scheme::Stripe), None);
+        assert_eq!(crate::signature::stripe().id_header(), None);
     }
 
     #[test]
@@ -496,13 +583,13 @@ mod tests {
             ("tab\there", false),
             ("", false),
         ];
-        for scheme in Scheme::ALL {
+        for scheme in crate::signature::PRESETS.iter() {
             for (id, ok) in table {
                 let got = check_delivery_id(scheme, id);
-                assert_eq!(got.is_ok(), ok, "{scheme} {id:?}");
+                assert_eq!(got.is_ok(), ok, "{} {id:?}", scheme.name);
                 if let Err(r) = got {
                     assert_eq!(r.status(), 400);
-                    assert!(r.message().contains(delivery_id_source(scheme)));
+                    assert!(r.message().contains(&delivery_id_source(scheme)));
                 }
             }
         }

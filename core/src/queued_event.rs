@@ -118,6 +118,7 @@ pub fn decode_value(value: &Value) -> Result<QueuedEvent, Failure> {
         .get("received_at_ms")
         .and_then(Value::as_i64)
         .ok_or_else(|| schema("received_at_ms", "an integer"))?;
+    let headers = headers_of(map)?;
     Ok(QueuedEvent {
         v,
         event_id,
@@ -125,8 +126,8 @@ pub fn decode_value(value: &Value) -> Result<QueuedEvent, Failure> {
         source,
         delivery_id,
         received_at_ms,
-        headers: headers_of(map)?,
-        body: body_of(map)?,
+        body: body_of(map, &headers)?,
+        headers,
     })
 }
 
@@ -149,11 +150,23 @@ fn headers_of(map: &serde_json::Map<String, Value>) -> Result<BTreeMap<String, S
     }
 }
 
-/// The body, inline or claim-checked; exactly one of the two.
-fn body_of(map: &serde_json::Map<String, Value>) -> Result<EventBody, Failure> {
+/// The body, inline or claim-checked; exactly one of the two. An inline
+/// body is what the front door accepts: a form when the event's
+/// `content-type` says so, JSON otherwise.
+fn body_of(
+    map: &serde_json::Map<String, Value>,
+    headers: &BTreeMap<String, String>,
+) -> Result<EventBody, Failure> {
     let body = match (map.get("body"), map.get("body_ref")) {
         (Some(Value::String(body)), None) => {
-            if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
+            if crate::form::is_form(headers.get("content-type").map(String::as_str)) {
+                if let Err(e) = crate::form::decode(body.as_bytes()) {
+                    return Err(Failure::new(
+                        ErrorCode::BadPayload,
+                        format!("event body is not a form: {}", e.0),
+                    ));
+                }
+            } else if serde_json::from_str::<serde::de::IgnoredAny>(body).is_err() {
                 return Err(Failure::new(
                     ErrorCode::BadPayload,
                     "event body is not valid JSON",
@@ -282,6 +295,18 @@ mod tests {
         let f = decode_value(&msg).unwrap_err();
         assert_eq!(f.code, ErrorCode::BadPayload);
         assert!(!f.message.contains("4242"));
+    }
+
+    #[test]
+    fn an_inline_form_body_is_accepted_when_its_content_type_says_form() {
+        let mut msg = good();
+        msg["body"] = json!("text=hi+there&payload=%7B%7D");
+        msg["headers"] = json!({"content-type": "application/x-www-form-urlencoded"});
+        let event = decode_value(&msg).unwrap();
+        assert_eq!(event.inline_body(), Some("text=hi+there&payload=%7B%7D"));
+        msg["body"] = json!("text=%zz");
+        let f = decode_value(&msg).unwrap_err();
+        assert_eq!(f.code, ErrorCode::BadPayload);
     }
 
     #[test]

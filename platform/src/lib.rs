@@ -23,6 +23,7 @@ pub mod post_request;
 pub mod queue_message;
 pub mod queue_send;
 pub mod raw_http;
+pub mod webcrypto;
 
 /// The current time in unix milliseconds. Read once per request or batch,
 /// and again wherever an outbound request is signed, so a paced request

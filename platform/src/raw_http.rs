@@ -56,14 +56,29 @@ pub fn precheck_parts(req: &Request) -> (String, Option<u64>) {
     (method.to_string(), length.trim().parse().ok())
 }
 
-/// The method, and every header as (lower-case name, value) in the
-/// runtime's order, from the head's text: the method, a line feed, then
-/// each name and value followed by a line feed (`src/entry.js` builds it
-/// in JS, where walking the headers costs no crossing; from wasm it takes
-/// five calls and two strings per header).
-pub fn head(text: &str) -> (&str, Vec<(String, String)>) {
+/// The request's head, from its text: the method, the URL, and every
+/// header as (lower-case name, value) in the runtime's order.
+pub struct Head<'t> {
+    /// The method.
+    pub method: &'t str,
+    /// The URL as received (what `{url}` signs unless the source sets one).
+    pub url: &'t str,
+    /// The headers.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Reads the head's text: the method, a line feed, the URL, a line feed,
+/// then each name and value followed by a line feed (`src/entry.js` builds
+/// it in JS, where walking the headers costs no crossing; from wasm it
+/// takes five calls and two strings per header).
+pub fn head(text: &str) -> Head<'_> {
     let (method, rest) = text.split_once('\n').unwrap_or((text, ""));
-    (method, pairs(rest))
+    let (url, rest) = rest.split_once('\n').unwrap_or((rest, ""));
+    Head {
+        method,
+        url,
+        headers: pairs(rest),
+    }
 }
 
 /// The pairs of the head's text. A header value never holds a line feed (the
@@ -86,7 +101,20 @@ pub fn json_text(status: u16, json: &str) -> worker::Result<Response> {
 
 #[cfg(test)]
 mod tests {
-    use super::{pairs, path_of};
+    use super::{head, pairs, path_of};
+
+    #[test]
+    fn the_head_text_is_the_method_the_url_then_the_headers() {
+        let h = head("POST\nhttps://r.example/webhooks/a?x=1\ncontent-type\napplication/json\n");
+        assert_eq!(
+            (h.method, h.url),
+            ("POST", "https://r.example/webhooks/a?x=1")
+        );
+        assert_eq!(
+            h.headers,
+            vec![("content-type".to_string(), "application/json".to_string())]
+        );
+    }
 
     #[test]
     fn header_text_splits_into_its_pairs() {

@@ -132,7 +132,7 @@ fn slack_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::{verify, HeaderLookup, Scheme};
+    use crate::signature::{hmac_sha256, verify_one, HeaderLookup, KeyForm};
 
     fn alert(state: AlarmState, resolved_at: Option<i64>) -> Alert {
         Alert {
@@ -172,13 +172,13 @@ mod tests {
 
     #[test]
     fn the_headers_verify_as_a_downstream_delivery_and_name_the_operation() {
-        let key = SigningKey::from_secret(Scheme::HmacSha256, "down-secret").unwrap();
+        let key = SigningKey::from_secret(KeyForm::Raw, "down-secret").unwrap();
         let a = alert(AlarmState::Firing, None);
         let body = a.body();
         let headers = a.headers(&key, 1_796_300_000, body.as_bytes());
         let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        assert!(verify(
-            Scheme::HmacSha256,
+        assert!(verify_one(
+            hmac_sha256(),
             &key,
             &pairs[..],
             body.as_bytes(),

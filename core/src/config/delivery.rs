@@ -5,7 +5,7 @@ use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
 use super::sources::SourceSpec;
 use crate::breaker::{BreakerConfig, BreakerOpenAction};
 use crate::parking::config::ParkingConfig;
-use crate::signature::{Scheme, SigningKey};
+use crate::signature::{KeyForm, SigningKey};
 use std::collections::BTreeMap;
 
 /// Default `DELIVERY_TIMEOUT_MS`.
@@ -45,7 +45,7 @@ impl DeliveryConfig {
             }
         }
         let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")
-            .and_then(|s| SigningKey::from_secret(Scheme::HmacSha256, &s).ok());
+            .and_then(|s| SigningKey::from_secret(KeyForm::Raw, &s).ok());
         if signing_key.is_none() && !downstreams.is_empty() {
             let names: Vec<&str> = downstreams.keys().map(String::as_str).collect();
             return Err(ConfigError::new(

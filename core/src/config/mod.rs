@@ -19,11 +19,11 @@ pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use shared::{check_shared, Declared, SHARED_KEYS};
 pub use sources::{
-    load_sources, parse_sources, secret_name, Source, SourceSpec, Sources, DEFAULT_TOLERANCE_S,
+    decode_public_key, load_sources, parse_sources, secret_name, Source, SourceSpec, Sources,
+    DEFAULT_TOLERANCE_S, PREVIOUS_SUFFIX,
 };
 
 use crate::retry_policy::RetrySchedule;
-use crate::signature::SigningKey;
 use env::text;
 
 /// Default `MAX_BODY_BYTES`: 1 MiB.
@@ -59,16 +59,7 @@ impl RelayConfig {
         // `specs` are in name order (a JSON object's keys, read sorted).
         let mut sources = Vec::with_capacity(specs.len());
         for spec in specs.iter().cloned() {
-            let secret_key = spec.secret_name();
-            let secret = text(env, &secret_key).filter(|s| !s.is_empty()).ok_or_else(|| {
-                ConfigError::new(
-                    &secret_key,
-                    format!("is not set; source '{}' cannot verify signatures without it. Set it with `wrangler secret put {secret_key}` (or in .dev.vars locally)", spec.name),
-                )
-            })?;
-            let key = SigningKey::from_secret(spec.scheme, &secret)
-                .map_err(|problem| ConfigError::new(&secret_key, problem))?;
-            sources.push(Source { spec, key });
+            sources.push(sources::bind(spec, env)?);
         }
         let retry = match text(env, "RETRY_DELAYS_S") {
             Some(raw) => RetrySchedule::parse(&raw)?,

@@ -1,10 +1,11 @@
 //! `SOURCES`: the declared webhook sources, and the secret each one needs.
 
-use super::env::{ConfigEnv, ConfigError};
-use crate::signature::{Scheme, SigningKey};
+use super::env::{text, ConfigEnv, ConfigError};
+use crate::signature::{preset, preset_names, recipe, Check, PublicKeyAlg, Scheme, SigningKey};
 use serde_json::Value;
 
-/// Default timestamp tolerance, either way, in seconds.
+/// Default timestamp tolerance, either way, in seconds, for the older
+/// schemes and recipes (a preset carries its own).
 pub const DEFAULT_TOLERANCE_S: u32 = 300;
 
 /// One source as declared in `SOURCES`, before its secret is bound.
@@ -12,10 +13,17 @@ pub const DEFAULT_TOLERANCE_S: u32 = 300;
 pub struct SourceSpec {
     /// The name in `/webhooks/{source}`.
     pub name: String,
-    /// Its signature scheme.
+    /// Its signature scheme: a preset's, or the recipe's.
     pub scheme: Scheme,
-    /// Allowed timestamp skew either way, in seconds.
+    /// Allowed timestamp skew either way, in seconds: `tolerance_s`, else
+    /// the scheme's.
     pub tolerance_s: u32,
+    /// `url`: the URL as configured at the provider, which `{url}` signs
+    /// (for a relay behind a proxy or a second hostname); `None` signs the
+    /// URL as received.
+    pub url: Option<String>,
+    /// `public_key`: the provider's public key, for the public-key schemes.
+    pub public_key: Option<String>,
     /// Where ingested events are forwarded, if anywhere.
     pub downstream: Option<String>,
     /// `expect_every`: the `source_silent` alarm fires when nothing arrived
@@ -29,7 +37,16 @@ impl SourceSpec {
     pub fn secret_name(&self) -> String {
         secret_name(&self.name)
     }
+
+    /// Whether the source is keyed by a secret (the public-key schemes
+    /// are keyed by `public_key` instead).
+    pub fn needs_secret(&self) -> bool {
+        !matches!(self.scheme.check, Check::PublicKey { .. })
+    }
 }
+
+/// The suffix of the secret accepted beside the current one while rotating.
+pub const PREVIOUS_SUFFIX: &str = "_PREVIOUS";
 
 /// The secret binding name for a source name.
 pub fn secret_name(source: &str) -> String {
@@ -39,13 +56,56 @@ pub fn secret_name(source: &str) -> String {
     )
 }
 
-/// A configured source with its key bound.
+/// A configured source with its keys bound.
 #[derive(Debug, Clone)]
 pub struct Source {
     /// The declaration.
     pub spec: SourceSpec,
-    /// Its signing key, decoded from the secret.
-    pub key: SigningKey,
+    /// Its keys: the current secret's, then `_PREVIOUS`'s when set. Empty
+    /// for a public-key scheme.
+    pub keys: Vec<SigningKey>,
+    /// The decoded `public_key`, for a public-key scheme: 32 raw bytes for
+    /// Ed25519, the SPKI DER for ECDSA P-256.
+    pub public_key: Option<Vec<u8>>,
+}
+
+/// Binds a source's keys: its secret (and `_PREVIOUS`, when set) read
+/// through `env`, or its decoded `public_key`.
+pub(super) fn bind(spec: SourceSpec, env: &impl ConfigEnv) -> Result<Source, ConfigError> {
+    if let Check::PublicKey { alg, .. } = &spec.scheme.check {
+        let public_key = spec
+            .public_key
+            .as_deref()
+            .and_then(|text| decode_public_key(*alg, text))
+            .expect("parse_source checked the public key");
+        return Ok(Source {
+            spec,
+            keys: Vec::new(),
+            public_key: Some(public_key),
+        });
+    }
+    let current = spec.secret_name();
+    let secret = text(env, &current).filter(|s| !s.is_empty()).ok_or_else(|| {
+        ConfigError::new(
+            &current,
+            format!("is not set; source '{}' cannot verify signatures without it. Set it with `wrangler secret put {current}` (or in .dev.vars locally)", spec.name),
+        )
+    })?;
+    let form = spec.scheme.key_form();
+    let mut keys = vec![SigningKey::from_secret(form, &secret)
+        .map_err(|problem| ConfigError::new(&current, problem))?];
+    let previous = format!("{current}{PREVIOUS_SUFFIX}");
+    if let Some(old) = text(env, &previous).filter(|s| !s.is_empty()) {
+        keys.push(
+            SigningKey::from_secret(form, &old)
+                .map_err(|problem| ConfigError::new(&previous, problem))?,
+        );
+    }
+    Ok(Source {
+        spec,
+        keys,
+        public_key: None,
+    })
 }
 
 /// The configured sources, in name order. A relay has a handful, so they
@@ -120,10 +180,33 @@ pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
             "declares no sources; add at least one",
         ));
     }
-    object
+    let specs = object
         .iter()
         .map(|(name, decl)| parse_source(name, decl))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    check_secret_names(&specs)?;
+    Ok(specs)
+}
+
+/// Two sources whose secrets would share a binding (`a-b` and `a_b`, or
+/// `acme`'s `_PREVIOUS` and a source named `acme-previous`) cannot both
+/// be keyed: refused, naming both.
+fn check_secret_names(specs: &[SourceSpec]) -> Result<(), ConfigError> {
+    let mut taken: Vec<(String, &str)> = Vec::new();
+    for spec in specs {
+        let current = spec.secret_name();
+        let previous = format!("{current}{PREVIOUS_SUFFIX}");
+        for name in [current, previous] {
+            if let Some((_, other)) = taken.iter().find(|(n, _)| *n == name) {
+                return Err(ConfigError::new(
+                    format!("SOURCES.{}", spec.name),
+                    format!("its secret {name} is also source '{other}''s (names are upper-cased and '-' becomes '_', and each source may have a _PREVIOUS secret); rename one of the two sources"),
+                ));
+            }
+            taken.push((name, &spec.name));
+        }
+    }
+    Ok(())
 }
 
 fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
@@ -146,44 +229,69 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         ));
     };
     for field in fields.keys() {
-        if !["scheme", "tolerance_s", "downstream", "expect_every"].contains(&field.as_str()) {
+        if !FIELDS.contains(&field.as_str()) {
             return Err(ConfigError::new(
                 key(&format!(".{field}")),
-                "unknown field; expected scheme, tolerance_s, downstream or expect_every",
+                format!("unknown field; expected {}", FIELDS.join(", ")),
             ));
         }
     }
     let scheme = scheme_of(fields, &key(".scheme"))?;
-    let tolerance_s = match fields.get("tolerance_s") {
-        None => DEFAULT_TOLERANCE_S,
+    let tolerance_s = tolerance_of(fields, &scheme, &key(".tolerance_s"))?;
+    let downstream = url_of(
+        fields,
+        "downstream",
+        &key(".downstream"),
+        "must be an http:// or https:// URL",
+    )?;
+    let url = url_of(
+        fields,
+        "url",
+        &key(".url"),
+        "must be the http:// or https:// URL as configured at the provider",
+    )?;
+    let public_key = public_key_of(fields, &scheme, &key(".public_key"))?;
+    Ok(SourceSpec {
+        name: name.to_string(),
+        scheme,
+        tolerance_s,
+        url,
+        public_key,
+        downstream,
+        expect_every_ms: expect_every_of(fields, &key(".expect_every"))?,
+    })
+}
+
+/// `tolerance_s`, else the scheme's.
+fn tolerance_of(
+    fields: &serde_json::Map<String, Value>,
+    scheme: &Scheme,
+    key: &str,
+) -> Result<u32, ConfigError> {
+    match fields.get("tolerance_s") {
+        None => Ok(scheme.tolerance_s),
         Some(v) => v
             .as_u64()
             .filter(|t| (1..=86_400).contains(t))
             .map(|t| t as u32)
             .ok_or_else(|| {
-                ConfigError::new(
-                    key(".tolerance_s"),
-                    "must be a whole number of seconds from 1 to 86400",
-                )
-            })?,
-    };
-    let downstream = match fields.get("downstream") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(url)) if is_http_url(url) => Some(url.clone()),
-        Some(_) => {
-            return Err(ConfigError::new(
-                key(".downstream"),
-                "must be an http:// or https:// URL",
-            ))
-        }
-    };
-    Ok(SourceSpec {
-        name: name.to_string(),
-        scheme,
-        tolerance_s,
-        downstream,
-        expect_every_ms: expect_every_of(fields, &key(".expect_every"))?,
-    })
+                ConfigError::new(key, "must be a whole number of seconds from 1 to 86400")
+            }),
+    }
+}
+
+/// An optional http(s) URL field.
+fn url_of(
+    fields: &serde_json::Map<String, Value>,
+    field: &str,
+    key: &str,
+    problem: &str,
+) -> Result<Option<String>, ConfigError> {
+    match fields.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(url)) if is_http_url(url) => Ok(Some(url.clone())),
+        Some(_) => Err(ConfigError::new(key, problem)),
+    }
 }
 
 /// `expect_every`, a duration with a unit such as `6h`; absent or null is
@@ -204,19 +312,87 @@ fn expect_every_of(
     }
 }
 
+const FIELDS: [&str; 6] = [
+    "scheme",
+    "tolerance_s",
+    "url",
+    "public_key",
+    "downstream",
+    "expect_every",
+];
+
+/// A preset's name, or a recipe object.
 fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Scheme, ConfigError> {
-    let expected = Scheme::ALL.map(Scheme::as_str).join(", ");
     match fields.get("scheme") {
-        Some(Value::String(s)) => Scheme::parse(s).ok_or_else(|| {
+        Some(Value::String(s)) => preset(s).cloned().ok_or_else(|| {
             ConfigError::new(
                 key,
-                format!("unknown scheme '{s}'; expected one of {expected}"),
+                format!(
+                    "unknown preset '{s}'; expected one of {}, or a recipe object",
+                    preset_names()
+                ),
             )
         }),
+        Some(Value::Object(recipe)) => recipe::parse(recipe)
+            .map_err(|e| ConfigError::new(format!("{key}.{}", e.field), e.problem)),
         _ => Err(ConfigError::new(
             key,
-            format!("is required; one of {expected}"),
+            format!(
+                "is required: a preset ({}) or a recipe object",
+                preset_names()
+            ),
         )),
+    }
+}
+
+/// `public_key`: required by the public-key schemes, refused by the others.
+fn public_key_of(
+    fields: &serde_json::Map<String, Value>,
+    scheme: &Scheme,
+    key: &str,
+) -> Result<Option<String>, ConfigError> {
+    let alg = match &scheme.check {
+        Check::PublicKey { alg, .. } => Some(*alg),
+        _ => None,
+    };
+    match (fields.get("public_key"), alg) {
+        (None | Some(Value::Null), None) => Ok(None),
+        (Some(_), None) => Err(ConfigError::new(
+            key,
+            format!("scheme {} is keyed by the secret {{WEBHOOK_SECRET_…}}, not a public key; remove public_key", scheme.name),
+        )),
+        (Some(Value::String(text)), Some(alg)) => match decode_public_key(alg, text) {
+            Some(_) => Ok(Some(text.clone())),
+            None => Err(ConfigError::new(key, public_key_form(alg))),
+        },
+        (_, Some(alg)) => Err(ConfigError::new(
+            key,
+            format!("is required by scheme {}: {}", scheme.name, public_key_form(alg)),
+        )),
+    }
+}
+
+fn public_key_form(alg: PublicKeyAlg) -> &'static str {
+    match alg {
+        PublicKeyAlg::Ed25519 => "must be the application's Ed25519 public key as 64 hex digits",
+        PublicKeyAlg::EcdsaP256 => {
+            "must be the verification key as base64 of its SPKI (DER), as the provider shows it"
+        }
+    }
+}
+
+/// A public key's bytes: 32 raw bytes for Ed25519, the SPKI DER for
+/// ECDSA P-256.
+pub fn decode_public_key(alg: PublicKeyAlg, text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    match alg {
+        PublicKeyAlg::Ed25519 => hex::decode(text).ok().filter(|k| k.len() == 32),
+        // A P-256 SPKI is 91 bytes; starting with a SEQUENCE is enough to
+        // refuse a pasted secret or a PEM, and WebCrypto checks the rest.
+        PublicKeyAlg::EcdsaP256 => crate::base64::STANDARD
+            .decode(text)
+            .ok()
+            .filter(|k| k.len() == 91 && k[0] == 0x30),
     }
 }
 
@@ -253,8 +429,12 @@ mod tests {
         );
         let a = &parse_sources(&object).unwrap()[0];
         assert_eq!(
-            (a.scheme, a.tolerance_s, a.downstream.as_deref()),
-            (Scheme::Github, 300, None)
+            (
+                a.scheme.name.as_ref(),
+                a.tolerance_s,
+                a.downstream.as_deref()
+            ),
+            ("github", 300, None)
         );
     }
 
@@ -312,6 +492,113 @@ mod tests {
             secret_name("acme_billing-2"),
             "WEBHOOK_SECRET_ACME_BILLING_2"
         );
+    }
+
+    #[test]
+    fn colliding_secret_names_are_a_configuration_error() {
+        let table = [
+            (
+                json!({"a-b": {"scheme": "github"}, "a_b": {"scheme": "github"}}),
+                "SOURCES.a_b",
+            ),
+            (
+                json!({"acme": {"scheme": "github"}, "acme-previous": {"scheme": "github"}}),
+                "SOURCES.acme-previous",
+            ),
+            (
+                json!({"acme_previous": {"scheme": "github"}, "acme": {"scheme": "github"}}),
+                "SOURCES.acme_previous",
+            ),
+        ];
+        for (raw, key) in table {
+            let err = parse_sources(&raw).unwrap_err();
+            assert_eq!(err.key, key, "{raw}");
+            assert!(err.problem.contains("rename one"), "{}", err.problem);
+        }
+        assert!(
+            parse_sources(&json!({"ab": {"scheme": "github"}, "a-b": {"scheme": "github"}}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_recipe_or_a_preset_field_error_names_the_source_and_the_field() {
+        let ed = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+        let table = [
+            (
+                json!({"acme": {"scheme": {"hmac": "sha256", "header": "x-s", "encoding": "base32", "signed": "{body}"}}}),
+                "SOURCES.acme.scheme.encoding",
+            ),
+            (
+                json!({"acme": {"scheme": {"hmac": "sha256", "header": "x-s", "encoding": "hex", "signed": "{body}", "timestamp": {"header": "x-t", "unit": "h"}}}}),
+                "SOURCES.acme.scheme.timestamp.unit",
+            ),
+            (json!({"acme": {"scheme": "slak"}}), "SOURCES.acme.scheme"),
+            (json!({"d": {"scheme": "discord"}}), "SOURCES.d.public_key"),
+            (
+                json!({"d": {"scheme": "discord", "public_key": "abcd"}}),
+                "SOURCES.d.public_key",
+            ),
+            (
+                json!({"s": {"scheme": "sendgrid", "public_key": ed}}),
+                "SOURCES.s.public_key",
+            ),
+            (
+                json!({"g": {"scheme": "github", "public_key": ed}}),
+                "SOURCES.g.public_key",
+            ),
+            (
+                json!({"t": {"scheme": "twilio", "url": "/relative"}}),
+                "SOURCES.t.url",
+            ),
+        ];
+        for (raw, key) in table {
+            assert_eq!(parse_sources(&raw).unwrap_err().key, key, "{raw}");
+        }
+        let ok = parse_sources(&json!({"d": {"scheme": "discord", "public_key": ed}, "t": {"scheme": "twilio", "url": "https://hooks.example.com/t"}})).unwrap();
+        assert_eq!(ok[0].public_key.as_deref(), Some(ed));
+        assert_eq!(ok[1].url.as_deref(), Some("https://hooks.example.com/t"));
+        assert_eq!((ok[0].tolerance_s, ok[1].tolerance_s), (300, 300));
+        let paddle = parse_sources(&json!({"p": {"scheme": "paddle"}})).unwrap();
+        assert_eq!(paddle[0].tolerance_s, 5, "a preset's own tolerance");
+    }
+
+    #[test]
+    fn the_previous_secret_is_a_second_key_and_a_public_key_source_needs_no_secret() {
+        use crate::config::RelayConfig;
+        let ed = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+        let env = |extra: &[(&str, &str)]| {
+            let mut env: std::collections::BTreeMap<String, Value> = [
+                ("SOURCES".to_string(), json!({"gh": {"scheme": "github"}, "std": {"scheme": "standard-webhooks"}, "d": {"scheme": "discord", "public_key": ed}})),
+                ("WEBHOOK_SECRET_GH".to_string(), json!("new")),
+                ("WEBHOOK_SECRET_STD".to_string(), json!("whsec_c2Vjb25kLXNlY3JldA==")),
+            ]
+            .into_iter()
+            .collect();
+            for (k, v) in extra {
+                env.insert((*k).to_string(), json!(v));
+            }
+            env
+        };
+        let config = RelayConfig::load(&env(&[("WEBHOOK_SECRET_GH_PREVIOUS", "old")])).unwrap();
+        let keys: Vec<&[u8]> = config
+            .sources
+            .get("gh")
+            .unwrap()
+            .keys
+            .iter()
+            .map(SigningKey::as_bytes)
+            .collect();
+        assert_eq!(keys, [b"new".as_slice(), b"old".as_slice()]);
+        assert_eq!(config.sources.get("std").unwrap().keys.len(), 1);
+        let d = config.sources.get("d").unwrap();
+        assert_eq!(
+            (d.keys.len(), d.public_key.as_ref().map(Vec::len)),
+            (0, Some(32))
+        );
+        let err =
+            RelayConfig::load(&env(&[("WEBHOOK_SECRET_STD_PREVIOUS", "not base64!")])).unwrap_err();
+        assert_eq!(err.key, "WEBHOOK_SECRET_STD_PREVIOUS");
     }
 
     #[test]

@@ -8,6 +8,8 @@ named_states! {
     pub enum MetricName ("metric name") {
         /// A webhook accepted and put on the queue.
         Enqueue = "enqueue",
+        /// A provider's handshake, verified and answered (never enqueued).
+        Handshake = "handshake",
         /// An event written to D1 for the first time.
         Ingest = "ingest",
         /// A provider's second delivery of an event already ingested.

@@ -118,6 +118,7 @@ pub(crate) async fn call_downstream(
         key,
         sent_at.div_euclid(1000),
         body.as_bytes(),
+        event.headers.get("content-type").map(String::as_str),
     );
     downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await
 }

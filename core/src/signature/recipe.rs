@@ -1,0 +1,484 @@
+//! Recipe parsing: a scheme written in `SOURCES` instead of named.
+//!
+//! `{"hmac", "key"?, "header", "prefix"?, "parts"?, "encoding",
+//! "separator"?, "signed", "timestamp"?, "id"?, "answer"?}`, or
+//! `{"token": "<header>"}`. Every field is checked here, once, at startup;
+//! an unknown field is refused, and an error names the field.
+
+use super::scheme::{
+    Answer, Check, Encoding, KeyForm, Layout, MacAlg, Place, Scheme, SignatureAt, Signed, Text,
+    TimeUnit, Timestamp,
+};
+use super::template::{self, Piece};
+use serde_json::{Map, Value};
+
+/// A recipe field that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecipeError {
+    /// The field, relative to the scheme (`encoding`, `parts.separator`).
+    pub field: String,
+    /// What is wrong and what is expected.
+    pub problem: String,
+}
+
+fn err<T>(field: &str, problem: impl Into<String>) -> Result<T, RecipeError> {
+    Err(RecipeError {
+        field: field.into(),
+        problem: problem.into(),
+    })
+}
+
+const FIELDS: [&str; 11] = [
+    "hmac",
+    "key",
+    "header",
+    "prefix",
+    "parts",
+    "encoding",
+    "separator",
+    "signed",
+    "timestamp",
+    "id",
+    "answer",
+];
+
+/// Parses a recipe object.
+pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
+    if recipe.contains_key("token") {
+        return token(recipe);
+    }
+    only(recipe, "", &FIELDS)?;
+    let mac = mac_of(recipe)?;
+    let key = key_of(recipe)?;
+    let header = header_name(recipe, "header")?.ok_or_else(|| RecipeError {
+        field: "header".into(),
+        problem: "is required: the header that carries the signature".into(),
+    })?;
+    let encoding = encoding_of(recipe)?;
+    let layout = layout(recipe)?;
+    let parts = matches!(layout, Layout::Parts { .. });
+    let timestamp = timestamp(recipe, parts)?;
+    let id = match recipe.get("id") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(place(v, "id")?),
+    };
+    let signed = string(recipe, "signed")?.ok_or_else(|| RecipeError {
+        field: "signed".into(),
+        problem: "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
+    })?;
+    check_template(&signed, timestamp.as_ref(), id.as_ref())?;
+    let answer = match recipe.get("answer") {
+        None | Some(Value::Null) => Answer::Queued,
+        Some(v) => match v.as_u64() {
+            Some(202) => Answer::Queued,
+            Some(s @ (200 | 204)) => Answer::Empty(s as u16),
+            _ => return err("answer", "must be 200, 202 or 204"),
+        },
+    };
+    Ok(Scheme {
+        name: "recipe".into(),
+        check: Check::Mac {
+            mac,
+            key,
+            at: SignatureAt {
+                header,
+                layout,
+                encoding,
+            },
+            signed: Signed::Template(signed.into()),
+        },
+        timestamp,
+        tolerance_s: 300,
+        id,
+        id_fallback: None,
+        id_required: false,
+        alias: None,
+        handshake: None,
+        answer,
+    })
+}
+
+fn mac_of(recipe: &Map<String, Value>) -> Result<MacAlg, RecipeError> {
+    match string(recipe, "hmac")?.as_deref() {
+        Some("sha1") => Ok(MacAlg::Sha1),
+        Some("sha256") => Ok(MacAlg::Sha256),
+        Some("sha512") => Ok(MacAlg::Sha512),
+        Some(other) => err("hmac", format!("unknown hash '{other}'; expected sha1, sha256 or sha512")),
+        None => err("hmac", "is required: sha1, sha256 or sha512 (or write {\"token\": \"<header>\"} for a shared token)"),
+    }
+}
+
+fn key_of(recipe: &Map<String, Value>) -> Result<KeyForm, RecipeError> {
+    match string(recipe, "key")?.as_deref() {
+        None | Some("raw") => Ok(KeyForm::Raw),
+        Some("base64") => Ok(KeyForm::Base64),
+        Some("whsec") => Ok(KeyForm::Whsec),
+        Some(other) => err(
+            "key",
+            format!("unknown key form '{other}'; expected raw, base64 or whsec"),
+        ),
+    }
+}
+
+fn encoding_of(recipe: &Map<String, Value>) -> Result<Encoding, RecipeError> {
+    match string(recipe, "encoding")?.as_deref() {
+        Some("hex") => Ok(Encoding::Hex),
+        Some("base64") => Ok(Encoding::Base64),
+        Some("base64url") => Ok(Encoding::Base64Url),
+        Some(other) => err(
+            "encoding",
+            format!("unknown encoding '{other}'; expected hex, base64 or base64url"),
+        ),
+        None => err("encoding", "is required: hex, base64 or base64url"),
+    }
+}
+
+/// The template parses, and what it signs can be read: `{timestamp}` from
+/// a header or the parts, `{id}` from a header.
+fn check_template(
+    signed: &str,
+    timestamp: Option<&Timestamp>,
+    id: Option<&Place>,
+) -> Result<(), RecipeError> {
+    let pieces = template::parse(signed).map_err(|problem| RecipeError {
+        field: "signed".into(),
+        problem,
+    })?;
+    if template::uses(&pieces, Piece::Timestamp)
+        && !matches!(timestamp, Some(t) if !matches!(t.at, Place::Json(_)))
+    {
+        return err(
+            "signed",
+            "uses {timestamp}, but the recipe has no timestamp header or parts to read it from",
+        );
+    }
+    if template::uses(&pieces, Piece::Id) && !matches!(id, Some(Place::Header(_))) {
+        return err(
+            "signed",
+            "uses {id}, but the recipe has no \"id\": {\"header\": …} to read it from",
+        );
+    }
+    Ok(())
+}
+
+fn token(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
+    only(recipe, "", &["token"])?;
+    let header = header_name(recipe, "token")?.ok_or_else(|| RecipeError {
+        field: "token".into(),
+        problem: "must name the header that carries the shared token".into(),
+    })?;
+    Ok(Scheme {
+        name: "token".into(),
+        check: Check::Token { header },
+        timestamp: None,
+        tolerance_s: 300,
+        id: None,
+        id_fallback: None,
+        id_required: false,
+        alias: None,
+        handshake: None,
+        answer: Answer::Queued,
+    })
+}
+
+fn layout(recipe: &Map<String, Value>) -> Result<Layout, RecipeError> {
+    let prefix = string(recipe, "prefix")?.unwrap_or_default();
+    let separator = string(recipe, "separator")?;
+    if separator.as_deref() == Some("") {
+        return err("separator", "must not be empty");
+    }
+    let Some(parts) = recipe.get("parts") else {
+        return Ok(Layout::Whole {
+            prefix: prefix.into(),
+            separator: separator.map(Into::into),
+        });
+    };
+    let Value::Object(parts) = parts else {
+        return err(
+            "parts",
+            "must be an object {\"separator\", \"timestamp\", \"signature\"}",
+        );
+    };
+    if !prefix.is_empty() || separator.is_some() {
+        let field = if prefix.is_empty() {
+            "separator"
+        } else {
+            "prefix"
+        };
+        return err(
+            field,
+            "does not apply with \"parts\": the parts name their own separator and keys",
+        );
+    }
+    only(parts, "parts.", &["separator", "timestamp", "signature"])?;
+    let part = |name: &str| -> Result<Text, RecipeError> {
+        let field = format!("parts.{name}");
+        match string(parts, name).map_err(|e| RecipeError {
+            field: field.clone(),
+            ..e
+        })? {
+            Some(v) if !v.is_empty() => Ok(v.into()),
+            _ => err(&field, "is required and must not be empty"),
+        }
+    };
+    Ok(Layout::Parts {
+        separator: part("separator")?,
+        timestamp: part("timestamp")?,
+        signature: part("signature")?,
+    })
+}
+
+fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestamp>, RecipeError> {
+    let Some(v) = recipe.get("timestamp").filter(|v| !v.is_null()) else {
+        return Ok(parts.then_some(Timestamp {
+            at: Place::Part,
+            unit: TimeUnit::Seconds,
+            canonical: false,
+        }));
+    };
+    let Value::Object(fields) = v else {
+        return err(
+            "timestamp",
+            "must be an object {\"header\"|\"json\": …, \"unit\": \"s\"|\"ms\"|\"rfc3339\"}",
+        );
+    };
+    only(fields, "timestamp.", &["header", "json", "unit"])?;
+    let unit = match fields.get("unit").and_then(Value::as_str) {
+        Some("s") => TimeUnit::Seconds,
+        Some("ms") => TimeUnit::Millis,
+        Some("rfc3339") => TimeUnit::Rfc3339,
+        _ => {
+            return err(
+                "timestamp.unit",
+                "is required: \"s\", \"ms\" or \"rfc3339\"",
+            )
+        }
+    };
+    let at = if parts {
+        if fields.contains_key("header") || fields.contains_key("json") {
+            return err(
+                "timestamp",
+                "the timestamp is already one of the \"parts\"; give only its \"unit\"",
+            );
+        }
+        Place::Part
+    } else {
+        place_in(fields, "timestamp")?
+    };
+    Ok(Some(Timestamp {
+        at,
+        unit,
+        canonical: false,
+    }))
+}
+
+/// `{"header": …}` or `{"json": "<pointer>"}`, exactly one.
+fn place(v: &Value, field: &str) -> Result<Place, RecipeError> {
+    let Value::Object(fields) = v else {
+        return err(
+            field,
+            "must be an object {\"header\": \"<name>\"} or {\"json\": \"/pointer\"}",
+        );
+    };
+    only(fields, &format!("{field}."), &["header", "json"])?;
+    place_in(fields, field)
+}
+
+/// The one of `header` or `json` in `fields` (their other keys checked by
+/// the caller).
+fn place_in(fields: &Map<String, Value>, field: &str) -> Result<Place, RecipeError> {
+    match (fields.get("header"), fields.get("json")) {
+        (Some(_), None) => {
+            let named = header_name(fields, "header").map_err(|e| RecipeError {
+                field: format!("{field}.header"),
+                ..e
+            })?;
+            match named {
+                Some(h) => Ok(Place::Header(h)),
+                None => err(&format!("{field}.header"), "must be a header name"),
+            }
+        }
+        (None, Some(Value::String(p))) if p.starts_with('/') => Ok(Place::Json(p.clone().into())),
+        (None, Some(_)) => err(
+            &format!("{field}.json"),
+            "must be a JSON Pointer starting with '/', e.g. \"/event/id\"",
+        ),
+        _ => err(field, "must have exactly one of \"header\" or \"json\""),
+    }
+}
+
+/// Refuses any field not in `known`.
+fn only(fields: &Map<String, Value>, at: &str, known: &[&str]) -> Result<(), RecipeError> {
+    match fields.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(unknown) => err(
+            &format!("{at}{unknown}"),
+            format!("unknown field; expected {}", known.join(", ")),
+        ),
+        None => Ok(()),
+    }
+}
+
+fn string(fields: &Map<String, Value>, name: &str) -> Result<Option<String>, RecipeError> {
+    match fields.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => err(name, "must be a string"),
+    }
+}
+
+/// A header name (an HTTP token), lower-cased.
+fn header_name(fields: &Map<String, Value>, name: &str) -> Result<Option<Text>, RecipeError> {
+    let Some(h) = string(fields, name)? else {
+        return Ok(None);
+    };
+    let token = !h.is_empty()
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return err(name, format!("'{h}' is not a header name"));
+    }
+    Ok(Some(h.to_ascii_lowercase().into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(v: Value) -> Result<Scheme, RecipeError> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn a_full_recipe_becomes_a_scheme() {
+        let s = run(json!({
+            "hmac": "sha512", "key": "base64", "header": "X-Acme-Signature", "prefix": "v1=",
+            "encoding": "base64url", "separator": ",", "signed": "{timestamp}.{body}",
+            "timestamp": {"header": "X-Acme-Time", "unit": "ms"}, "id": {"json": "/meta/id"}, "answer": 204
+        }))
+        .unwrap();
+        let Check::Mac {
+            mac,
+            key,
+            at,
+            signed,
+        } = &s.check
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (*mac, *key, at.encoding),
+            (MacAlg::Sha512, KeyForm::Base64, Encoding::Base64Url)
+        );
+        assert_eq!(at.header, "x-acme-signature");
+        assert_eq!(
+            at.layout,
+            Layout::Whole {
+                prefix: "v1=".into(),
+                separator: Some(",".into())
+            }
+        );
+        assert_eq!(signed, &Signed::Template("{timestamp}.{body}".into()));
+        assert_eq!(
+            s.timestamp,
+            Some(Timestamp {
+                at: Place::Header("x-acme-time".into()),
+                unit: TimeUnit::Millis,
+                canonical: false
+            })
+        );
+        assert_eq!(s.id, Some(Place::Json("/meta/id".into())));
+        assert_eq!(s.answer, Answer::Empty(204));
+    }
+
+    #[test]
+    fn a_parts_recipe_reads_its_timestamp_from_the_parts() {
+        let s = run(json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex",
+            "parts": {"separator": ",", "timestamp": "t", "signature": "v1"}, "signed": "{timestamp}.{body}"}))
+        .unwrap();
+        assert_eq!(s.timestamp.unwrap().at, Place::Part);
+    }
+
+    #[test]
+    fn a_token_recipe_names_its_header() {
+        let s = run(json!({"token": "X-Hook-Token"})).unwrap();
+        assert_eq!(
+            s.check,
+            Check::Token {
+                header: "x-hook-token".into()
+            }
+        );
+    }
+
+    fn ok() -> Value {
+        json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}"})
+    }
+
+    fn with(k: &str, v: Value) -> Value {
+        let mut o = ok();
+        o[k] = v;
+        o
+    }
+
+    fn without(k: &str) -> Value {
+        let mut o = ok();
+        o.as_object_mut().unwrap().remove(k);
+        o
+    }
+
+    fn assert_fields(table: Vec<(Value, &str)>) {
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|_| ()).unwrap_err();
+            assert_eq!(got.field, field, "{recipe}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn each_bad_top_level_field_is_named() {
+        let mut parts_and_prefix = with("prefix", json!("v1="));
+        parts_and_prefix["parts"] = json!({"separator": ",", "timestamp": "t", "signature": "v1"});
+        #[rustfmt::skip]
+        let table = vec![
+            (with("hmac", json!("md5")), "hmac"),
+            (without("hmac"), "hmac"),
+            (with("key", json!("hex")), "key"),
+            (without("header"), "header"),
+            (with("header", json!("x sig")), "header"),
+            (with("encoding", json!("base32")), "encoding"),
+            (without("encoding"), "encoding"),
+            (with("encoding", json!(1)), "encoding"),
+            (without("signed"), "signed"),
+            (with("signed", json!("{bdoy}")), "signed"),
+            (with("signed", json!("{timestamp}.{body}")), "signed"),
+            (with("signed", json!("{id}.{body}")), "signed"),
+            (with("separator", json!("")), "separator"),
+            (with("answer", json!(201)), "answer"),
+            (with("typo", json!(1)), "typo"),
+            (parts_and_prefix, "prefix"),
+            (json!({"token": "x-t", "header": "x"}), "header"),
+            (json!({"token": ""}), "token"),
+        ];
+        assert_fields(table);
+    }
+
+    #[test]
+    fn each_bad_nested_field_is_named() {
+        #[rustfmt::skip]
+        let table = vec![
+            (with("timestamp", json!({"header": "x-t"})), "timestamp.unit"),
+            (with("timestamp", json!({"header": "x-t", "unit": "h"})), "timestamp.unit"),
+            (with("timestamp", json!({"unit": "s"})), "timestamp"),
+            (with("timestamp", json!({"header": "x-t", "json": "/t", "unit": "s"})), "timestamp"),
+            (with("timestamp", json!({"header": "x-t", "unit": "s", "zone": 1})), "timestamp.zone"),
+            (with("id", json!({"json": "id"})), "id.json"),
+            (with("id", json!({"header": ""})), "id.header"),
+            (with("id", json!({"header": null})), "id.header"),
+            (with("timestamp", json!({"header": null, "unit": "s"})), "timestamp.header"),
+            (with("id", json!("x-id")), "id"),
+            (with("parts", json!({"separator": ",", "timestamp": "t"})), "parts.signature"),
+            (with("parts", json!({"separator": ",", "timestamp": "t", "signature": "v1", "x": 1})), "parts.x"),
+            (with("parts", json!([])), "parts"),
+        ];
+        assert_fields(table);
+    }
+}
