@@ -5,10 +5,12 @@
 //! must be an empty JSON object.
 
 use crate::{internal_auth, maintenance, responses};
-use hookrelay_platform::{db::error_message, now_ms};
+use hookrelay_platform::now_ms;
 use worker::{Env, Request, Response, Result};
 
-/// Handles one maintenance call: the run's answer, or a 500 naming what failed.
+/// Handles one maintenance call: the run's answer, or a 500 naming the
+/// part that failed (`MAINTENANCE_FAILED`: the sweep step;
+/// `WATCHDOG_FAILED`: the alarm watchdog).
 pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let admitted = match internal_auth::admit(&req, env, "maintenance runs").await {
         Ok(a) => a,
@@ -21,14 +23,7 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     }
     match maintenance::run(env, cfg, now_ms()).await {
         Ok(answer) => Response::from_json(&answer),
-        Err(e) => responses::error(
-            500,
-            "MAINTENANCE_FAILED",
-            &format!(
-                "the sweep step failed: {}; the next run resumes it",
-                error_message(&e)
-            ),
-        ),
+        Err(failed) => responses::error(500, failed.code, &failed.message),
     }
 }
 

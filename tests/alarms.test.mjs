@@ -18,7 +18,10 @@ const answer = { "/alerts": () => 200, "/broken-alerts": () => 500, "/dest": () 
 let receiver;
 
 before(async () => {
-  receiver = await startDownstream(Object.fromEntries(Object.keys(answer).map((p) => [p, (req) => ({ status: answer[p](req) })])));
+  const behaviours = Object.fromEntries(Object.keys(answer).map((p) => [p, (req) => ({ status: answer[p](req) })]));
+  // A receiver that takes 20 s to answer anything.
+  behaviours["/hanging-alerts"] = () => ({ status: 200, delayMs: 20_000 });
+  receiver = await startDownstream(behaviours);
 });
 after(() => receiver?.close());
 
@@ -128,9 +131,13 @@ test("storage fires with a small D1_MAX_BYTES, and resolves once, signed, when a
     const [fired] = storageAlerts("firing");
     assert.ok(fired, "storage fired");
     assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM events"))[0].n, 0, "the size rule swept the event");
-    const detail = fired.json.alert.detail;
-    assert.equal(detail.cap_bytes, 1000);
-    assert.ok(detail.size_bytes >= 900 && detail.effective_dedupe_window_ms < detail.event_retention_ms, JSON.stringify(detail));
+    assert.equal(fired.json.alert.detail.cap_bytes, 1000);
+    assert.ok(fired.json.alert.detail.size_bytes >= 900, JSON.stringify(fired.json.alert.detail));
+    // The watchdog runs before the sweep step: the next run's figures show
+    // the window the size rule shortened (the listing shows the latest).
+    await watchdog(relay);
+    const listed = (await adminClient(relay, [DOWN_SECRET, receiver.url("/alerts")]).get("alerts")).data.items.find((i) => i.id === "storage:d1");
+    assert.ok(listed.detail.effective_dedupe_window_ms < listed.detail.event_retention_ms, JSON.stringify(listed.detail));
 
     // The operator raises the cap; the condition ends once the window is whole (3 s after the swept event).
     await relay.reconfigure({ D1_MAX_BYTES: "1GB" });
@@ -280,6 +287,127 @@ test("without ALERT_WEBHOOK_URL alarms are still listed and the test route answe
     const tested = await admin.post("alerts/test", {});
     assert.equal(tested.status, 409);
     assert.match(tested.error.message, /ALERT_WEBHOOK_URL/);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+/** Inserts a pending dead letter stored `ageMs` ago. */
+async function insertPendingEntry(db, id, ageMs = 0) {
+  const at = Date.now() - ageMs;
+  await db
+    .prepare(
+      `INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope)
+       VALUES (?1, 'retries_exhausted', 'pending', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}')`,
+    )
+    .bind(id, at)
+    .run();
+}
+
+for (const [name, receiverVars] of [
+  ["without ALERT_WEBHOOK_URL", {}],
+  ["with a receiver that has answered 500 for longer than DLQ_RETENTION", { ALERT_WEBHOOK_URL: () => receiver.url("/broken-alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET }],
+]) {
+  test(`${name}, 600 undelivered resolved episodes owe nothing: a new condition fires once and resolves once, and the sweep takes the old episodes`, async () => {
+    const vars = Object.fromEntries(Object.entries(receiverVars).map(([k, v]) => [k, typeof v === "function" ? v() : v]));
+    const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0", DLQ_RETENTION: "1h", ...vars } });
+    const db = relay.db;
+    const hasReceiver = "ALERT_WEBHOOK_URL" in vars;
+    const sentBefore = alerts("/broken-alerts").length;
+    try {
+      // 600 episodes of a source alarm, resolved two hours ago, their alerts never delivered.
+      const old = Date.now() - 3 * 3_600_000;
+      await db
+        .prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
+           INSERT INTO alarms (id, since, kind, subject, state, resolved_at, detail, clear_runs, sent_state, attempts, updated_at)
+           SELECT 'source_silent:quiet', ?1 + i, 'source_silent', 'quiet', 'resolved', ?1 + i + 3600000, '{}', 2, NULL, ?2, ?1 FROM n`,
+        )
+        .bind(old, hasReceiver ? 40 : 0)
+        .run();
+      await insertPendingEntry(db, "dlq_pile_1");
+      const eps = () => rows(db, "SELECT state FROM alarms WHERE id = 'dlq_ingress:dlq'");
+      for (let i = 0; i < 3; i++) await watchdog(relay);
+      assert.deepEqual(await eps(), [{ state: "firing" }], "one episode over three runs, not one per run");
+      const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/broken-alerts")]);
+      const listed = await admin.get("alerts");
+      assert.equal(listed.data.receiver_configured, hasReceiver);
+      const firing = listed.data.items.find((i) => i.id === "dlq_ingress:dlq");
+      assert.equal(firing.delivery.owed, hasReceiver, "owed only to a receiver");
+      const posted = alerts("/broken-alerts").slice(sentBefore);
+      assert.equal(posted.filter((a) => a.json.alert.id === "source_silent:quiet").length, 0, "no stale resolve is sent");
+      assert.equal(posted.filter((a) => a.json.alert.id === "dlq_ingress:dlq").length, hasReceiver ? 3 : 0, "the new alert is tried on every run");
+
+      await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+      for (let i = 0; i < 3; i++) await watchdog(relay);
+      assert.deepEqual(await eps(), [{ state: "resolved" }], "resolved once, and no new episode");
+
+      // The episodes resolved longer ago than DLQ_RETENTION leave for the archive.
+      await waitFor(async () => {
+        const res = await admin.post("maintenance/run", {});
+        assert.equal(res.status, 200, JSON.stringify(res.json));
+        return res.data.more === false;
+      }, { what: "the sweep to finish", timeoutMs: 30_000, intervalMs: 200 });
+      assert.equal((await rows(db, "SELECT count(*) AS n FROM alarms WHERE id = 'source_silent:quiet'"))[0].n, 0, "the old episodes left D1");
+      assert.deepEqual(await eps(), [{ state: "resolved" }], "the recent one stays");
+    } finally {
+      await relay.dispose();
+    }
+  });
+}
+
+test("a watchdog that fails answers maintenance/run with an error naming it (a table only it reads renamed away), and the next run succeeds", async () => {
+  const relay = await startRelay({ vars: { ALERT_DLQ_INGRESS_PER_HOUR: "0" } });
+  const admin = adminClient(relay);
+  try {
+    // Only the watchdog reads `breakers` here: the sweep step itself succeeds.
+    await relay.db.prepare("ALTER TABLE breakers RENAME TO breakers_away").run();
+    const failed = await admin.post("maintenance/run", {});
+    assert.equal(failed.status, 503, JSON.stringify(failed.json));
+    assert.equal(failed.error.code, "WATCHDOG_FAILED", failed.error.message);
+    assert.match(failed.error.message, /^the alarm watchdog failed: .*no such table: breakers/, failed.error.message);
+    assert.match(failed.error.message, /the sweep step ran/, failed.error.message);
+    await relay.db.prepare("ALTER TABLE breakers_away RENAME TO breakers").run();
+    // With the alarms table gone both parts fail, and the answer names both.
+    await relay.db.prepare("ALTER TABLE alarms RENAME TO alarms_away").run();
+    const both = await admin.post("maintenance/run", {});
+    assert.equal(both.status, 503, JSON.stringify(both.json));
+    assert.equal(both.error.code, "WATCHDOG_FAILED");
+    assert.match(both.error.message, /no such table: alarms.*the sweep step failed too/, both.error.message);
+    await relay.db.prepare("ALTER TABLE alarms_away RENAME TO alarms").run();
+    const ran = await admin.post("maintenance/run", {});
+    assert.equal(ran.status, 200, JSON.stringify(ran.json));
+    assert.deepEqual(ran.data.alarms, { fired: [], resolved: [] });
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("a receiver that hangs costs a run one ALERT_TIMEOUT, however many alerts are due, and they are sent again on the next run", async () => {
+  const relay = await startRelay({
+    vars: {
+      ALERT_WEBHOOK_URL: receiver.url("/hanging-alerts"), DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET, ALERT_TIMEOUT: "1s",
+      ALERT_DLQ_INGRESS_PER_HOUR: "0", ALERT_DLQ_OLDEST: "1s", DLQ_CAPACITY: "1",
+    },
+  });
+  const admin = adminClient(relay, [DOWN_SECRET, receiver.url("/hanging-alerts")]);
+  const ids = ["dlq_capacity:dlq", "dlq_ingress:dlq", "dlq_oldest:dlq"];
+  try {
+    await insertPendingEntry(relay.db, "dlq_hang_1", 5_000);
+    for (const round of [1, 2]) {
+      const started = Date.now();
+      const res = await admin.post("maintenance/run", {});
+      const took = Date.now() - started;
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.ok(took < 4_000, `round ${round}: the run took ${took} ms for ${ids.length} alerts under ALERT_TIMEOUT=1s`);
+      if (round === 1) assert.deepEqual([...res.data.alarms.fired].sort(), ids);
+      for (const id of ids) assert.equal(alertsFor(id, "firing", "/hanging-alerts").length, round, `${id} sent in round ${round}`);
+    }
+    const items = (await admin.get("alerts")).data.items.filter((i) => ids.includes(i.id));
+    for (const item of items) {
+      assert.deepEqual([item.delivery.sent, item.delivery.owed, item.delivery.attempts], [null, true, 2], item.id);
+      assert.match(item.delivery.last_error, /within 1000 ms \(ALERT_TIMEOUT\)/, item.id);
+    }
   } finally {
     await relay.dispose();
   }

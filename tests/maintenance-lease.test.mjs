@@ -54,7 +54,14 @@ test("while another run holds the lease, maintenance/run and the cron do nothing
   assert.equal(busyLines(relay), 2, "each run logged that another holds the lease");
   assert.equal((await rows(db, "SELECT last_run_at FROM sweep_state"))[0].last_run_at, null, "no run was recorded");
 
-  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(Date.now() - 1).run();
+  // Expired by more than core::retention::lease::MAX_CLOCK_SKEW_MS (30 s):
+  // a lease only just past could still be held by a holder whose clock is behind.
+  const justPast = Date.now() - 1;
+  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(justPast).run();
+  const stillHeld = await admin.post("maintenance/run", {});
+  assert.equal(stillHeld.status, 200, JSON.stringify(stillHeld.json));
+  assert.equal(stillHeld.data.busy_until, justPast, "1 ms past is within the clock skew: still the holder's");
+  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(Date.now() - 31_000).run();
   const ran = await admin.post("maintenance/run", {});
   assert.equal(ran.status, 200, JSON.stringify(ran.json));
   assert.equal(ran.data.archived.events, 10, JSON.stringify(ran.data));
@@ -99,4 +106,68 @@ test("two maintenance runs and a cron at the same moment take turns: every event
   assert.equal(seen.size, N, "every event is archived");
   const stats = (await admin.get("webhook-dlq/stats")).data;
   assert.equal(stats.archive.rows, N, "the archive's kept count matches its objects");
+});
+
+/** Inserts a pending dead letter stored `ageMs` ago (a `dlq_ingress` condition with ALERT_DLQ_INGRESS_PER_HOUR=0). */
+async function insertPendingEntry(db, id, ageMs = 0) {
+  const at = Date.now() - ageMs;
+  await db
+    .prepare(
+      `INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope)
+       VALUES (?1, 'retries_exhausted', 'pending', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}')`,
+    )
+    .bind(id, at)
+    .run();
+}
+
+const episodes = async (db, id) => rows(db, "SELECT state, since, resolved_at FROM alarms WHERE id = ?1 ORDER BY since", id);
+
+test("while a sweep holds the sweep's lease, maintenance/run and the cron still fire and resolve alarms (the watchdog has its own lease)", async () => {
+  const { relay, admin } = await start({ EVENT_RETENTION: "2s", ALERT_DLQ_INGRESS_PER_HOUR: "0" });
+  const db = relay.db;
+  await insertEvents(db, 10, Date.now() - 60_000, 1);
+  // A long backlog's continuation holds the sweep's lease.
+  const heldUntil = Date.now() + 120_000;
+  await db.prepare("UPDATE sweep_state SET lease_until = ?1").bind(heldUntil).run();
+  await insertPendingEntry(db, "dlq_lease_1");
+
+  const fired = await admin.post("maintenance/run", {});
+  assert.equal(fired.status, 200, JSON.stringify(fired.json));
+  assert.equal(fired.data.more, true);
+  assert.equal(fired.data.busy_until, heldUntil, "the sweep step found its lease held");
+  assert.deepEqual(fired.data.alarms, { fired: ["dlq_ingress:dlq"], resolved: [] }, "and the watchdog ran anyway");
+  assert.deepEqual((await episodes(db, "dlq_ingress:dlq")).map((e) => e.state), ["firing"]);
+
+  // The entry is an hour and more old now: two quiet runs resolve the alarm.
+  await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+  await cron(relay);
+  const resolved = await admin.post("maintenance/run", {});
+  assert.equal(resolved.status, 200, JSON.stringify(resolved.json));
+  assert.deepEqual(resolved.data.alarms, { fired: [], resolved: ["dlq_ingress:dlq"] });
+  assert.deepEqual((await episodes(db, "dlq_ingress:dlq")).map((e) => e.state), ["resolved"], "one episode, resolved");
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM events"))[0].n, 10, "the sweep itself waited for its lease");
+  assert.deepEqual(await rows(db, "SELECT lease_until, watch_lease_until FROM sweep_state"), [{ lease_until: heldUntil, watch_lease_until: null }], "the watchdog gave its own lease back and left the sweep's alone");
+});
+
+test("two maintenance runs and a cron at the same moment run one watchdog at a time: a new condition opens one episode", async () => {
+  const { relay } = await start({ ALERT_DLQ_INGRESS_PER_HOUR: "0" });
+  const db = relay.db;
+  for (let round = 0; round < 3; round++) {
+    await insertPendingEntry(db, `dlq_race_${round}`);
+    const [answers] = await Promise.all([
+      burst(relay, [{ path: "maintenance/run", body: {} }, { path: "maintenance/run", body: {} }, { path: "maintenance/run", body: {} }]),
+      cron(relay),
+    ]);
+    for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.json));
+    const eps = await episodes(db, "dlq_ingress:dlq");
+    assert.equal(eps.filter((e) => e.state === "firing").length, 1, `round ${round}: ${JSON.stringify(eps)}`);
+    assert.equal(eps.length, round + 1, `round ${round}: one new episode per condition, ${JSON.stringify(eps)}`);
+    const fired = answers.flatMap((a) => a.json.data.alarms.fired);
+    assert.ok(fired.length <= 1, `at most one run says it fired the alarm: ${JSON.stringify(fired)}`);
+    // The condition ends, and two quiet runs resolve it before the next round.
+    await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+    await cron(relay);
+    await cron(relay);
+    assert.equal((await episodes(db, "dlq_ingress:dlq")).filter((e) => e.state === "firing").length, 0);
+  }
 });

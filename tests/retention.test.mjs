@@ -404,6 +404,32 @@ test("maintenance/run answers more:true while work is left, and the continuation
   assert.equal(stats.last_sweep.result.more, false);
 });
 
+test("a continuation step that fails (a column really gone) is retried still current, and the chain finishes without another run", async () => {
+  const { relay, admin } = await start({ DLQ_RETENTION: "2s" });
+  const db = relay.db;
+  await insertResolvedEntries(db, 40, 60_000);
+  const first = await run(admin);
+  assert.equal(first.more, true, JSON.stringify(first));
+  // The next step, from the continuation message a second later, fails in
+  // its delete batch (after its puts), as in the crash test above.
+  await db.prepare("ALTER TABLE dead_letter_tombstones DROP COLUMN archive_key").run();
+  const failedLines = () => relay.logs.filter((l) => l.includes('"event":"sweep_continuation_failed"'));
+  await waitFor(() => failedLines().length >= 1, { what: "the continuation step to fail", timeoutMs: 20_000 });
+  await db.prepare("ALTER TABLE dead_letter_tombstones ADD COLUMN archive_key TEXT").run();
+  // No maintenance/run and no cron from here: the retried message must carry the chain on.
+  await waitFor(async () => (await rows(db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 0, {
+    what: "the retried continuation to finish the sweep",
+    timeoutMs: 60_000,
+    intervalMs: 500,
+  });
+  await waitFor(async () => JSON.parse((await rows(db, "SELECT last_result FROM sweep_state"))[0].last_result).more === false, {
+    what: "the chain to run to its end",
+    timeoutMs: 60_000,
+  });
+  const state = await rows(db, "SELECT journal, last_error FROM sweep_state");
+  assert.deepEqual(state[0], { journal: null, last_error: null });
+});
+
 test("the audit route says how far back D1 holds it: records older than DLQ_RETENTION are in the archive, not in the page", async () => {
   const { relay, admin, bucket } = await start({ DLQ_RETENTION: "2s" });
   const db = relay.db;

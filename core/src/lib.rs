@@ -51,6 +51,7 @@ pub mod small_sort;
 pub mod state;
 pub mod stats_hourly;
 mod strict_json;
+pub mod subrequests;
 pub mod triage_plan;
 pub mod utc;
 pub mod vec_map;

@@ -45,11 +45,29 @@ impl Relay {
         serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
     }
 
-    /// Runs maintenance (a sweep step and the watchdog) on the relay now:
-    /// its answer, or why the relay did not give one.
-    pub async fn maintenance(&self) -> Result<serde_json::Value, String> {
-        let text = self.post(MAINTENANCE_PATH, "{}", "maintenance").await?;
-        serde_json::from_str(&text).map_err(|e| format!("the relay's answer is unreadable: {e}"))
+    /// Runs maintenance (the watchdog and a sweep step) on the relay now:
+    /// its answer, or the error code and message of the part that failed
+    /// (`WATCHDOG_FAILED`, `MAINTENANCE_FAILED`, as the relay named it;
+    /// `UNAVAILABLE` when the relay gave no answer of its own).
+    pub async fn maintenance(&self) -> Result<serde_json::Value, (String, String)> {
+        let unavailable = |m: String| ("UNAVAILABLE".to_string(), m);
+        let (status, text) = self
+            .call(MAINTENANCE_PATH, "{}", "the maintenance call")
+            .await
+            .map_err(unavailable)?;
+        let answer: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| unavailable(format!("the relay's answer is unreadable: {e}")))?;
+        if status == 200 {
+            return Ok(answer);
+        }
+        let error = &answer["error"];
+        match (error["code"].as_str(), error["message"].as_str()) {
+            (Some(code), Some(message)) => Err((code.to_string(), message.to_string())),
+            _ => Err(unavailable(format!(
+                "the relay refused the maintenance call ({status}): {}",
+                hookrelay_core::redact::truncate(&text, 300)
+            ))),
+        }
     }
 
     /// POSTs `body` to the relay's internal `path`, token-proven: the

@@ -1,10 +1,11 @@
 //! One alert POSTed to `ALERT_WEBHOOK_URL`, signed like a downstream
-//! delivery (`core::alarms::alert_payload`), within `DELIVERY_TIMEOUT_MS`.
+//! delivery (`core::alarms::alert_payload`), within `ALERT_TIMEOUT`.
 //! Nothing here ever writes the URL (a secret) into an error, a log or an
 //! answer.
 
 use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_platform::{downstream, log, metrics};
 
@@ -52,20 +53,20 @@ async fn post(cfg: &RelayConfig, alert: &Alert, now_ms: i64) -> Posted {
         .into_iter()
         .collect();
     headers.push(("content-type", "application/json".into()));
-    let (status, result) = downstream::post_answered(
-        url.expose(),
-        &headers,
-        &body,
-        cfg.delivery.timeout_ms,
-        now_ms,
-    )
-    .await;
+    let timeout_ms = cfg.alarms.alert_timeout_ms.max(1) as u64;
+    let (status, result) =
+        downstream::post_answered(url.expose(), &headers, &body, timeout_ms, now_ms).await;
     Posted {
         status,
         // A network error's text may quote the URL; it never leaves here.
         result: result.map_err(|f| {
-            format!("{}: {}", f.code.as_str(), f.message)
-                .replace(url.expose(), "<ALERT_WEBHOOK_URL>")
+            let message = match f.code {
+                ErrorCode::Timeout => {
+                    format!("the receiver did not answer within {timeout_ms} ms (ALERT_TIMEOUT)")
+                }
+                _ => f.message,
+            };
+            format!("{}: {message}", f.code.as_str()).replace(url.expose(), "<ALERT_WEBHOOK_URL>")
         }),
     }
 }

@@ -6,15 +6,14 @@
 //! isolates and queue retries report it, and nothing here touches D1.
 
 use super::alert_post;
-use hookrelay_core::alarms::cannot_store::{plan, CannotStoreState, Report, OBJECT_KEY};
+use hookrelay_core::alarms::cannot_store::{
+    plan, CannotStoreState, Report, OBJECT_KEY, WRITE_TRIES as TRIES,
+};
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::state::AlarmState;
+use hookrelay_core::subrequests::Budget;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use worker::{Env, Error, Result};
-
-/// Reads and writes lost to another writer before this one gives up (the
-/// next report or watchdog run plans again).
-const TRIES: usize = 3;
 
 /// What applying a report changed.
 #[derive(Debug, Default)]
@@ -41,9 +40,18 @@ pub async fn read(env: &Env) -> Result<Option<(CannotStoreState, String)>> {
 }
 
 /// Applies `report` at `now`: plans, puts conditionally, and, when the put
-/// won the send lease, POSTs the alert and records how it went.
-pub async fn apply(env: &Env, cfg: &RelayConfig, report: &Report, now: i64) -> Result<Applied> {
+/// won the send lease, POSTs the alert and records how it went; each call
+/// counted in `budget`.
+pub async fn apply(
+    env: &Env,
+    cfg: &RelayConfig,
+    report: &Report,
+    now: i64,
+    budget: &mut Budget,
+) -> Result<Applied> {
+    let mut spend = |n: u32| budget.spend(n).map_err(|e| Error::RustError(e.to_string()));
     for _ in 0..TRIES {
+        spend(1)?;
         let prev = read(env).await?;
         let p = plan(prev.as_ref().map(|(s, _)| s), report, now);
         let Some(next) = p.next else {
@@ -55,6 +63,7 @@ pub async fn apply(env: &Env, cfg: &RelayConfig, report: &Report, now: i64) -> R
         let cond = prev
             .as_ref()
             .map_or(PutIf::Absent, |(_, etag)| PutIf::EtagIs(etag.clone()));
+        spend(1)?;
         let Some(etag) = put(env, &next, cond).await? else {
             continue; // another writer won; read its state and plan again
         };
@@ -65,6 +74,8 @@ pub async fn apply(env: &Env, cfg: &RelayConfig, report: &Report, now: i64) -> R
             state: Some(next.clone()),
         };
         if p.send && cfg.alarms.webhook_url.is_some() {
+            // The POST and the put that records it.
+            spend(2)?;
             let posted = alert_post::send(cfg, &next.alert(), now).await;
             let after = next.after_post(now, posted.result);
             // A lost race here only leaves the POST unrecorded: the lease

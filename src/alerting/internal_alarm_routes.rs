@@ -14,6 +14,7 @@ use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::{Report, StoreFailure};
 use hookrelay_core::alarms::{ALERT_RECEIVER_PATH, ALERT_TEST_PATH, CANNOT_STORE_PATH};
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::subrequests::Budget;
 use hookrelay_platform::{metrics, now_ms};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -67,7 +68,10 @@ fn parse<T: DeserializeOwned>(text: &str) -> std::result::Result<T, Result<Respo
 }
 
 async fn cannot_store(env: &Env, cfg: &RelayConfig, f: StoreFailure) -> Result<Response> {
-    let applied = cannot_store::apply(env, cfg, &Report::Failure(f), now_ms()).await?;
+    // The report is an invocation of its own.
+    let mut budget = Budget::per_invocation();
+    let report = Report::Failure(f);
+    let applied = cannot_store::apply(env, cfg, &report, now_ms(), &mut budget).await?;
     let state = applied.state.as_ref();
     Response::from_json(&json!({
         "state": state.map(|s| s.state.as_str()),

@@ -1,12 +1,17 @@
-//! Maintenance (DESIGN §5): one bounded retention sweep step, then the
-//! alarm watchdog. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
+//! Maintenance (DESIGN §5): the alarm watchdog, then one bounded retention
+//! sweep step. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
 //! (the DLQ worker's `maintenance/run`), and, for the sweep alone, by its
 //! continuation messages on `hookrelay-control` while a step leaves work.
 //!
-//! The sweep and the watchdog each have their own `Result`: a failing
-//! watchdog (an alert endpoint that is down) never blocks the sweep.
-//! Both run under the maintenance lease (`lease`), so runs that start
-//! together take turns.
+//! Each part runs under its own lease (`lease`, `core::retention::lease`):
+//! runs that start together take turns per part, and a sweep step that
+//! holds the sweep's lease never stops the watchdog. The watchdog goes
+//! first, so the alarms always get their share of the invocation's
+//! subrequest budget (`core::subrequests`, one per invocation, passed
+//! down) and the sweep takes what is left; a watchdog waiting on a slow
+//! receiver holds the sweep up for one `ALERT_TIMEOUT` at most. Each part
+//! has its own `Result`: a failing watchdog never blocks the sweep, and a
+//! run with a failed part answers an error naming it.
 
 pub mod continuation;
 mod lease;
@@ -15,72 +20,161 @@ pub mod watchdog;
 
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::db::{error_message, sweep_state};
+use hookrelay_core::retention::lease::Lease;
+use hookrelay_core::subrequests::{Budget, OverBudget};
+use hookrelay_platform::db::{batch, error_message, sweep_state, Rows};
 use hookrelay_platform::{log, now_ms};
 use serde_json::{json, Map, Value};
-use worker::{D1Database, Env};
+use worker::{D1Database, D1PreparedStatement, Env};
 
-/// Runs a sweep step and the watchdog at `now_ms`, and answers DESIGN §4's
+/// Subrequests a sweep step leaves for what follows it: one batch that
+/// records the run, starts or claims a generation and gives the lease
+/// back, then the continuation's send (after a failed step: the record,
+/// then the lease given back).
+const CALLS_AFTER_STEP: u32 = 2;
+
+/// A run with a part that failed: the code and the message its answer
+/// carries (`internal_maintenance_route` answers it as a 500).
+#[derive(Debug)]
+pub struct RunFailed {
+    /// `MAINTENANCE_FAILED` (the sweep step) or `WATCHDOG_FAILED`.
+    pub code: &'static str,
+    /// What failed, and what happens next.
+    pub message: String,
+}
+
+/// What the watchdog did in this run.
+enum Alarms {
+    Ran(watchdog::AlarmsRun),
+    /// Another watchdog holds its lease (until then): that run watches.
+    Busy(Option<i64>),
+    Failed(worker::Error),
+}
+
+/// Runs the watchdog and a sweep step at `now_ms`, and answers DESIGN §4's
 /// `maintenance/run` shape. A step that left work starts a new chain of
 /// continuation messages (any older chain goes stale). While another run
-/// holds the lease this one does nothing and answers `"more": true` with
-/// `"busy_until"` (when that lease expires): the caller runs again.
-pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
-    let (swept, held) = match lease::take(env, now_ms).await {
-        Ok(lease::Turn::Held(held)) => (sweep_and_continue(env, cfg, now_ms).await, Some(held)),
-        Ok(lease::Turn::Busy(busy_until)) => {
-            let nothing = json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until});
-            return Ok(answered(nothing, Vec::new(), Vec::new(), now_ms));
+/// holds the sweep's lease the step does nothing and answers `"more": true`
+/// with `"busy_until"` (when that lease expires); likewise `"alarms"` holds
+/// `"busy_until"` while another watchdog runs.
+pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> Result<Value, RunFailed> {
+    let mut budget = Budget::per_invocation();
+    let alarms = watch(env, cfg, now_ms, &mut budget).await;
+    let swept = sweep_turn(env, cfg, now_ms, &mut budget).await;
+    log::info(
+        Component::Sweep,
+        "maintenance_run",
+        log::fields! {"subrequests": budget.spent(), "budget": hookrelay_core::subrequests::INVOCATION_SUBREQUESTS},
+    );
+    let alarms = match alarms {
+        Alarms::Ran(r) => json!({"fired": r.fired, "resolved": r.resolved}),
+        Alarms::Busy(until) => json!({"fired": [], "resolved": [], "busy_until": until}),
+        Alarms::Failed(e) => {
+            let sweep = match &swept {
+                Ok(answer) => format!("the sweep step ran: {answer}"),
+                Err(e) => format!("the sweep step failed too: {}", error_message(e)),
+            };
+            return Err(RunFailed {
+                code: "WATCHDOG_FAILED",
+                message: format!(
+                    "the alarm watchdog failed: {}; the next run retries it ({sweep})",
+                    error_message(&e)
+                ),
+            });
         }
-        // D1 is failing: no sweep, but the watchdog still runs (the
-        // cannot-store alarm lives in R2).
-        Err(e) => (Err(e), None),
     };
-    let (fired, resolved) = match watchdog::run(env, cfg, now_ms).await {
-        Ok(r) => (r.fired, r.resolved),
+    let mut answer = swept.map_err(|e| RunFailed {
+        code: "MAINTENANCE_FAILED",
+        message: format!(
+            "the sweep step failed: {}; the next run resumes it",
+            error_message(&e)
+        ),
+    })?;
+    answer["alarms"] = alarms;
+    answer["took_ms"] = json!(self::now_ms() - now_ms);
+    Ok(answer)
+}
+
+/// The watchdog under its own lease.
+async fn watch(env: &Env, cfg: &RelayConfig, now_ms: i64, budget: &mut Budget) -> Alarms {
+    let held = match lease::take(env, Lease::Watchdog, now_ms, budget).await {
+        Ok(lease::Turn::Held(held)) => Some(held),
+        Ok(lease::Turn::Busy(until)) => return Alarms::Busy(until),
+        // D1 is failing: the watchdog still runs (the cannot-store alarm
+        // lives in R2), and its D1 part fails and says so.
+        Err(_) => None,
+    };
+    let ran = watchdog::run(env, cfg, now_ms, budget).await;
+    if let Some(held) = held {
+        lease::release(env, held, budget).await;
+    }
+    match ran {
+        Ok(r) => Alarms::Ran(r),
         Err(e) => {
             log::error(
-                Component::Sweep,
+                Component::Watchdog,
                 "watchdog_failed",
                 log::fields! {"err": error_message(&e), "next": "the next run retries"},
             );
-            (Vec::new(), Vec::new())
+            Alarms::Failed(e)
+        }
+    }
+}
+
+/// A sweep step under the sweep's lease, with what the budget has left.
+async fn sweep_turn(
+    env: &Env,
+    cfg: &RelayConfig,
+    now_ms: i64,
+    budget: &mut Budget,
+) -> worker::Result<Value> {
+    let held = match lease::take(env, Lease::Sweep, now_ms, budget).await? {
+        lease::Turn::Held(held) => held,
+        lease::Turn::Busy(busy_until) => {
+            return Ok(
+                json!({"archived": {}, "objects_written": 0, "more": true, "busy_until": busy_until}),
+            )
         }
     };
-    if let Some(held) = held {
-        lease::release(env, held).await;
-    }
-    // The watchdog ran either way (it watches D1 too); a failed sweep is
-    // still this run's answer.
-    Ok(answered(swept?, fired, resolved, now_ms))
-}
-
-fn answered(mut swept: Value, fired: Vec<String>, resolved: Vec<String>, now_ms: i64) -> Value {
-    swept["alarms"] = json!({"fired": fired, "resolved": resolved});
-    swept["took_ms"] = json!(self::now_ms() - now_ms);
-    swept
-}
-
-async fn sweep_and_continue(env: &Env, cfg: &RelayConfig, now_ms: i64) -> worker::Result<Value> {
     let db = env.d1("DB")?;
-    let answer = sweep_once(env, &db, cfg, now_ms).await?;
     // A new chain either way, so an older chain's messages go stale.
-    let generation = sweep_state::new_generation(&db).await?;
+    let after = vec![
+        sweep_state::claim_statement(&db, None)?,
+        held.release_statement(&db)?,
+    ];
+    let (answer, after) = match sweep_once(env, &db, cfg, now_ms, budget, after).await {
+        Ok(done) => done,
+        Err(e) => {
+            lease::release(env, held, budget).await;
+            return Err(e);
+        }
+    };
+    let generation = sweep_state::read_new_generation(&after[0])?;
     if answer["more"].as_bool() == Some(true) {
+        budget.spend(1).map_err(over_budget)?;
         continuation::send(env, generation).await?;
     }
     Ok(answer)
 }
 
-/// One sweep step, recorded in `sweep_state` (its answer, or its error),
-/// answered without the alarms.
+/// One sweep step, within what `budget` leaves but [`CALLS_AFTER_STEP`].
+/// A step that succeeds is recorded in `sweep_state` in one batch with
+/// `after` (the caller's next writes, ending with its lease given back),
+/// and answers with their results; one that fails records its error alone
+/// (`after` is dropped: the caller gives its lease back itself).
 pub async fn sweep_once(
     env: &Env,
     db: &D1Database,
     cfg: &RelayConfig,
     now_ms: i64,
-) -> worker::Result<Value> {
-    match sweep::step(env, db, cfg.retention, now_ms).await {
+    budget: &mut Budget,
+    after: Vec<D1PreparedStatement>,
+) -> worker::Result<(Value, Vec<Rows>)> {
+    let allowance = budget.allot(CALLS_AFTER_STEP);
+    let stepped = sweep::step(env, db, cfg.retention, now_ms, allowance).await;
+    // The record below is one of the calls kept back.
+    budget.spend(1).map_err(over_budget)?;
+    match stepped {
         Ok(done) => {
             let r = &done.report;
             // Inserted one by one: collecting into the map would link a sort.
@@ -91,7 +185,7 @@ pub async fn sweep_once(
             let answer =
                 json!({"archived": archived, "objects_written": r.objects_written, "more": r.more});
             let text = answer.to_string();
-            sweep_state::record(
+            let record = sweep_state::record_statement(
                 db,
                 &sweep_state::RunRecord {
                     at: now_ms,
@@ -100,37 +194,57 @@ pub async fn sweep_once(
                     size_bytes: Some(r.size_bytes),
                     size_swept_through: r.size_swept_through,
                 },
-            )
-            .await?;
+            )?;
+            let mut statements = vec![record];
+            statements.extend(after);
+            let expected = statements.len();
+            let mut results = batch(db, statements).await?;
+            if results.len() != expected {
+                return Err(worker::Error::RustError(format!(
+                    "D1 answered {} result sets for the sweep's {expected} closing writes; the next run carries on",
+                    results.len()
+                )));
+            }
+            results.remove(0);
             log::info(
                 Component::Sweep,
                 "sweep_step",
                 log::fields! {"objects": r.objects_written, "more": r.more},
             );
-            Ok(answer)
+            Ok((answer, results))
         }
         Err(e) => {
-            let message = error_message(&e);
-            log::error(
-                Component::Sweep,
-                "sweep_failed",
-                log::fields! {"err": message, "next": "the next run redoes the journal's chunk"},
-            );
-            let record = sweep_state::RunRecord {
-                at: now_ms,
-                result: None,
-                error: Some(&message),
-                size_bytes: None,
-                size_swept_through: None,
-            };
-            if let Err(e2) = sweep_state::record(db, &record).await {
-                log::error(
-                    Component::Sweep,
-                    "sweep_record_failed",
-                    log::fields! {"err": error_message(&e2)},
-                );
-            }
+            record_failure(db, now_ms, &e).await;
             Err(e)
         }
     }
+}
+
+/// Logs a failed step and records its error in `sweep_state`.
+async fn record_failure(db: &D1Database, now_ms: i64, e: &worker::Error) {
+    let message = error_message(e);
+    log::error(
+        Component::Sweep,
+        "sweep_failed",
+        log::fields! {"err": message, "next": "the next run redoes the journal's chunk"},
+    );
+    let record = sweep_state::RunRecord {
+        at: now_ms,
+        result: None,
+        error: Some(&message),
+        size_bytes: None,
+        size_swept_through: None,
+    };
+    if let Err(e2) = sweep_state::record(db, &record).await {
+        log::error(
+            Component::Sweep,
+            "sweep_record_failed",
+            log::fields! {"err": error_message(&e2)},
+        );
+    }
+}
+
+/// A spent budget, as the error a step answers.
+fn over_budget(e: OverBudget) -> worker::Error {
+    worker::Error::RustError(e.to_string())
 }

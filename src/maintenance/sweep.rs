@@ -21,7 +21,7 @@ use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::retention::entry_archive::{entry_archives, EntryArchive};
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::retention::plan::{
-    size_after, Candidates, Chunk, Step, SweepReport, SweepRun, Written, DEFAULT_SUBREQUEST_BUDGET,
+    size_after, Candidates, Chunk, Step, SweepReport, SweepRun, Written,
 };
 use hookrelay_core::retention::restore::archived_copies;
 use hookrelay_core::state::ArchiveTable;
@@ -36,15 +36,23 @@ pub struct StepDone {
     pub report: SweepReport,
 }
 
-/// Runs one bounded step at `now` (the caller holds the maintenance lease).
-pub async fn step(env: &Env, db: &D1Database, cfg: RetentionConfig, now: i64) -> Result<StepDone> {
+/// Runs one bounded step at `now` within `budget` subrequests, its first
+/// read included (the caller holds the sweep's lease, and takes `budget`
+/// from the invocation's, `core::subrequests`).
+pub async fn step(
+    env: &Env,
+    db: &D1Database,
+    cfg: RetentionConfig,
+    now: i64,
+    budget: u32,
+) -> Result<StepDone> {
     let start = sweep_state::start(db).await?;
     let mut run = SweepRun::start(
         now,
         cfg,
         start.size_bytes,
         start.journal,
-        DEFAULT_SUBREQUEST_BUDGET,
+        budget.saturating_sub(1),
     );
     loop {
         let (chunk, redo) = match run.next_step() {

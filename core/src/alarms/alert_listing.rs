@@ -1,8 +1,9 @@
 //! `GET /api/v1/admin/alerts`: firing and recently resolved alarms, each
-//! with its delivery, the D1 episodes merged with the R2 cannot-store state.
+//! with its delivery (and whether an alert is still owed: never without a
+//! receiver), the D1 episodes merged with the R2 cannot-store state.
 
 use super::cannot_store::CannotStoreState;
-use super::machine::{AlarmRecord, Delivery};
+use super::machine::{AlarmRecord, Delivery, Owing};
 use super::AlarmId;
 use crate::state::{AlarmKind, AlarmState};
 use crate::UnixMillis;
@@ -16,22 +17,25 @@ fn item(
     resolved_at: Option<UnixMillis>,
     detail: &Value,
     d: &Delivery,
+    owed: bool,
 ) -> Value {
     json!({
         "id": id.to_string(), "kind": id.kind.as_str(), "subject": id.subject,
         "state": state.as_str(), "since": since, "resolved_at": resolved_at, "detail": detail,
-        "delivery": {"sent": d.sent.map(AlarmState::as_str), "attempts": d.attempts,
+        "delivery": {"sent": d.sent.map(AlarmState::as_str), "owed": owed, "attempts": d.attempts,
             "last_attempt_at": d.last_attempt_at, "last_error": d.last_error},
     })
 }
 
-/// The items: `stored` (firing, or resolved at or after `resolved_since`)
-/// plus the cannot-store state when it is firing or resolved since then;
-/// firing first, then the newest resolved first.
+/// The items at `now`: `stored` (firing, or resolved at or after
+/// `resolved_since`) plus the cannot-store state when it is firing or
+/// resolved since then; firing first, then the newest resolved first.
 pub fn items(
     stored: &[AlarmRecord],
     cannot: Option<&CannotStoreState>,
     resolved_since: UnixMillis,
+    owing: &Owing,
+    now: UnixMillis,
 ) -> Vec<Value> {
     let mut rows: Vec<(bool, UnixMillis, Value)> = stored
         .iter()
@@ -43,6 +47,7 @@ pub fn items(
                 r.resolved_at,
                 &r.detail,
                 &r.delivery,
+                r.owes_alert(owing, now),
             );
             (
                 r.state == AlarmState::Firing,
@@ -63,6 +68,7 @@ pub fn items(
             c.resolved_at,
             &alert.detail,
             &c.delivery(),
+            owing.receiver && c.owes_alert(),
         );
         rows.push((
             c.state == AlarmState::Firing,
@@ -78,6 +84,11 @@ pub fn items(
 mod tests {
     use super::*;
     use crate::alarms::cannot_store::{plan, Report, StoreFailure};
+
+    const OWING: Owing = Owing {
+        receiver: true,
+        resolved_for_ms: 1_000,
+    };
 
     fn rec(
         kind: AlarmKind,
@@ -114,7 +125,7 @@ mod tests {
             source: None,
         };
         let cannot = plan(None, &Report::Failure(failure), 40).next.unwrap();
-        let ids: Vec<String> = items(&stored, Some(&cannot), 0)
+        let ids: Vec<String> = items(&stored, Some(&cannot), 0, &OWING, 40)
             .iter()
             .map(|v| v["id"].as_str().unwrap().to_string())
             .collect();
@@ -127,13 +138,31 @@ mod tests {
                 "dlq_oldest:dlq"
             ]
         );
-        let first = &items(&stored, None, 0)[0];
+        let first = &items(&stored, None, 0, &OWING, 40)[0];
         assert_eq!(first["delivery"]["attempts"], 2);
         assert_eq!(first["delivery"]["sent"], Value::Null);
         assert!(first["delivery"]["last_error"]
             .as_str()
             .unwrap()
             .contains("500"));
+        assert_eq!(first["delivery"]["owed"], true);
+    }
+
+    #[test]
+    fn without_a_receiver_the_listing_says_nothing_is_owed() {
+        let stored = [
+            rec(AlarmKind::DlqIngress, AlarmState::Firing, 5, None),
+            rec(AlarmKind::DlqOldest, AlarmState::Resolved, 10, Some(20)),
+        ];
+        let none = Owing {
+            receiver: false,
+            ..OWING
+        };
+        for (owing, want) in [(&OWING, true), (&none, false)] {
+            for item in items(&stored, None, 0, owing, 40) {
+                assert_eq!(item["delivery"]["owed"], want, "{item}");
+            }
+        }
     }
 
     #[test]
@@ -147,7 +176,7 @@ mod tests {
         let mut c = plan(None, &Report::Failure(failure), 40).next.unwrap();
         c.state = AlarmState::Resolved;
         c.resolved_at = Some(50);
-        assert!(items(&[], Some(&c), 60).is_empty());
-        assert_eq!(items(&[], Some(&c), 50).len(), 1);
+        assert!(items(&[], Some(&c), 60, &OWING, 60).is_empty());
+        assert_eq!(items(&[], Some(&c), 50, &OWING, 60).len(), 1);
     }
 }

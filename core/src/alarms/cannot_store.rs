@@ -35,6 +35,9 @@ pub const SEND_LEASE_MS: i64 = 60_000;
 /// episode resolves: longer than the DLQ consumer's first retry delays, so
 /// a store that fails on every retry does not resolve between two of them.
 pub const QUIET_MS: i64 = 120_000;
+/// Reads and conditional puts lost to another writer before a writer gives
+/// up (the next report or watchdog run plans again).
+pub const WRITE_TRIES: usize = 3;
 
 /// What the DLQ consumer reports when it cannot store a dead letter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,15 +14,22 @@
 //! every ten minutes.
 //!
 //! **Delivery.** An episode owes an alert while the last state delivered to
-//! `ALERT_WEBHOOK_URL` is not its current state. A failed POST leaves it owed,
-//! so the next run sends it again; an episode that resolved before its
-//! firing alert got through sends only the `resolved` alert (which carries
-//! `since`). At most [`MAX_ALERTS_PER_RUN`] alerts go out per run, oldest
-//! first, so a storm of alarms stays inside the invocation's subrequests.
+//! `ALERT_WEBHOOK_URL` is not its current state ([`Owing`]). A failed POST
+//! leaves it owed, so the next run sends it again; an episode that resolved
+//! before its firing alert got through sends only the `resolved` alert
+//! (which carries `since`). Without a receiver nothing is owed, and a
+//! resolved episode stops being owed once it is as old as the alarm
+//! history is kept (`DLQ_RETENTION`), so the sweep takes resolved episodes
+//! by age alone and a receiver down for weeks leaves nothing piling up.
+//! At most [`MAX_ALERTS_PER_RUN`] alerts go out per run, oldest first, and
+//! never more than the invocation's subrequest budget leaves
+//! (`super::watchdog_budget`).
 
 use super::conditions::Condition;
 use super::AlarmId;
-use crate::state::AlarmState;
+use crate::config::RetentionConfig;
+use crate::retention::tables::age_rules;
+use crate::state::{AlarmState, ArchiveTable};
 use crate::UnixMillis;
 use serde_json::Value;
 
@@ -32,6 +39,45 @@ pub const CLEAR_RUNS_TO_RESOLVE: u32 = 2;
 pub const MAX_ALERTS_PER_RUN: usize = 10;
 /// Longest `last_error` kept, in characters.
 pub const MAX_ERROR_CHARS: usize = 300;
+/// To whom alerts are owed, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owing {
+    /// Whether `ALERT_WEBHOOK_URL` is set: without it nothing is owed.
+    pub receiver: bool,
+    /// How long a resolved episode stays owed: as long as the alarm
+    /// history is kept, after which the sweep takes it.
+    pub resolved_for_ms: i64,
+}
+
+impl Owing {
+    /// Owing with or without a receiver, for as long as `retention` keeps
+    /// the alarm history.
+    pub fn new(receiver: bool, retention: &RetentionConfig) -> Owing {
+        let resolved_for_ms = age_rules(retention)
+            .iter()
+            .find(|r| r.table == ArchiveTable::Alarms)
+            .map_or(retention.dlq_retention_ms, |r| r.age_ms);
+        Owing {
+            receiver,
+            resolved_for_ms,
+        }
+    }
+
+    /// Episodes resolved before this still owe nothing at `now`.
+    pub fn resolved_cutoff(&self, now: UnixMillis) -> UnixMillis {
+        now - self.resolved_for_ms
+    }
+
+    /// How many resolved episodes whose alert may be owed a run reads
+    /// (oldest first): as many as it could send, none without a receiver.
+    pub fn resolved_read_limit(&self) -> u32 {
+        if self.receiver {
+            MAX_ALERTS_PER_RUN as u32
+        } else {
+            0
+        }
+    }
+}
 
 /// How an episode's alerts have reached the receiver.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,9 +112,13 @@ pub struct AlarmRecord {
 }
 
 impl AlarmRecord {
-    /// Whether an alert for the current state is still owed.
-    pub fn owes_alert(&self) -> bool {
-        self.delivery.sent != Some(self.state)
+    /// Whether an alert for the current state is still owed at `now`.
+    pub fn owes_alert(&self, owing: &Owing, now: UnixMillis) -> bool {
+        let in_time = match (self.state, self.resolved_at) {
+            (AlarmState::Resolved, Some(at)) => at >= owing.resolved_cutoff(now),
+            _ => true,
+        };
+        owing.receiver && in_time && self.delivery.sent != Some(self.state)
     }
 }
 
@@ -141,16 +191,24 @@ fn clearing(rec: &AlarmRecord, now: UnixMillis) -> AlarmRecord {
     }
 }
 
-/// The episodes whose alert is owed, oldest first, at most
-/// [`MAX_ALERTS_PER_RUN`]. Without a receiver nothing is due: the alarms are
-/// still recorded and listed.
-pub fn due_alerts(episodes: &[AlarmRecord], has_receiver: bool) -> Vec<&AlarmRecord> {
-    if !has_receiver {
-        return Vec::new();
-    }
-    let mut due: Vec<&AlarmRecord> = episodes.iter().filter(|e| e.owes_alert()).collect();
-    crate::small_sort::sort_by(&mut due, |a, b| (a.since, &a.id).cmp(&(b.since, &b.id)));
-    due.truncate(MAX_ALERTS_PER_RUN);
+/// The episodes whose alert is owed at `now`, at most `max`
+/// (`super::watchdog_budget::alerts_within`): firing ones first, then
+/// resolved ones, each oldest first, so a backlog of resolves left by a
+/// receiver that was down never holds back an alarm firing now. Without a
+/// receiver nothing is due: the alarms are still recorded and listed.
+pub fn due_alerts<'a>(
+    episodes: &'a [AlarmRecord],
+    owing: &Owing,
+    now: UnixMillis,
+    max: usize,
+) -> Vec<&'a AlarmRecord> {
+    let mut due: Vec<&AlarmRecord> = episodes
+        .iter()
+        .filter(|e| e.owes_alert(owing, now))
+        .collect();
+    let key = |e: &AlarmRecord| (e.state != AlarmState::Firing, e.since);
+    crate::small_sort::sort_by(&mut due, |a, b| (key(a), &a.id).cmp(&(key(b), &b.id)));
+    due.truncate(max);
     due
 }
 

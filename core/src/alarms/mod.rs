@@ -7,6 +7,8 @@
 //! - [`alert_payload`]: the JSON an alert receiver gets, and its signed headers.
 //! - [`cannot_store`]: the `dlq_cannot_store` alarm, whose state lives in
 //!   one R2 object (written with a conditional put) because D1 is what fails.
+//! - [`watchdog_budget`]: how many alerts a run may send within the
+//!   invocation's subrequest budget.
 //!
 //! Out of scope: reading the figures, storing the alarms, and the POST; the
 //! relay's glue does those and applies what these functions return.
@@ -17,6 +19,7 @@ pub mod cannot_store;
 pub mod conditions;
 mod id;
 pub mod machine;
+pub mod watchdog_budget;
 
 pub use id::AlarmId;
 

@@ -1,6 +1,6 @@
 //! The watchdog's thresholds and where alerts go (DESIGN §5, Alarms):
 //! `ALERT_DLQ_OLDEST`, `ALERT_DLQ_INGRESS_PER_HOUR`, `ALERT_BREAKER_OPEN`,
-//! `ALERT_PARKED_OLDEST` and the secret `ALERT_WEBHOOK_URL`.
+//! `ALERT_PARKED_OLDEST`, `ALERT_TIMEOUT` and the secret `ALERT_WEBHOOK_URL`.
 
 use super::env::{parse_bounded, parse_duration_key, text, ConfigEnv, ConfigError};
 use super::sources::is_http_url;
@@ -14,6 +14,12 @@ pub const DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR: u64 = 10;
 pub const DEFAULT_ALERT_BREAKER_OPEN_MS: i64 = 600_000;
 /// Default `ALERT_PARKED_OLDEST`: 30 minutes.
 pub const DEFAULT_ALERT_PARKED_OLDEST_MS: i64 = 1_800_000;
+/// Default `ALERT_TIMEOUT`: 10 seconds.
+pub const DEFAULT_ALERT_TIMEOUT_MS: i64 = 10_000;
+/// The longest `ALERT_TIMEOUT`: a watchdog run's alerts go out side by
+/// side, so one round of them plus the cannot-store alert stays well
+/// inside the watchdog's lease (`retention::lease::LEASE_MS`).
+pub const MAX_ALERT_TIMEOUT_MS: i64 = 60_000;
 
 /// `ALERT_WEBHOOK_URL`. It is a secret (a Slack incoming-webhook URL is a
 /// credential), so `Debug` never prints it and nothing serializes it.
@@ -44,6 +50,9 @@ pub struct AlarmConfig {
     pub breaker_open_ms: i64,
     /// `ALERT_PARKED_OLDEST`: a destination's oldest parked event's age that fires `parked_oldest`.
     pub parked_oldest_ms: i64,
+    /// `ALERT_TIMEOUT`: how long one alert POST may take before it counts
+    /// as failed (and is retried on the next run).
+    pub alert_timeout_ms: i64,
     /// `ALERT_WEBHOOK_URL`: without it the watchdog still records and lists alarms.
     pub webhook_url: Option<AlertUrl>,
 }
@@ -55,6 +64,7 @@ impl Default for AlarmConfig {
             dlq_ingress_per_hour: DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR,
             breaker_open_ms: DEFAULT_ALERT_BREAKER_OPEN_MS,
             parked_oldest_ms: DEFAULT_ALERT_PARKED_OLDEST_MS,
+            alert_timeout_ms: DEFAULT_ALERT_TIMEOUT_MS,
             webhook_url: None,
         }
     }
@@ -98,9 +108,25 @@ impl AlarmConfig {
                 "ALERT_PARKED_OLDEST",
                 DEFAULT_ALERT_PARKED_OLDEST_MS,
             )?,
+            alert_timeout_ms: alert_timeout(env)?,
             webhook_url,
         })
     }
+}
+
+fn alert_timeout(env: &impl ConfigEnv) -> Result<i64, ConfigError> {
+    let ms = parse_duration_key(env, "ALERT_TIMEOUT", DEFAULT_ALERT_TIMEOUT_MS)?;
+    if ms > MAX_ALERT_TIMEOUT_MS {
+        return Err(ConfigError::new(
+            "ALERT_TIMEOUT",
+            format!(
+                "is {} s, above the most allowed, {} s (alerts are sent side by side within the watchdog's lease)",
+                ms / 1000,
+                MAX_ALERT_TIMEOUT_MS / 1000
+            ),
+        ));
+    }
+    Ok(ms)
 }
 
 #[cfg(test)]
@@ -123,6 +149,7 @@ mod tests {
             ),
             (3_600_000, 10, 600_000, 1_800_000)
         );
+        assert_eq!(cfg.alert_timeout_ms, 10_000);
         assert!(cfg.webhook_url.is_none());
     }
 
@@ -144,6 +171,10 @@ mod tests {
             ("ALERT_DLQ_INGRESS_PER_HOUR", json!("ten")),
             ("ALERT_BREAKER_OPEN", json!("0m")),
             ("ALERT_PARKED_OLDEST", json!("30 min")),
+            ("ALERT_TIMEOUT", json!("10")),
+            ("ALERT_TIMEOUT", json!("0s")),
+            ("ALERT_TIMEOUT", json!("61s")),
+            ("ALERT_TIMEOUT", json!("2m")),
             ("ALERT_WEBHOOK_URL", json!("hooks.example/secret-token")),
         ];
         for (key, value) in table {
@@ -157,5 +188,18 @@ mod tests {
             0,
             "0: alert on any dead letter"
         );
+    }
+
+    #[test]
+    fn the_alert_timeout_takes_a_unit_up_to_a_minute() {
+        for (raw, want) in [
+            ("1s", 1_000),
+            ("30s", 30_000),
+            ("60s", 60_000),
+            ("1m", 60_000),
+        ] {
+            let cfg = AlarmConfig::load(&env(&[("ALERT_TIMEOUT", json!(raw))])).unwrap();
+            assert_eq!(cfg.alert_timeout_ms, want, "{raw}");
+        }
     }
 }

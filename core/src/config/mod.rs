@@ -13,7 +13,7 @@ mod shared;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
-pub use alarms::{AlarmConfig, AlertUrl};
+pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
 pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};

@@ -15,7 +15,7 @@
 //! | `jobs` (+ `job_entries`) | `DLQ_RETENTION` | `finished_at` | `completed`, `aborted`, `cancelled` |
 //! | `dead_letter_tombstones` | `DLQ_RETENTION` | `evicted_at` (when it left D1) | always (the archive keeps the object) |
 //! | `drains` | `EVENT_RETENTION` | `updated_at` | no event is parked for its destination |
-//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved`, and its alert delivered |
+//! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (at that age its alert is owed no longer: `alarms::machine::Owing`) |
 //!
 //! The conditions are SQL text over the table's own name (`events.…`),
 //! with states written from `core::state` names (constants of this crate,
@@ -147,10 +147,10 @@ pub fn alone(table: ArchiveTable) -> String {
             "NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{}')",
             DeliveryStatus::Parked.as_str()
         ),
-        ArchiveTable::Alarms => format!(
-            "alarms.state = '{}' AND alarms.sent_state IS alarms.state",
-            AlarmState::Resolved.as_str()
-        ),
+        // Age alone: an episode resolved for the alarms' age owes no alert
+        // any more (`alarms::machine::Owing` gives up at the same age), so
+        // an undelivered one, or one never owed, does not pile up.
+        ArchiveTable::Alarms => format!("alarms.state = '{}'", AlarmState::Resolved.as_str()),
         ArchiveTable::Audit | ArchiveTable::Tombstones => "1".into(),
         ArchiveTable::EventSteps | ArchiveTable::JobEntries => "0".into(),
     }
@@ -223,7 +223,7 @@ mod tests {
                 T::Drains,
                 &["e.parked_destination = drains.destination", "'parked'"],
             ),
-            (T::Alarms, &["'resolved'", "sent_state IS alarms.state"]),
+            (T::Alarms, &["alarms.state = 'resolved'"]),
             (T::Audit, &["1"]),
             (T::EventSteps, &["0"]),
             (T::JobEntries, &["0"]),

@@ -7,6 +7,7 @@
 
 use super::{ApiError, ApiResult, RouteContext};
 use hookrelay_core::alarms::cannot_store::{CannotStoreState, OBJECT_KEY};
+use hookrelay_core::alarms::machine::Owing;
 use hookrelay_core::alarms::{alert_listing, ALERT_RECEIVER_PATH, ALERT_TEST_PATH};
 use hookrelay_platform::archive_bucket;
 use hookrelay_platform::db::alarms;
@@ -35,9 +36,15 @@ pub async fn list(c: &RouteContext<'_>) -> ApiResult {
         200 => serde_json::from_str(&text).unwrap_or(Value::Null),
         _ => Value::Null,
     };
+    let configured = receiver
+        .get("receiver_configured")
+        .cloned()
+        .unwrap_or(Value::Null);
+    // An unknown answer counts as a receiver: what may be owed is listed.
+    let owing = Owing::new(configured != Value::Bool(false), &c.cfg.dlq.retention);
     Ok(json!({
-        "items": alert_listing::items(&stored, cannot.as_ref(), since),
-        "receiver_configured": receiver.get("receiver_configured").cloned().unwrap_or(Value::Null),
+        "items": alert_listing::items(&stored, cannot.as_ref(), since, &owing, c.now),
+        "receiver_configured": configured,
     }))
 }
 

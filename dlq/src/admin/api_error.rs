@@ -56,6 +56,13 @@ pub enum ApiError {
     },
     /// 503: something else did not answer (the relay, the jobs queue).
     Unavailable(String),
+    /// 503: the relay answered this error (its code and message, passed on).
+    Relayed {
+        /// The relay's code, e.g. `WATCHDOG_FAILED`.
+        code: String,
+        /// The relay's message.
+        message: String,
+    },
 }
 
 impl ApiError {
@@ -96,6 +103,7 @@ impl ApiError {
                 ),
             ),
             ApiError::Unavailable(m) => (503, "UNAVAILABLE".into(), m),
+            ApiError::Relayed { code, message } => (503, code, message),
         };
         let resp = Response::from_json(
             &json!({"status": "error", "error": {"code": code, "message": message}}),

@@ -16,9 +16,13 @@ use worker::Env;
 /// Objects in one page of the archive listing at most.
 const PAGE: u32 = 100;
 
-/// Runs a sweep step and the watchdog now, on the relay.
+/// Runs the watchdog and a sweep step now, on the relay; a part that
+/// failed answers 503 with the relay's own code and message.
 pub async fn run(relay: &Relay) -> ApiResult {
-    relay.maintenance().await.map_err(ApiError::Unavailable)
+    relay
+        .maintenance()
+        .await
+        .map_err(|(code, message)| ApiError::Relayed { code, message })
 }
 
 /// Lists archive objects by table and UTC day, with their row counts.

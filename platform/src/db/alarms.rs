@@ -11,16 +11,29 @@ use worker::{D1Database, D1PreparedStatement, Result};
 const COLUMNS: &str =
     "id, since, state, resolved_at, detail, clear_runs, sent_state, attempts, last_attempt_at, last_error";
 
-/// The episodes the watchdog works on: every firing one, and every resolved
-/// one whose `resolved` alert has not been acknowledged yet (owed).
-pub fn active(db: &D1Database) -> Result<D1PreparedStatement> {
+/// Every firing episode (at most one per alarm id, so as many as there
+/// are destinations, sources and kinds): read whole, never behind a limit,
+/// so a pile of resolved episodes can never hide one and make the watchdog
+/// open it again.
+pub fn firing(db: &D1Database) -> Result<D1PreparedStatement> {
     db.prepare(format!(
-        "SELECT {COLUMNS} FROM alarms WHERE state = ?1 OR (state = ?2 AND sent_state IS NOT ?2) ORDER BY since, id LIMIT 500"
+        "SELECT {COLUMNS} FROM alarms WHERE state = ?1 ORDER BY since, id"
     ))
-    .bind(&[
-        text(AlarmState::Firing.as_str()),
-        text(AlarmState::Resolved.as_str()),
-    ])
+    .bind(&[text(AlarmState::Firing.as_str())])
+}
+
+/// The oldest `limit` resolved episodes resolved at or after `cutoff`
+/// whose `resolved` alert has not been acknowledged yet: those that may
+/// still be owed (`core::alarms::machine::Owing`).
+pub fn owed_resolved(db: &D1Database, cutoff: i64, limit: u32) -> Result<D1PreparedStatement> {
+    // The states are written into the text (core's names, never input) so
+    // SQLite can use the partial index `alarms_owed` (migration 0015).
+    let resolved = AlarmState::Resolved.as_str();
+    db.prepare(format!(
+        "SELECT {COLUMNS} FROM alarms WHERE state = '{resolved}' AND sent_state IS NOT '{resolved}' \
+         AND resolved_at >= ?1 ORDER BY since, id LIMIT ?2"
+    ))
+    .bind(&[int(cutoff), int(i64::from(limit))])
 }
 
 /// Firing episodes, and those resolved at or after `resolved_since`,
@@ -69,7 +82,7 @@ pub fn upsert(db: &D1Database, r: &AlarmRecord, now: i64) -> Result<D1PreparedSt
     ])
 }
 
-/// The episodes of an answer to [`active`] or [`recent`]. A row this
+/// The episodes of an answer to [`firing`], [`owed_resolved`] or [`recent`]. A row this
 /// version cannot read (an unknown kind or state) is an error.
 pub fn records(rows: &Rows) -> Result<Vec<AlarmRecord>> {
     rows.map(record)

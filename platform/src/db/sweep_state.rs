@@ -1,10 +1,12 @@
 //! `sweep_state`: the retention sweep's one row (migration 0010): the
 //! journal of the chunk being moved and its number (`chunk_seq`, migration
 //! 0013), the generation that fences the chain of continuation messages,
-//! what the last run did, and the archive's totals (every object the sweep
-//! or an eviction wrote, counted in the batch that deletes its rows).
+//! what the last run did, the archive's totals (every object the sweep or
+//! an eviction wrote, counted in the batch that deletes its rows), and the
+//! two leases (`core::retention::lease`).
 
 use super::{int, opt_text, text, Query, Rows};
+use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::retention::plan::Chunk;
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -115,6 +117,12 @@ pub struct RunRecord<'a> {
 
 /// Writes what a run did.
 pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
+    record_statement(db, run)?.query().await?;
+    Ok(())
+}
+
+/// The statement of [`record`], to batch with what follows a step.
+pub fn record_statement(db: &D1Database, run: &RunRecord<'_>) -> Result<D1PreparedStatement> {
     db.prepare(
         "UPDATE sweep_state SET last_run_at = ?1, last_result = COALESCE(?2, last_result), last_error = ?3, \
          size_bytes = COALESCE(?4, size_bytes), \
@@ -126,16 +134,19 @@ pub async fn record(db: &D1Database, run: &RunRecord<'_>) -> Result<()> {
         opt_text(run.error),
         run.size_bytes.map_or(wasm_bindgen::JsValue::NULL, |n| int(n as i64)),
         run.size_swept_through.map_or(wasm_bindgen::JsValue::NULL, int),
-    ])?
-    .query()
-    .await?;
-    Ok(())
+    ])
 }
 
 /// Starts a new chain of continuation messages: the new generation. Every
 /// message of an older chain then finds itself stale.
 pub async fn new_generation(db: &D1Database) -> Result<i64> {
-    claim(db, None).await?.ok_or_else(|| {
+    let rows = claim_statement(db, None)?.query().await?;
+    read_new_generation(&rows)
+}
+
+/// The answer to a [`claim_statement`] of `None`: the new generation.
+pub fn read_new_generation(rows: &Rows) -> Result<i64> {
+    read_claim(rows)?.ok_or_else(|| {
         worker::Error::RustError(
             "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
         )
@@ -145,12 +156,30 @@ pub async fn new_generation(db: &D1Database) -> Result<i64> {
 /// Claims continuation `generation`: the next generation if it is still
 /// current, `None` if a newer chain (a cron, a maintenance run) took over.
 pub async fn claim(db: &D1Database, generation: Option<i64>) -> Result<Option<i64>> {
+    let rows = claim_statement(db, generation)?.query().await?;
+    read_claim(&rows)
+}
+
+/// The statement of [`claim`] (`None`: start a new chain whatever the
+/// current one), to batch with what follows a step.
+pub fn claim_statement(db: &D1Database, generation: Option<i64>) -> Result<D1PreparedStatement> {
+    db.prepare("UPDATE sweep_state SET generation = generation + 1 WHERE id = 1 AND (?1 IS NULL OR generation = ?1) RETURNING generation")
+        .bind(&[generation.map_or(wasm_bindgen::JsValue::NULL, int)])
+}
+
+/// The answer to a [`claim_statement`].
+pub fn read_claim(rows: &Rows) -> Result<Option<i64>> {
+    rows.map_first(|r| r.int("generation"))
+}
+
+/// Whether continuation `generation` is still the current chain's.
+pub async fn is_current(db: &D1Database, generation: i64) -> Result<bool> {
     let rows = db
-        .prepare("UPDATE sweep_state SET generation = generation + 1 WHERE id = 1 AND (?1 IS NULL OR generation = ?1) RETURNING generation")
-        .bind(&[generation.map_or(wasm_bindgen::JsValue::NULL, int)])?
+        .prepare("SELECT 1 AS current FROM sweep_state WHERE id = 1 AND generation = ?1")
+        .bind(&[int(generation)])?
         .query()
         .await?;
-    rows.map_first(|r| r.int("generation"))
+    Ok(rows.map_first(|r| r.int("current"))?.is_some())
 }
 
 /// The sweep's state for the stats batch: the last run, the archive's
@@ -159,39 +188,55 @@ pub fn stats_statement(db: &D1Database) -> D1PreparedStatement {
     db.prepare("SELECT last_run_at, last_result, last_error, size_bytes, size_swept_through, archive_objects, archive_rows FROM sweep_state WHERE id = 1")
 }
 
-/// The maintenance lease's expiry as stored (`None`: free), for
+/// The expiry of `lease` as stored (`None`: free), for
 /// `core::retention::lease::turn`.
-pub async fn lease(db: &D1Database) -> Result<Option<i64>> {
+pub async fn lease(db: &D1Database, lease: Lease) -> Result<Option<i64>> {
     let rows = db
-        .prepare("SELECT lease_until FROM sweep_state WHERE id = 1")
+        .prepare(format!(
+            "SELECT {} AS until FROM sweep_state WHERE id = 1",
+            lease.column()
+        ))
         .query()
         .await?;
-    rows.map_first(|r| r.opt_int("lease_until"))?
-        .ok_or_else(|| {
-            worker::Error::RustError(
-                "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
-            )
-        })
+    rows.map_first(|r| r.opt_int("until"))?.ok_or_else(|| {
+        worker::Error::RustError(
+            "sweep_state has no row; apply migrations/0010_lifecycle.sql".into(),
+        )
+    })
 }
 
-/// Writes the lease's expiry `until` if the row still holds `read` (what
-/// this run read), and answers whether it did: of two runs that read the
-/// same lease, one writes.
-pub async fn take_lease(db: &D1Database, read: Option<i64>, until: i64) -> Result<bool> {
+/// Writes the expiry `until` of `lease` if the row still holds `read`
+/// (what this run read), and answers whether it did: of two runs that read
+/// the same lease, one writes.
+pub async fn take_lease(
+    db: &D1Database,
+    lease: Lease,
+    read: Option<i64>,
+    until: i64,
+) -> Result<bool> {
+    let column = lease.column();
     let rows = db
-        .prepare("UPDATE sweep_state SET lease_until = ?2 WHERE id = 1 AND lease_until IS ?1")
+        .prepare(format!(
+            "UPDATE sweep_state SET {column} = ?2 WHERE id = 1 AND {column} IS ?1"
+        ))
         .bind(&[read.map_or(wasm_bindgen::JsValue::NULL, int), int(until)])?
         .query()
         .await?;
     Ok(rows.changes() == 1)
 }
 
-/// Gives the lease back, if it is still the one that expires at `until`
-/// (a holder that outlived its lease leaves the next holder's alone).
-pub async fn release_lease(db: &D1Database, until: i64) -> Result<()> {
-    db.prepare("UPDATE sweep_state SET lease_until = NULL WHERE id = 1 AND lease_until = ?1")
-        .bind(&[int(until)])?
-        .query()
-        .await?;
+/// Gives `lease` back, if it is still the one that expires at `until` (a
+/// holder that outlived its lease leaves the next holder's alone).
+pub async fn release_lease(db: &D1Database, lease: Lease, until: i64) -> Result<()> {
+    release_statement(db, lease, until)?.query().await?;
     Ok(())
+}
+
+/// The statement of [`release_lease`], to batch with a run's last writes.
+pub fn release_statement(db: &D1Database, lease: Lease, until: i64) -> Result<D1PreparedStatement> {
+    let column = lease.column();
+    db.prepare(format!(
+        "UPDATE sweep_state SET {column} = NULL WHERE id = 1 AND {column} = ?1"
+    ))
+    .bind(&[int(until)])
 }

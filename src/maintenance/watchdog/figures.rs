@@ -1,10 +1,12 @@
 //! The figures the watchdog evaluates, and the stored episodes it advances,
-//! read in one D1 batch: one indexed statement per figure.
+//! read in one D1 batch: one indexed statement per figure. A batch that
+//! answers fewer or more result sets than it asked for is an error, never
+//! a figure silently dropped.
 
 use hookrelay_core::alarms::conditions::{
     BreakerFigure, DlqFigures, Figures, ParkedFigure, SourceFigure, StorageFigure,
 };
-use hookrelay_core::alarms::machine::AlarmRecord;
+use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
 use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::redact::destination_label;
@@ -16,13 +18,12 @@ use worker::{D1Database, Result};
 
 const HOUR_MS: i64 = 3_600_000;
 
-/// Reads everything one watchdog run needs at `now`: the figures and the
-/// stored episodes (firing, or resolved with their alert still owed).
-pub async fn read(
-    db: &D1Database,
-    cfg: &RelayConfig,
-    now: i64,
-) -> Result<(Figures, Vec<AlarmRecord>)> {
+/// What one watchdog run reads: the figures, every firing episode, and
+/// the oldest resolved ones whose alert may still be owed.
+pub type Read = (Figures, Vec<AlarmRecord>, Vec<AlarmRecord>);
+
+/// Reads everything one watchdog run needs at `now`.
+pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -> Result<Read> {
     let watched: Vec<(&str, i64)> = cfg
         .sources
         .values()
@@ -35,17 +36,22 @@ pub async fn read(
         breakers::not_closed(db)?,
         events::parked_oldest(db)?,
         alarms::watch_state(db, now)?,
-        alarms::active(db)?,
+        alarms::firing(db)?,
+        alarms::owed_resolved(db, owing.resolved_cutoff(now), owing.resolved_read_limit())?,
     ];
     for (source, _) in &watched {
         statements.push(events::last_received(db, source)?);
     }
+    let asked = statements.len();
     let answers = batch(db, statements).await?;
-    let [pending, ingress, evicted, breakers_rows, parked, watch, stored, last @ ..] =
+    let [pending, ingress, evicted, breakers_rows, parked, watch, firing, owed, last @ ..] =
         answers.as_slice()
     else {
-        unreachable!("D1 answers one result per statement of a batch");
+        return Err(miscounted(answers.len(), asked));
     };
+    if last.len() != watched.len() {
+        return Err(miscounted(answers.len(), asked));
+    }
     let (watched_since, size, swept) = alarms::read_watch_state(watch, now)?;
     let figures = Figures {
         dlq: dlq_figures(pending, ingress, evicted, cfg.dlq_capacity)?,
@@ -70,7 +76,16 @@ pub async fn read(
             event_retention_ms: cfg.retention.event_retention_ms,
         }),
     };
-    Ok((figures, alarms::records(stored)?))
+    Ok((figures, alarms::records(firing)?, alarms::records(owed)?))
+}
+
+/// A batch that did not answer one result set per statement: an error, or
+/// a source's silence would be judged on another source's figure or not
+/// at all.
+fn miscounted(answered: usize, asked: usize) -> worker::Error {
+    worker::Error::RustError(format!(
+        "D1 answered {answered} result sets for the watchdog's {asked} reads; no alarm was judged, the next run reads again"
+    ))
 }
 
 fn dlq_figures(

@@ -92,28 +92,47 @@ fn an_unchanged_firing_alarm_writes_nothing() {
     assert_eq!(again, RunOutcome::default());
 }
 
+const DAY: i64 = 86_400_000;
+
+fn owing(receiver: bool) -> Owing {
+    Owing {
+        receiver,
+        resolved_for_ms: 90 * DAY,
+    }
+}
+
 #[test]
 fn an_alert_is_owed_until_a_post_succeeds_and_is_retried_on_the_next_run() {
+    let to = owing(true);
     let rec = advance(&[], &[cond(1)], 10).changed.remove(0);
     assert_eq!(
-        due_alerts(std::slice::from_ref(&rec), false).len(),
+        due_alerts(
+            std::slice::from_ref(&rec),
+            &owing(false),
+            10,
+            MAX_ALERTS_PER_RUN
+        )
+        .len(),
         0,
         "no receiver: recorded only"
     );
-    assert_eq!(due_alerts(std::slice::from_ref(&rec), true).len(), 1);
+    assert_eq!(
+        due_alerts(std::slice::from_ref(&rec), &to, 10, MAX_ALERTS_PER_RUN).len(),
+        1
+    );
     let failed = after_post(&rec, 11, Err("receiver answered 503".into()));
-    assert!(failed.owes_alert());
+    assert!(failed.owes_alert(&to, 11));
     assert_eq!(
         failed.delivery.last_error.as_deref(),
         Some("receiver answered 503")
     );
     assert_eq!(
-        due_alerts(std::slice::from_ref(&failed), true).len(),
+        due_alerts(std::slice::from_ref(&failed), &to, 12, MAX_ALERTS_PER_RUN).len(),
         1,
         "retried next run"
     );
     let ok = after_post(&failed, 12, Ok(()));
-    assert!(!ok.owes_alert());
+    assert!(!ok.owes_alert(&to, 12));
     assert_eq!(
         (ok.delivery.attempts, ok.delivery.last_error.clone()),
         (2, None)
@@ -125,8 +144,85 @@ fn an_alert_is_owed_until_a_post_succeeds_and_is_retried_on_the_next_run() {
     let resolved = advance(std::slice::from_ref(&cleared), &[], 14)
         .changed
         .remove(0);
-    assert!(resolved.owes_alert());
-    assert!(!after_post(&resolved, 15, Ok(())).owes_alert());
+    assert!(resolved.owes_alert(&to, 14));
+    assert!(!after_post(&resolved, 15, Ok(())).owes_alert(&to, 15));
+}
+
+#[test]
+fn nothing_is_owed_without_a_receiver_and_a_resolved_alert_is_owed_only_as_long_as_the_history_is_kept(
+) {
+    let firing = advance(&[], &[cond(1)], 0).changed.remove(0);
+    let resolved_at = 1_000;
+    let resolved = AlarmRecord {
+        state: AlarmState::Resolved,
+        resolved_at: Some(resolved_at),
+        ..firing.clone()
+    };
+    let delivered = after_post(&resolved, resolved_at, Ok(()));
+    let kept = 90 * DAY;
+    let table: [(&str, &AlarmRecord, bool, i64, bool); 9] = [
+        ("firing, no receiver", &firing, false, 1, false),
+        (
+            "resolved, no receiver",
+            &resolved,
+            false,
+            resolved_at,
+            false,
+        ),
+        ("firing, with a receiver", &firing, true, 1, true),
+        (
+            "firing for longer than the history is kept: still owed",
+            &firing,
+            true,
+            10 * kept,
+            true,
+        ),
+        ("resolved just now", &resolved, true, resolved_at, true),
+        (
+            "resolved as long ago as the history is kept",
+            &resolved,
+            true,
+            resolved_at + kept,
+            true,
+        ),
+        (
+            "resolved longer ago: given up, the sweep may take it",
+            &resolved,
+            true,
+            resolved_at + kept + 1,
+            false,
+        ),
+        (
+            "resolved and delivered",
+            &delivered,
+            true,
+            resolved_at,
+            false,
+        ),
+        (
+            "resolved and delivered, no receiver",
+            &delivered,
+            false,
+            resolved_at,
+            false,
+        ),
+    ];
+    for (case, rec, receiver, now, want) in table {
+        assert_eq!(rec.owes_alert(&owing(receiver), now), want, "{case}");
+    }
+}
+
+#[test]
+fn owing_lasts_as_long_as_the_alarms_age_rule_and_reads_no_resolved_episode_without_a_receiver() {
+    let retention = crate::config::RetentionConfig {
+        dlq_retention_ms: 7 * DAY,
+        ..crate::config::RetentionConfig::default()
+    };
+    let with = Owing::new(true, &retention);
+    assert_eq!(with.resolved_for_ms, 7 * DAY);
+    assert_eq!(with.resolved_cutoff(10 * DAY), 3 * DAY);
+    assert_eq!(with.resolved_read_limit(), MAX_ALERTS_PER_RUN as u32);
+    assert_eq!(Owing::new(false, &retention).resolved_read_limit(), 0);
 }
 
 #[test]
@@ -138,7 +234,34 @@ fn at_most_a_bounded_number_of_alerts_go_out_per_run_oldest_first() {
         })
         .collect();
     let out = advance(&[], &active, 10);
-    let due = due_alerts(&out.changed, true);
+    let due = due_alerts(&out.changed, &owing(true), 10, MAX_ALERTS_PER_RUN);
     assert_eq!(due.len(), MAX_ALERTS_PER_RUN);
     assert_eq!(due[0].id.subject, "s00");
+    let squeezed = due_alerts(&out.changed, &owing(true), 10, 3);
+    assert_eq!(squeezed.len(), 3, "what the budget leaves");
+}
+
+#[test]
+fn a_backlog_of_owed_resolves_never_holds_back_an_alarm_firing_now() {
+    let resolved: Vec<AlarmRecord> = (0..25)
+        .map(|i| AlarmRecord {
+            id: AlarmId::new(AlarmKind::SourceSilent, format!("s{i:02}")),
+            state: AlarmState::Resolved,
+            since: i,
+            resolved_at: Some(100 + i),
+            detail: json!({}),
+            clear_runs: 2,
+            delivery: Delivery::default(),
+        })
+        .collect();
+    let mut episodes = resolved;
+    episodes.extend(advance(&[], &[cond(1)], 1_000).changed);
+    let due = due_alerts(&episodes, &owing(true), 1_000, MAX_ALERTS_PER_RUN);
+    assert_eq!(due.len(), MAX_ALERTS_PER_RUN);
+    assert_eq!(
+        (due[0].id.clone(), due[0].state),
+        (id(), AlarmState::Firing),
+        "the firing alert goes first"
+    );
+    assert_eq!(due[1].id.subject, "s00", "then the oldest resolves");
 }
