@@ -77,6 +77,9 @@ const ROWS = [
   { source: "twilio", preset: "twilio", answer: { status: 200, contentType: /text\/xml/, body: "<Response/>" },
     event: (tag) => ({ body: new URLSearchParams({ To: "+18005551212", From: "+12349013030", Body: `hi & ${tag}`, CallSid: "CA1" }).toString(), contentType: FORM, headers: { "i-twilio-idempotency-token": `twtok-${tag}` }, id: `twtok-${tag}` }) },
   // A JSON body: only the URL is signed, and its bodySHA256 must match the body.
+  // Behind a proxy: Twilio signs the URL configured there, with bodySHA256 appended.
+  { source: "twilio-json-proxied", preset: "twilio", config: { url: "https://hooks.example.com/twilio" }, answer: { status: 200, contentType: /text\/xml/, body: "<Response/>" },
+    event: (tag) => ({ body: JSON.stringify({ type: "com.twilio.messaging.message.delivered", tag }), headers: { "i-twilio-idempotency-token": `twpx-${tag}` }, bodySha256: true, id: `twpx-${tag}` }) },
   { source: "twilio-json", preset: "twilio", answer: { status: 200, contentType: /text\/xml/, body: "<Response/>" },
     event: (tag) => ({ body: JSON.stringify({ type: "com.twilio.messaging.message.delivered", tag }), headers: { "i-twilio-idempotency-token": `twjs-${tag}` }, bodySha256: true, id: `twjs-${tag}` }) },
   { source: "zoom", preset: "zoom", tolerance: 300, answer: { status: 200, body: "" },
@@ -145,7 +148,7 @@ async function send(row, tag, { atMs = Date.now(), change } = {}) {
   if (event.bodySha256) url = twilioJsonUrl(url, event.body);
   const ts = signer.timestamp && !signer.timestamp.json ? stamp(signer.timestamp.unit, atMs) : undefined;
   const signed = await signer.sign({
-    secret: secretOf(row), privateKey: row.privateKey, body: event.body, contentType, ts, id: event.id, url: row.config?.url ?? url, method: "POST",
+    secret: secretOf(row), privateKey: row.privateKey, body: event.body, contentType, ts, id: event.id, url: signedUrlOf(row, event, url), method: "POST",
   });
   const headers = { "content-type": contentType, ...event.headers, ...signed };
   let body = event.body;
@@ -154,6 +157,12 @@ async function send(row, tag, { atMs = Date.now(), change } = {}) {
   if (change === "drop") delete headers[signer.signature];
   const res = await fetch(url, { method: "POST", body, headers });
   return { res, event, headers };
+}
+
+/** The URL the provider signs: the source's configured `url` (with Twilio's bodySHA256 appended) or the one posted to. */
+function signedUrlOf(row, event, url) {
+  if (!row.config?.url) return url;
+  return event.bodySha256 ? twilioJsonUrl(row.config.url, event.body) : row.config.url;
 }
 
 const codeOf = async (res) => (await res.json()).error?.code;

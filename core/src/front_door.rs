@@ -192,7 +192,7 @@ pub fn accept<H: HeaderLookup + ?Sized>(
     }
     let request = Request {
         method: req.method,
-        url: source.spec.url.as_deref().unwrap_or(req.url),
+        url: &signed_url(source.spec.url.as_deref(), req.url),
         headers: req.headers,
         body: req.body,
         form: form::is_form(req.headers.header("content-type")),
@@ -329,6 +329,25 @@ fn read_body<'b>(
 }
 
 /// Where a scheme's delivery id comes from, as the refusal names it.
+/// The URL `{url}` signs: the source's `"url"` (the URL as configured at the
+/// provider, for a relay behind a proxy) with the query the relay received,
+/// else the URL as received. The query comes from the request because a
+/// provider appends to it what it signs: Twilio's `bodySHA256` for a JSON
+/// body is added to the configured URL, so a configured URL alone never
+/// carries it. A request without a query signs the configured URL whole.
+pub fn signed_url<'a>(configured: Option<&'a str>, received: &'a str) -> std::borrow::Cow<'a, str> {
+    let Some(configured) = configured else {
+        return received.into();
+    };
+    match received.split_once('?') {
+        Some((_, query)) => {
+            let base = configured.split_once('?').map_or(configured, |(b, _)| b);
+            format!("{base}?{query}").into()
+        }
+        None => configured.into(),
+    }
+}
+
 pub fn delivery_id_source(scheme: &Scheme) -> String {
     scheme.id_source()
 }
@@ -352,6 +371,45 @@ pub fn check_delivery_id(scheme: &Scheme, id: &str) -> Result<(), Rejection> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_signed_url_is_the_configured_one_with_the_query_received() {
+        let table: [(&str, Option<&str>, &str, &str); 5] = [
+            (
+                "no url set",
+                None,
+                "https://relay.internal/w/t?bodySHA256=ab",
+                "https://relay.internal/w/t?bodySHA256=ab",
+            ),
+            (
+                "url set, no query",
+                Some("https://hooks.example.com/t"),
+                "https://relay.internal/w/t",
+                "https://hooks.example.com/t",
+            ),
+            (
+                "twilio appends bodySHA256",
+                Some("https://hooks.example.com/t"),
+                "https://relay.internal/w/t?bodySHA256=ab",
+                "https://hooks.example.com/t?bodySHA256=ab",
+            ),
+            (
+                "a configured query, extended",
+                Some("https://hooks.example.com/t?a=1"),
+                "https://relay.internal/w/t?a=1&bodySHA256=ab",
+                "https://hooks.example.com/t?a=1&bodySHA256=ab",
+            ),
+            (
+                "a configured query, none received",
+                Some("https://hooks.example.com/t?a=1"),
+                "https://relay.internal/w/t",
+                "https://hooks.example.com/t?a=1",
+            ),
+        ];
+        for (case, configured, received, want) in table {
+            assert_eq!(super::signed_url(configured, received), want, "{case}");
+        }
+    }
+
     use super::*;
     use crate::signature::{
         sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, KeyForm, SigningKey,
