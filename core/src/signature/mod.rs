@@ -39,8 +39,8 @@ pub use sign::{
     sign, sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, SignInput,
 };
 pub use verifier::{
-    check_body_timestamp, verify, verify_one, Deferred, HmacCheck, PublicKeyCheck, Request,
-    Verdict, Verified,
+    check_body_timestamp, verify, verify_one, Deferred, HmacCheck, Message, PublicKeyCheck,
+    Request, Verdict, Verified, NATIVE_SHA256_UP_TO,
 };
 
 /// Read access to request headers by case-insensitive name.
