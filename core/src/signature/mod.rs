@@ -28,8 +28,8 @@ use std::fmt;
 
 pub use der::der_to_raw_p256;
 pub use header_parse::MAX_SIGNATURES;
+pub(crate) use mac::mac_parts;
 pub use mac::{ct_eq, sha256 as hmac_sha256_of, SigningKey};
-pub(crate) use mac::{mac_parts, HmacSha256};
 pub use presets::{github, hmac_sha256, preset, preset_names, standard_webhooks, stripe, PRESETS};
 pub use scheme::{
     Answer, Check, Encoding, Handshake, KeyForm, Layout, MacAlg, Place, PublicKeyAlg, Scheme,
