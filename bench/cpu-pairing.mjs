@@ -25,17 +25,18 @@ export const IN_FLIGHT = 32;
 /**
  * `requests` signed, valid POSTs to `url` with `inFlight` at a time: req/s
  * and the workerd process's CPU µs per request. Throws on any status but 202.
+ * `load` may give another `body`, a wrong signature (`valid: false`) and
+ * the status to `expect` instead.
  */
-export async function loadCpu(env, url, requests, inFlight = IN_FLIGHT) {
-  const body = eventBody(1);
+export async function loadCpu(env, url, requests, inFlight = IN_FLIGHT, { body = eventBody(1), valid = true, expect = 202 } = {}) {
   let next = 0;
   const cpu0 = cpuNs(env.pid);
   const t0 = performance.now();
   const via = agent(inFlight);
   const one = async () => {
     while (next++ < requests) {
-      const status = await post(url, { headers: hmacHeaders(body, { opId: randomUUID() }), body, agent: via });
-      if (status !== 202) throw new Error(`${url}: ${status}`);
+      const status = await post(url, { headers: hmacHeaders(body, { valid, opId: randomUUID() }), body, agent: via });
+      if (status !== expect) throw new Error(`${url}: ${status}`);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, one));
@@ -49,18 +50,18 @@ export async function loadCpu(env, url, requests, inFlight = IN_FLIGHT) {
  * { env, url }), all loaded at once (`concurrent`, the default) or one
  * after the other in an order rotated per round. Returns key -> [{ rate, cpuUs }].
  */
-export async function cpuRounds(targets, { rounds, requests, concurrent = true }) {
+export async function cpuRounds(targets, { rounds, requests, concurrent = true, load = {} }) {
   const keys = Object.keys(targets);
   const runs = Object.fromEntries(keys.map((k) => [k, []]));
   const share = Math.ceil(IN_FLIGHT / keys.length);
-  for (const k of keys) await loadCpu(targets[k].env, targets[k].url, Math.min(200, requests)); // warm-up
+  for (const k of keys) await loadCpu(targets[k].env, targets[k].url, Math.min(200, requests), IN_FLIGHT, load); // warm-up
   for (let r = 0; r < rounds; r++) {
     const order = keys.map((_, i) => keys[(i + r) % keys.length]);
     if (concurrent) {
-      const results = await Promise.all(order.map((k) => loadCpu(targets[k].env, targets[k].url, requests, share)));
+      const results = await Promise.all(order.map((k) => loadCpu(targets[k].env, targets[k].url, requests, share, load)));
       order.forEach((k, i) => runs[k].push(results[i]));
     } else {
-      for (const k of order) runs[k].push(await loadCpu(targets[k].env, targets[k].url, requests));
+      for (const k of order) runs[k].push(await loadCpu(targets[k].env, targets[k].url, requests, IN_FLIGHT, load));
     }
   }
   return runs;

@@ -113,6 +113,8 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
   const out = Object.fromEntries(cases.map((c) => [c.key, []]));
   let pairs;
   let cpuPaired;
+  let cpuPairedBig;
+  const bigRounds = Number(process.env.BENCH_CPU_BIG_ROUNDS ?? 15);
   try {
     for (const c of cases) await load(c.url, { ...c, total: Math.min(200, c.total) }); // warm-up
     const pids = Object.values(envs).map((e) => e.pid);
@@ -140,6 +142,14 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
     // the figure that resolves a few percent on this VM.
     const both = await cpuRounds({ rust: { env: envs.detached, url: byKey.rust.url }, js: { env: envs.js, url: byKey.js.url } }, { rounds: concurrentRounds, requests: 500 });
     cpuPaired = ratioSummary(pairedRatios(both, "rust", "js"));
+    // The same for the HMAC of a 1 MB body (DESIGN §2: at most 1.2x the JS
+    // check): a wrong signature, so both sides hash the whole body, refuse
+    // with 401, and neither keeps 1 MB anywhere.
+    const bothBig = await cpuRounds(
+      { rust: { env: envs.detached, url: byKey.rust401big.url }, js: { env: envs.js, url: byKey.js401big.url } },
+      { rounds: bigRounds, requests: 40, load: { body: big, valid: false, expect: 401 } },
+    );
+    cpuPairedBig = ratioSummary(pairedRatios(bothBig, "rust", "js"));
   } finally {
     for (const env of Object.values(envs)) await env.dispose();
   }
@@ -188,10 +198,11 @@ export async function runRelayIngest({ compatDate, rounds, requests, cpuRounds: 
   );
   const wasmMBs = pairs.big.diffUs > 0 ? 1_000_000 / pairs.big.diffUs : NaN;
   say(`  CPU per accepted webhook, Rust / JS, both loaded at once (${concurrentRounds} rounds of 500 each, 16 in flight each): ${formatSummary(cpuPaired)}`);
+  say(`  CPU per 1 MB body refused with 401 (the whole HMAC, then the refusal), Rust / JS, both loaded at once (${bigRounds} rounds of 40 each): ${formatSummary(cpuPairedBig)}`);
   say(`  paired sequential requests (alternating, median latency):`);
   say(`    small body: 401 ${fmt(pairs.small.a * 1000)} µs vs 404 ${fmt(pairs.small.b * 1000)} µs -> reading headers + body into wasm, verifying, logging the rejection ≈ ${fmt(pairs.small.diffUs)} µs/request`);
   say(`    1 MB body:  401 ${fmt(pairs.big.a * 1000)} µs vs 404 ${fmt(pairs.big.b * 1000)} µs -> +${fmt(pairs.big.diffUs)} µs${Number.isFinite(wasmMBs) ? ` -> about ${fmt(wasmMBs)} MB/s for copying the body into wasm + HMAC-SHA256` : " (within noise)"}\n`);
-  return { rounds: out, ratios, pairs, tails, cpuPaired };
+  return { rounds: out, ratios, pairs, tails, cpuPaired, cpuPairedBig };
 }
 
 /** Requests one at a time, alternating a and b: the median latency difference isolates one step far better than throughput under noise. */

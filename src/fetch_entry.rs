@@ -23,15 +23,16 @@ pub fn fetch(
     route(req, env, ctx)
 }
 
-/// The ingest's second step: the request's head and body (`None` when
-/// reading it failed, with `failure`). See `ingest_route::body_read`.
+/// The ingest's second step: the request's head and body (a `Uint8Array`;
+/// `undefined` when reading it failed, with `failure`). See
+/// `ingest_route::body_read`.
 #[wasm_bindgen(js_name = ingestBody)]
 pub fn ingest_body(
     env: Env,
     ctx: JsValue,
     source: String,
     head: String,
-    body: Option<Vec<u8>>,
+    body: Option<js_sys::Uint8Array>,
     failure: JsValue,
 ) -> Result<JsValue, JsValue> {
     ingest_route::body_read(env, ctx, &source, &head, body, failure)

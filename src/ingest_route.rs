@@ -40,6 +40,7 @@ use hookrelay_core::signature::{Answer, SignatureError, Verified};
 use hookrelay_platform::db::{error_message, payloads};
 use hookrelay_platform::fetch_answer::respond;
 use hookrelay_platform::{body, log, metrics, now_ms, queue_send, raw_http, webcrypto};
+use js_sys::Uint8Array;
 use std::future::Future;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -90,24 +91,27 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
     ))
 }
 
-/// Step 2: the body is in (`body`; `None` when reading it failed, with
-/// `failure` saying why). `head` is the request's method, URL and headers
+/// Step 2: the body is in (`body`, the entry's array, copied into wasm
+/// once here and kept for a WebCrypto check; `None` when reading it
+/// failed, with `failure` saying why). `head` is the request's method, URL and headers
 /// in `raw_http`'s text form. Verifies and builds the message:
 /// `{ eventId, message }`, the JSON text for the entry to send and the id
 /// to hand to [`sent`]. Anything else is the answer: a refusal, a
-/// handshake's answer, a failure, or the promise of one (a public-key
-/// check in WebCrypto, or a body kept in D1 first).
+/// handshake's answer, a failure, or the promise of one (a check in
+/// WebCrypto: a public key, another hash, or a large HMAC-SHA256; or a body
+/// kept in D1 first).
 pub fn body_read(
     env: Env,
     ctx: JsValue,
     source: &str,
     head: &str,
-    body: Option<Vec<u8>>,
+    body: Option<Uint8Array>,
     failure: JsValue,
 ) -> JsResult {
-    let Some(body) = body else {
+    let Some(js_body) = body else {
         return answer(&env, &ctx, Err(failure.into()));
     };
+    let body = js_body.to_vec();
     let config = relay_config(&env);
     let config = match &*config {
         Ok(c) => c,
@@ -127,7 +131,7 @@ pub fn body_read(
         }) => {
             let (head, source) = (head.to_string(), source.to_string());
             Ok(later(env.clone(), ctx, async move {
-                if !webcrypto::holds(&check, public_key.as_deref()).await? {
+                if !webcrypto::holds(&check, public_key.as_deref(), &js_body).await? {
                     let r = Rejection::Signature(SignatureError::Mismatch);
                     return refused(&source, &r);
                 }

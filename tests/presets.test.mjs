@@ -188,6 +188,37 @@ test("rotation: a signature made with WEBHOOK_SECRET_<SOURCE>_PREVIOUS is accept
   assert.equal((await post("rotating", body, sign("a-third-secret", body))).status, 401);
 });
 
+// Over core's NATIVE_SHA256_UP_TO (16 KiB) the HMAC-SHA256 runs in WebCrypto
+// over the body the entry read: alone (GitHub), or after a prefix (Slack's
+// v0:{timestamp}:). Accepted and claim-checked byte-exact; one byte changed
+// is refused.
+test("a 900 KB body signed with HMAC-SHA256 is checked in WebCrypto: accepted byte-exact, one changed byte refused 401", async () => {
+  const pad = "q".repeat(900_000);
+  // The claim-checked body of the source's one large event (Slack answers 200 with no event id).
+  const stored = async (res, source, status = 202) => {
+    assert.equal(res.status, status, await res.clone().text());
+    const sql = "SELECT p.body FROM payloads p JOIN events e ON e.event_id = p.event_id WHERE e.source = ? AND length(p.body) > 900000";
+    const [row] = await waitFor(async () => (await rows(relay.db, sql, source)).length && rows(relay.db, sql, source), { what: `the claim-checked ${source} body` });
+    return row.body;
+  };
+  const github = JSON.stringify({ zen: "large", pad });
+  const githubHeaders = (secret) => ({
+    "content-type": "application/json", "x-github-delivery": crypto.randomUUID(),
+    "x-hub-signature-256": "sha256=" + hmac("sha256", secret, github).toString("hex"),
+  });
+  assert.equal(await stored(await post("rotating", github, githubHeaders(SECRETS.WEBHOOK_SECRET_ROTATING_PREVIOUS)), "rotating"), github, "under the previous secret too");
+  const tampered = github.replace("large", "LARGE");
+  assert.equal((await post("rotating", tampered, githubHeaders(SECRETS.WEBHOOK_SECRET_ROTATING))).status, 401);
+  assert.equal((await post("rotating", github, githubHeaders("a-third-secret"))).status, 401);
+
+  const slack = JSON.stringify({ type: "event_callback", event_id: "Ev-large", pad });
+  const headers = slackHeaders(slack);
+  assert.equal(await stored(await post("slack", slack, headers), "slack", 200), slack);
+  const refused = await post("slack", slack.replace("Ev-large", "Ev-forged"), headers);
+  assert.equal(refused.status, 401);
+  assert.equal((await refused.json()).error.code, "SIGNATURE_INVALID");
+});
+
 test("a body that is neither JSON nor a form is refused 400 BAD_PAYLOAD, after its signature", async () => {
   const body = "<xml>not json</xml>";
   const res = await post("slack", body, slackHeaders(body, { contentType: "text/xml" }));

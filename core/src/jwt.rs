@@ -9,12 +9,11 @@
 //! minting tokens in production; `sign_hs256` exists for tests and tooling.
 //!
 //! The signature is checked before any claim in the payload is read, and the
-//! comparison goes through `hmac::Mac::verify_slice`, which is constant time.
+//! comparison goes through `signature::ct_eq`, which is constant time.
 //! No error text ever contains the token.
 
 use crate::base64::URL_SAFE_NO_PAD;
-use crate::signature::{mac_parts, HmacSha256};
-use hmac::Mac;
+use crate::signature::{ct_eq, mac_parts};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -175,11 +174,7 @@ pub fn verify(token: &str, key: &[u8], now_s: i64) -> Result<Claims, AuthError> 
     let signature = URL_SAFE_NO_PAD
         .decode(signature_b64)
         .map_err(|_| AuthError::Malformed("the signature is not unpadded base64url"))?;
-    if key.is_empty()
-        || mac(key, header_b64, payload_b64)
-            .verify_slice(&signature)
-            .is_err()
-    {
+    if key.is_empty() || !ct_eq(&mac(key, header_b64, payload_b64), &signature) {
         return Err(AuthError::BadSignature);
     }
 
@@ -203,7 +198,7 @@ pub fn verify(token: &str, key: &[u8], now_s: i64) -> Result<Claims, AuthError> 
 pub fn sign_hs256(claims_json: &Value, key: &[u8]) -> String {
     let header_b64 = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let payload_b64 = URL_SAFE_NO_PAD.encode(claims_json.to_string());
-    let signature = mac(key, &header_b64, &payload_b64).finalize().into_bytes();
+    let signature = mac(key, &header_b64, &payload_b64);
     format!(
         "{header_b64}.{payload_b64}.{}",
         URL_SAFE_NO_PAD.encode(signature)
@@ -211,7 +206,7 @@ pub fn sign_hs256(claims_json: &Value, key: &[u8]) -> String {
 }
 
 /// HMAC-SHA256 over the ASCII signing input `header.payload`.
-fn mac(key: &[u8], header_b64: &str, payload_b64: &str) -> HmacSha256 {
+fn mac(key: &[u8], header_b64: &str, payload_b64: &str) -> [u8; 32] {
     mac_parts(key, &[header_b64.as_bytes(), b".", payload_b64.as_bytes()])
 }
 
@@ -336,7 +331,7 @@ mod tests {
     fn raw_token(header: &str, payload: &str, key: &[u8]) -> String {
         let h = URL_SAFE_NO_PAD.encode(header);
         let p = URL_SAFE_NO_PAD.encode(payload);
-        let s = URL_SAFE_NO_PAD.encode(mac(key, &h, &p).finalize().into_bytes());
+        let s = URL_SAFE_NO_PAD.encode(mac(key, &h, &p));
         format!("{h}.{p}.{s}")
     }
 
@@ -648,7 +643,7 @@ mod tests {
         let p = URL_SAFE_NO_PAD.encode(claims.to_string());
         assert_ne!(p.len() % 4, 0, "the test payload must need padding");
         let padded = format!("{p}{}", "=".repeat(4 - p.len() % 4));
-        let s = URL_SAFE_NO_PAD.encode(mac(KEY, &h, &padded).finalize().into_bytes());
+        let s = URL_SAFE_NO_PAD.encode(mac(KEY, &h, &padded));
         let token = format!("{h}.{padded}.{s}");
         assert!(matches!(
             verify(&token, KEY, NOW),

@@ -1,18 +1,30 @@
 //! The signature checks the core leaves to workerd's WebCrypto
-//! (`crypto.subtle`): HMAC-SHA1 and HMAC-SHA512, Ed25519 (Discord) and
-//! ECDSA P-256 with SHA-256 (SendGrid). The core decides what is signed and
-//! what must match, and converts an ECDSA signature to the form WebCrypto
-//! takes; this only runs the check.
+//! (`crypto.subtle`): HMAC-SHA256 over a large message, HMAC-SHA1 and
+//! HMAC-SHA512, Ed25519 (Discord) and ECDSA P-256 with SHA-256 (SendGrid).
+//! The core decides what is signed and what must match, and converts an
+//! ECDSA signature to the form WebCrypto takes; this only runs the check.
+//! The body is the JS array the entry read, never copied back out of wasm.
 
-use hookrelay_core::signature::{Deferred, MacAlg, PublicKeyAlg};
+use hookrelay_core::signature::{Deferred, MacAlg, Message, PublicKeyAlg};
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(inline_js = r#"
-export function verify_signature(ed25519, key, signature, message) {
+// The signed bytes: the pieces around the body (copies, not views of wasm
+// memory) and the body itself, which is already a JS array.
+function joined(before, body, after) {
+  if (body === undefined) return before;
+  if (before.length === 0 && after.length === 0) return body;
+  const m = new Uint8Array(before.length + body.length + after.length);
+  m.set(before);
+  m.set(body, before.length);
+  m.set(after, before.length + body.length);
+  return m;
+}
+export function verify_signature(ed25519, key, signature, before, body, after) {
   // Copied before the first await: the arguments are views of wasm memory.
-  const [k, s, m] = [key.slice(), signature.slice(), message.slice()];
+  const [k, s, m] = [key.slice(), signature.slice(), joined(before, body, after)];
   const check = async () => {
     if (ed25519) {
       let algo = { name: "Ed25519" };
@@ -31,8 +43,9 @@ export function verify_signature(ed25519, key, signature, message) {
   };
   return check();
 }
-export async function verify_hmac(hash, keys, signatures, message) {
+export async function verify_hmac(hash, keys, signatures, before, body, after) {
   // HMAC verify compares in constant time; any signature under any key.
+  const message = joined(before, body, after);
   for (const key of keys) {
     const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash }, false, ["verify"]);
     for (const signature of signatures) {
@@ -43,8 +56,35 @@ export async function verify_hmac(hash, keys, signatures, message) {
 }
 "#)]
 extern "C" {
-    fn verify_signature(ed25519: bool, key: &[u8], signature: &[u8], message: &[u8]) -> Promise;
-    fn verify_hmac(hash: &str, keys: Array, signatures: Array, message: Uint8Array) -> Promise;
+    fn verify_signature(
+        ed25519: bool,
+        key: &[u8],
+        signature: &[u8],
+        before: Uint8Array,
+        body: Option<&Uint8Array>,
+        after: Uint8Array,
+    ) -> Promise;
+    fn verify_hmac(
+        hash: &str,
+        keys: Array,
+        signatures: Array,
+        before: Uint8Array,
+        body: Option<&Uint8Array>,
+        after: Uint8Array,
+    ) -> Promise;
+}
+
+/// The message's pieces as JS arguments: copies of those around the body,
+/// and the body itself when it is signed.
+fn pieces<'b>(
+    message: &Message,
+    body: &'b Uint8Array,
+) -> (Uint8Array, Option<&'b Uint8Array>, Uint8Array) {
+    (
+        Uint8Array::from(&message.before[..]),
+        message.body.then_some(body),
+        Uint8Array::from(&message.after[..]),
+    )
 }
 
 /// Copies of the byte strings, as JS arrays that outlive wasm memory moves.
@@ -52,15 +92,20 @@ fn arrays(items: &[Vec<u8>]) -> Array {
     items.iter().map(|b| Uint8Array::from(&b[..])).collect()
 }
 
-/// Whether `check` holds (`public_key` for a public-key check). An error is
-/// a key WebCrypto cannot import (the configuration check makes that
-/// unlikely).
-pub async fn holds(check: &Deferred, public_key: Option<&[u8]>) -> worker::Result<bool> {
+/// Whether `check` holds (`public_key` for a public-key check) over the
+/// request `body`. An error is a key WebCrypto cannot import (the
+/// configuration check makes that unlikely).
+pub async fn holds(
+    check: &Deferred,
+    public_key: Option<&[u8]>,
+    body: &Uint8Array,
+) -> worker::Result<bool> {
     let promise = match check {
         Deferred::PublicKey(pk) => {
             let ed25519 = matches!(pk.alg, PublicKeyAlg::Ed25519);
             let key = public_key.unwrap_or_default();
-            verify_signature(ed25519, key, &pk.signature, &pk.message)
+            let (before, body, after) = pieces(&pk.message, body);
+            verify_signature(ed25519, key, &pk.signature, before, body, after)
         }
         Deferred::Hmac(h) => {
             let hash = match h.alg {
@@ -68,8 +113,15 @@ pub async fn holds(check: &Deferred, public_key: Option<&[u8]>) -> worker::Resul
                 MacAlg::Sha256 => "SHA-256",
                 MacAlg::Sha512 => "SHA-512",
             };
-            let message = Uint8Array::from(&h.message[..]);
-            verify_hmac(hash, arrays(&h.keys), arrays(&h.signatures), message)
+            let (before, body, after) = pieces(&h.message, body);
+            verify_hmac(
+                hash,
+                arrays(&h.keys),
+                arrays(&h.signatures),
+                before,
+                body,
+                after,
+            )
         }
     };
     let verdict = JsFuture::from(promise).await?;

@@ -28,8 +28,8 @@ use std::fmt;
 
 pub use der::der_to_raw_p256;
 pub use header_parse::MAX_SIGNATURES;
+pub(crate) use mac::mac_parts;
 pub use mac::{ct_eq, sha256 as hmac_sha256_of, SigningKey};
-pub(crate) use mac::{mac_parts, HmacSha256};
 pub use presets::{github, hmac_sha256, preset, preset_names, standard_webhooks, stripe, PRESETS};
 pub use scheme::{
     Answer, Check, Encoding, Handshake, KeyForm, Layout, MacAlg, Place, PublicKeyAlg, Scheme,
@@ -39,8 +39,8 @@ pub use sign::{
     sign, sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, SignInput,
 };
 pub use verifier::{
-    check_body_timestamp, verify, verify_one, Deferred, HmacCheck, PublicKeyCheck, Request,
-    Verdict, Verified,
+    check_body_timestamp, verify, verify_one, Deferred, HmacCheck, Message, PublicKeyCheck,
+    Request, Verdict, Verified, NATIVE_SHA256_UP_TO,
 };
 
 /// Read access to request headers by case-insensitive name.

@@ -1,7 +1,8 @@
 //! The verifier: one for every scheme. It decides what is signed and what
-//! must match; the MAC itself is `mac.rs`'s for HMAC-SHA256, and
-//! WebCrypto's in the glue for the rest, handed a [`Deferred`] check
-//! (HMAC-SHA1 and -SHA512, Ed25519, ECDSA P-256).
+//! must match; the MAC itself is `mac.rs`'s for HMAC-SHA256 over up to
+//! [`NATIVE_SHA256_UP_TO`] bytes, and WebCrypto's in the glue for the rest,
+//! handed a [`Deferred`] check (a larger HMAC-SHA256, HMAC-SHA1 and
+//! -SHA512, Ed25519, ECDSA P-256).
 //!
 //! Headers are read completely before the clock is consulted, and the
 //! clock before any MAC, so a stale request is reported as stale even when
@@ -43,13 +44,56 @@ pub struct Verified {
     pub timestamp: Option<i64>,
 }
 
+/// HMAC-SHA256 runs here up to this many signed bytes, and in WebCrypto
+/// above: SHA-256 in wasm runs at about 150 MB/s, several times slower
+/// than workerd's native code, while a WebCrypto check costs a fixed toll
+/// of promises and crossings (bench/README.md, "Large bodies").
+pub const NATIVE_SHA256_UP_TO: usize = 16 * 1024;
+
+/// The bytes a deferred check signs, with the request body left out when
+/// it is one piece of them: the glue already holds the body in JS and
+/// hands WebCrypto the pieces around it, so the body is never copied back
+/// out of wasm.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Message {
+    /// The signed bytes before the body (all of them when `body` is false).
+    pub before: Vec<u8>,
+    /// Whether the raw request body comes next.
+    pub body: bool,
+    /// The signed bytes after the body.
+    pub after: Vec<u8>,
+}
+
+impl Message {
+    /// The rendered pieces, split around the one that is `body` itself.
+    fn of(pieces: &[Cow<'_, [u8]>], body: &[u8]) -> Message {
+        match pieces.iter().position(|p| std::ptr::eq(&**p, body)) {
+            Some(i) => Message {
+                before: pieces[..i].concat(),
+                body: true,
+                after: pieces[i + 1..].concat(),
+            },
+            None => Message {
+                before: pieces.concat(),
+                ..Message::default()
+            },
+        }
+    }
+
+    /// The whole signed bytes, given the request body.
+    pub fn concat(&self, body: &[u8]) -> Vec<u8> {
+        let body = if self.body { body } else { &[] };
+        [&self.before[..], body, &self.after[..]].concat()
+    }
+}
+
 /// A public-key signature for the glue to check with WebCrypto.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicKeyCheck {
     /// The algorithm.
     pub alg: PublicKeyAlg,
     /// The signed bytes.
-    pub message: Vec<u8>,
+    pub message: Message,
     /// The signature as WebCrypto takes it (ECDSA as r‖s).
     pub signature: Vec<u8>,
 }
@@ -58,12 +102,12 @@ pub struct PublicKeyCheck {
 /// the MAC of `message` under any key?
 #[derive(Clone, PartialEq, Eq)]
 pub struct HmacCheck {
-    /// The hash (SHA-1 or SHA-512).
+    /// The hash (SHA-1, SHA-512, or SHA-256 over a large message).
     pub alg: MacAlg,
     /// The source's keys, current first.
     pub keys: Vec<Vec<u8>>,
     /// The signed bytes.
-    pub message: Vec<u8>,
+    pub message: Message,
     /// The presented signatures, decoded.
     pub signatures: Vec<Vec<u8>>,
 }
@@ -86,7 +130,8 @@ impl std::fmt::Debug for HmacCheck {
 pub enum Deferred {
     /// A public-key signature (the key is the source's `public_key`).
     PublicKey(PublicKeyCheck),
-    /// An HMAC other than SHA-256.
+    /// An HMAC other than SHA-256, or over more than
+    /// [`NATIVE_SHA256_UP_TO`] bytes.
     Hmac(HmacCheck),
 }
 
@@ -125,6 +170,19 @@ pub fn verify<H: HeaderLookup + ?Sized>(
     now_s: i64,
     tolerance_s: u32,
 ) -> Result<Verdict, SignatureError> {
+    verify_up_to(scheme, keys, req, now_s, tolerance_s, NATIVE_SHA256_UP_TO)
+}
+
+/// [`verify`], with HMAC-SHA256 computed here over up to `native_up_to`
+/// signed bytes and deferred to WebCrypto above.
+fn verify_up_to<H: HeaderLookup + ?Sized>(
+    scheme: &Scheme,
+    keys: &[SigningKey],
+    req: &Request<'_, H>,
+    now_s: i64,
+    tolerance_s: u32,
+    native_up_to: usize,
+) -> Result<Verdict, SignatureError> {
     let header_id = header_delivery_id(scheme, req.headers);
     let (at, signed) = match &scheme.check {
         Check::Token { header } => {
@@ -161,7 +219,22 @@ pub fn verify<H: HeaderLookup + ?Sized>(
         delivery_id: header_id.clone(),
         timestamp,
     };
-    finish(&scheme.check, at, keys, &message, &presented, verified)
+    let pieces = Pieces {
+        all: &message,
+        body: req.body,
+        native_up_to,
+    };
+    finish(&scheme.check, at, keys, &pieces, &presented, verified)
+}
+
+/// What is signed, and how much of it the MAC may take here.
+struct Pieces<'p, 'a> {
+    /// The rendered pieces.
+    all: &'p [Cow<'a, [u8]>],
+    /// The request body (one of the pieces, for most schemes).
+    body: &'a [u8],
+    /// HMAC-SHA256 runs here up to this many bytes.
+    native_up_to: usize,
 }
 
 /// The last step: an HMAC-SHA256 compared under each key, or the check
@@ -170,15 +243,17 @@ fn finish(
     check: &Check,
     at: &SignatureAt,
     keys: &[SigningKey],
-    message: &[Cow<'_, [u8]>],
+    pieces: &Pieces<'_, '_>,
     presented: &Presented<'_>,
     verified: Verified,
 ) -> Result<Verdict, SignatureError> {
+    let message = pieces.all;
+    let len: usize = message.iter().map(|p| p.len()).sum();
     match check {
         Check::Mac {
             mac: MacAlg::Sha256,
             ..
-        } => {
+        } if len <= pieces.native_up_to => {
             // One MAC per key over the whole body, each candidate checked
             // against it: recomputing per candidate would let a sender buy
             // eight hashes of a 1 MB body with one request.
@@ -196,7 +271,7 @@ fn finish(
             check: Deferred::Hmac(HmacCheck {
                 alg: *mac,
                 keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-                message: message.concat(),
+                message: Message::of(message, pieces.body),
                 signatures: presented.signatures.clone(),
             }),
             verified,
@@ -215,7 +290,7 @@ fn finish(
             Ok(Verdict::Deferred {
                 check: Deferred::PublicKey(PublicKeyCheck {
                     alg: *alg,
-                    message: message.concat(),
+                    message: Message::of(message, pieces.body),
                     signature,
                 }),
                 verified,
@@ -392,8 +467,9 @@ pub(super) fn message<'a>(
 
 /// Verifies a JSON POST under one key, with no URL in what is signed: what
 /// a receiver of the relay's own calls checks (deliveries and alerts sign
-/// as `hmac-sha256`), and what the benches and fuzzers drive. A scheme
-/// whose check is left to WebCrypto never verifies here.
+/// as `hmac-sha256`), and what the benches and fuzzers drive. HMAC-SHA256
+/// runs here whatever the body's size; a scheme whose check is left to
+/// WebCrypto never verifies here.
 pub fn verify_one(
     scheme: &Scheme,
     key: &SigningKey,
@@ -409,7 +485,85 @@ pub fn verify_one(
         body,
         form: false,
     };
-    verify(scheme, std::slice::from_ref(key), &req, now_s, tolerance_s)?
+    let keys = std::slice::from_ref(key);
+    verify_up_to(scheme, keys, &req, now_s, tolerance_s, usize::MAX)?
         .verified()
         .ok_or(SignatureError::Mismatch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::{presets, sign_hmac_sha256, KeyForm};
+
+    fn key() -> SigningKey {
+        SigningKey::from_secret(KeyForm::Raw, "s3cret").unwrap()
+    }
+
+    #[test]
+    fn a_large_sha256_message_is_left_to_webcrypto_with_the_body_in_place() {
+        let key = key();
+        let now = 1_700_000_000;
+        let ts = now.to_string();
+        for (len, native) in [
+            (NATIVE_SHA256_UP_TO - ts.len() - 1, true),
+            (NATIVE_SHA256_UP_TO - ts.len(), false),
+            (900_000, false),
+        ] {
+            let body = vec![b'x'; len];
+            let headers = [
+                ("x-timestamp", ts.as_str()),
+                ("x-signature", &sign_hmac_sha256(&key, now, &body)),
+            ];
+            let req = Request {
+                method: "POST",
+                url: "",
+                headers: &headers[..],
+                body: &body,
+                form: false,
+            };
+            let verdict = verify(
+                presets::hmac_sha256(),
+                std::slice::from_ref(&key),
+                &req,
+                now,
+                300,
+            );
+            match verdict.unwrap() {
+                Verdict::Verified(_) => assert!(native, "{len}"),
+                Verdict::Deferred {
+                    check: Deferred::Hmac(check),
+                    ..
+                } => {
+                    assert!(!native, "{len}");
+                    assert_eq!(check.alg, MacAlg::Sha256);
+                    assert_eq!(check.keys, vec![b"s3cret".to_vec()]);
+                    // The body stays where the glue has it; only the
+                    // timestamp and its dot are copied.
+                    let want = Message {
+                        before: format!("{ts}.").into_bytes(),
+                        body: true,
+                        after: vec![],
+                    };
+                    assert_eq!(check.message, want);
+                    let mac = sha256(b"s3cret", &[check.message.concat(&body)]);
+                    assert_eq!(check.signatures, vec![mac]);
+                }
+                other => panic!("{len}: {other:?}"),
+            }
+            // The relay's own receivers check natively whatever the size.
+            let one = verify_one(presets::hmac_sha256(), &key, &headers[..], &body, now, 300);
+            assert!(one.is_ok(), "{len}");
+        }
+    }
+
+    #[test]
+    fn a_message_without_the_raw_body_is_copied_whole() {
+        let body = b"a=1";
+        let other = b"a=1".to_vec();
+        let pieces = [Cow::Borrowed(&b"u"[..]), Cow::Borrowed(&other[..])];
+        let m = Message::of(&pieces, body);
+        assert_eq!((m.before.as_slice(), m.body), (&b"ua=1"[..], false));
+        assert_eq!(m.concat(body), b"ua=1");
+    }
 }
