@@ -3,9 +3,9 @@
 //! its isolate tally and read by the `signature_failures` alarm.
 
 use super::{batch, counters, int, text};
-use crate::db::Query;
+use crate::db::{Query, Rows};
 use hookrelay_core::signature_tally::{bucket, Row, BUCKET_MS};
-use worker::{D1Database, Result};
+use worker::{D1Database, D1PreparedStatement, Result};
 
 /// How long a bucket is kept: the alarm reads the last hour, and the hour
 /// after it leaves a writer with a slow clock room.
@@ -54,22 +54,31 @@ pub struct SourceFailures {
     pub count: i64,
 }
 
-/// Failures per source over the hour before `now_ms` (the buckets whose
-/// minute started in it, the current one included), for sources with any;
-/// by source name. A failed read is an error, never an empty list.
-pub async fn last_hour(db: &D1Database, now_ms: i64) -> Result<Vec<SourceFailures>> {
+/// Failures per source over the hour before `now_ms` (the 60 buckets
+/// whose minute started in it, the current one included), for the sources
+/// with any, by source name: a statement for the watchdog's read batch,
+/// answered by [`parse_last_hour`].
+pub fn last_hour_statement(db: &D1Database, now_ms: i64) -> Result<D1PreparedStatement> {
     let since = bucket(now_ms.saturating_sub(WINDOW_MS - BUCKET_MS));
     db.prepare(
         "SELECT source, sum(count) AS n FROM signature_failures WHERE minute >= ?1 \
          GROUP BY source ORDER BY source",
     )
-    .bind(&[int(since)])?
-    .query()
-    .await?
-    .map(|r| {
+    .bind(&[int(since)])
+}
+
+/// The rows [`last_hour_statement`] read.
+pub fn parse_last_hour(result: &Rows) -> Result<Vec<SourceFailures>> {
+    result.map(|r| {
         Ok(SourceFailures {
             source: r.text("source")?,
             count: r.int("n")?,
         })
     })
+}
+
+/// [`last_hour_statement`] on its own. A failed read is an error, never an
+/// empty list.
+pub async fn last_hour(db: &D1Database, now_ms: i64) -> Result<Vec<SourceFailures>> {
+    parse_last_hour(&last_hour_statement(db, now_ms)?.query().await?)
 }
