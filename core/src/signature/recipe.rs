@@ -68,6 +68,7 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
         problem: "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
     })?;
     check_template(&signed, timestamp.as_ref(), id.as_ref())?;
+    check_distinct(&header, timestamp.as_ref(), id.as_ref())?;
     let answer = match recipe.get("answer") {
         None | Some(Value::Null) => Answer::Queued,
         Some(v) => match v.as_u64() {
@@ -271,6 +272,45 @@ fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestam
         unit,
         canonical: false,
     }))
+}
+
+/// The signature, the timestamp and the id are three headers. One header
+/// for two of them is refused: the timestamp's header cannot hold a
+/// signature, and a timestamp or a signature taken as the delivery id
+/// would make two events with the same one a duplicate of each other.
+/// Found by the `recipe_config` fuzzer (`"id"` and `"timestamp"` both
+/// `x-id`).
+fn check_distinct(
+    signature: &str,
+    timestamp: Option<&Timestamp>,
+    id: Option<&Place>,
+) -> Result<(), RecipeError> {
+    let ts = match timestamp.map(|t| &t.at) {
+        Some(Place::Header(h)) => Some(h.as_ref()),
+        _ => None,
+    };
+    let id = match id {
+        Some(Place::Header(h)) => Some(h.as_ref()),
+        _ => None,
+    };
+    if ts == Some(signature) {
+        return err(
+            "timestamp.header",
+            format!(
+                "'{signature}' is the signature's header; name the header the timestamp is sent in"
+            ),
+        );
+    }
+    if id.is_some() && (id == ts || id == Some(signature)) {
+        let what = if id == ts { "timestamp" } else { "signature" };
+        return err(
+            "id.header",
+            format!(
+                "is the {what}'s header, which is no delivery id: two events would be taken as one"
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// The characters a signature or a timestamp can hold: a separator made of
@@ -621,6 +661,42 @@ mod split_tests {
                 None,
             ),
             (parts(",", "t", "v1"), None),
+        ];
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|_| ()).map_err(|e| e.field);
+            assert_eq!(got.err().as_deref(), field, "{recipe}");
+        }
+    }
+
+    #[test]
+    fn one_header_for_two_of_signature_timestamp_and_id_is_refused() {
+        let with = |fields: Value| {
+            let mut r =
+                json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}"});
+            for (k, v) in fields.as_object().unwrap() {
+                r[k] = v.clone();
+            }
+            r
+        };
+        let table = [
+            // The fuzzer's second find: one header for two things.
+            (
+                with(
+                    json!({"timestamp": {"header": "x-id", "unit": "ms"}, "id": {"header": "x-id"}}),
+                ),
+                Some("id.header"),
+            ),
+            (with(json!({"id": {"header": "x-sig"}})), Some("id.header")),
+            (
+                with(json!({"timestamp": {"header": "x-sig", "unit": "s"}})),
+                Some("timestamp.header"),
+            ),
+            (
+                with(
+                    json!({"timestamp": {"header": "x-ts", "unit": "s"}, "id": {"header": "x-id"}}),
+                ),
+                None,
+            ),
         ];
         for (recipe, field) in table {
             let got = run(recipe.clone()).map(|_| ()).map_err(|e| e.field);
