@@ -28,7 +28,7 @@
 //! these plain objects, which the two small constructors below make in one
 //! call each.
 
-use crate::{config_cache::relay_config, responses};
+use crate::{config_cache::relay_config, responses, signature_failures};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::front_door::{
     accept, accept_signed, precheck, Accepted, Admission, Inbound, Rejection,
@@ -121,7 +121,7 @@ pub fn body_read(
     let parsed = raw_http::head(head);
     let inbound = inbound(&parsed, source, &body, now_ms);
     match accept(config, &inbound) {
-        Err(r) => answer(&env, &ctx, refused(source, &r)),
+        Err(r) => answer(&env, &ctx, refused(&env, &ctx, source, &r, now_ms)),
         Ok(Admission::Event(accepted)) => enqueue(env, ctx, accepted, now_ms),
         Ok(Admission::Handshake(reply)) => answer(&env, &ctx, handshake(source, &reply)),
         Ok(Admission::Deferred {
@@ -130,12 +130,14 @@ pub fn body_read(
             verified,
         }) => {
             let (head, source) = (head.to_string(), source.to_string());
+            let request_ctx = ctx.clone();
             Ok(later(env.clone(), ctx, async move {
                 if !webcrypto::holds(&check, public_key.as_deref(), &js_body).await? {
                     let r = Rejection::Signature(SignatureError::Mismatch);
-                    return refused(&source, &r);
+                    return refused(&env, &request_ctx, &source, &r, now_ms);
                 }
-                signed_in_webcrypto(&env, &head, &source, &body, now_ms, verified).await
+                signed_in_webcrypto(&env, &request_ctx, &head, &source, &body, now_ms, verified)
+                    .await
             }))
         }
     }
@@ -163,6 +165,7 @@ fn inbound<'a>(
 /// from here (the entry's send path has returned by now).
 async fn signed_in_webcrypto(
     env: &Env,
+    ctx: &JsValue,
     head: &str,
     source: &str,
     body: &[u8],
@@ -176,7 +179,7 @@ async fn signed_in_webcrypto(
     };
     let parsed = raw_http::head(head);
     match accept_signed(config, &inbound(&parsed, source, body, now_ms), verified) {
-        Err(r) => refused(source, &r),
+        Err(r) => refused(env, ctx, source, &r, now_ms),
         Ok(Admission::Event(accepted)) => {
             let answer = accepted.answer;
             let message = queued_event(accepted, now_ms);
@@ -230,8 +233,16 @@ pub fn sent(env: Env, ctx: JsValue, source: &str, event_id: &str, failure: JsVal
     answer(&env, &ctx, response)
 }
 
-/// A refusal, logged.
-fn refused(source: &str, r: &Rejection) -> Result<Response> {
+/// A refusal, logged; a failed signature check (401) is also counted for
+/// the `signature_failures` alarm.
+fn refused(env: &Env, ctx: &JsValue, source: &str, r: &Rejection, now_ms: i64) -> Result<Response> {
+    if let Rejection::Signature(_) = r {
+        metrics::count(
+            Metric::new(MetricName::SignatureFailures, Component::Relay).source(source),
+            1,
+        );
+        signature_failures::record(env, ctx, source, now_ms);
+    }
     log::info(
         Component::Relay,
         "rejected",

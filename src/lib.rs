@@ -25,6 +25,7 @@ mod maintenance;
 mod parking;
 mod queue_entry;
 mod responses;
+mod signature_failures;
 mod test_fault_route;
 
 use hookrelay_core::metrics::Component;

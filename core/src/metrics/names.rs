@@ -10,6 +10,8 @@ named_states! {
         Enqueue = "enqueue",
         /// A provider's handshake, verified and answered (never enqueued).
         Handshake = "handshake",
+        /// A request refused because it failed its signature check (401).
+        SignatureFailures = "signature_failures",
         /// An event written to D1 for the first time.
         Ingest = "ingest",
         /// A provider's second delivery of an event already ingested.
@@ -69,7 +71,9 @@ impl MetricName {
     /// `dlq_deduped` by ones on the DLQ's batch write (0009); `enqueue` is
     /// counted by Analytics Engine only, because counting must never cost
     /// the ingest request a D1 round trip (DESIGN §5; the consumer's
-    /// `ingest` counter is the D1 view of accepted events).
+    /// `ingest` counter is the D1 view of accepted events);
+    /// `signature_failures` reaches D1 through the relay's own tally
+    /// (`signature_tally.rs`), written once per spell.
     pub fn flushed_to_d1(self) -> bool {
         !matches!(
             self,
@@ -79,6 +83,7 @@ impl MetricName {
                 | MetricName::DeadLettered
                 | MetricName::DlqDeduped
                 | MetricName::Enqueue
+                | MetricName::SignatureFailures
         )
     }
 }

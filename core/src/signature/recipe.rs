@@ -58,6 +58,7 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     let layout = layout(recipe)?;
     let parts = matches!(layout, Layout::Parts { .. });
     let timestamp = timestamp(recipe, parts)?;
+    check_splits(&layout, encoding, timestamp.as_ref().map(|t| t.unit))?;
     let id = match recipe.get("id") {
         None | Some(Value::Null) => None,
         Some(v) => Some(place(v, "id")?),
@@ -67,6 +68,7 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
         problem: "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
     })?;
     check_template(&signed, timestamp.as_ref(), id.as_ref())?;
+    check_distinct(&header, timestamp.as_ref(), id.as_ref())?;
     let answer = match recipe.get("answer") {
         None | Some(Value::Null) => Answer::Queued,
         Some(v) => match v.as_u64() {
@@ -270,6 +272,127 @@ fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestam
         unit,
         canonical: false,
     }))
+}
+
+/// The signature, the timestamp and the id are three headers. One header
+/// for two of them is refused: the timestamp's header cannot hold a
+/// signature, and a timestamp or a signature taken as the delivery id
+/// would make two events with the same one a duplicate of each other.
+/// Found by the `recipe_config` fuzzer (`"id"` and `"timestamp"` both
+/// `x-id`).
+fn check_distinct(
+    signature: &str,
+    timestamp: Option<&Timestamp>,
+    id: Option<&Place>,
+) -> Result<(), RecipeError> {
+    let ts = match timestamp.map(|t| &t.at) {
+        Some(Place::Header(h)) => Some(h.as_ref()),
+        _ => None,
+    };
+    let id = match id {
+        Some(Place::Header(h)) => Some(h.as_ref()),
+        _ => None,
+    };
+    if ts == Some(signature) {
+        return err(
+            "timestamp.header",
+            format!(
+                "'{signature}' is the signature's header; name the header the timestamp is sent in"
+            ),
+        );
+    }
+    if id.is_some() && (id == ts || id == Some(signature)) {
+        let what = if id == ts { "timestamp" } else { "signature" };
+        return err(
+            "id.header",
+            format!(
+                "is the {what}'s header, which is no delivery id: two events would be taken as one"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The characters a signature or a timestamp can hold: a separator made of
+/// them would cut the value it separates.
+fn may_hold(c: char, encoding: Encoding, unit: Option<TimeUnit>) -> bool {
+    let in_signature = match encoding {
+        Encoding::Hex => c.is_ascii_hexdigit(),
+        Encoding::Base64 => c.is_ascii_alphanumeric() || "+/=".contains(c),
+        Encoding::Base64Url => c.is_ascii_alphanumeric() || "-_=".contains(c),
+    };
+    let in_timestamp = match unit {
+        None => false,
+        Some(TimeUnit::Seconds | TimeUnit::Millis) => c.is_ascii_digit() || c == '-',
+        Some(TimeUnit::Rfc3339) => c.is_ascii_alphanumeric() || "-:.+".contains(c),
+    };
+    in_signature || in_timestamp
+}
+
+/// A header laid out as the recipe says can be read back: no separator
+/// cuts a signature, its prefix or a part's key, and no prefix holds the
+/// whitespace that separates entries (or is trimmed off a header). Found by
+/// the `recipe_config` fuzzer: `"separator": "0"` with hex was accepted and
+/// then refused every request whose signature held a 0.
+fn check_splits(
+    layout: &Layout,
+    encoding: Encoding,
+    unit: Option<TimeUnit>,
+) -> Result<(), RecipeError> {
+    let cuts = |sep: &str, unit| sep.chars().any(|c| may_hold(c, encoding, unit));
+    match layout {
+        Layout::Whole { prefix, separator } => {
+            if prefix.chars().any(|c| c.is_ascii_whitespace()) {
+                return err(
+                    "prefix",
+                    "must not hold whitespace, which separates signatures",
+                );
+            }
+            match separator {
+                Some(sep) if cuts(sep, None) => err(
+                    "separator",
+                    format!("'{sep}' can occur inside a signature in this encoding; use a character it never holds, such as ',' or ' '"),
+                ),
+                Some(sep) if prefix.contains(sep.as_ref()) => err(
+                    "separator",
+                    format!("'{sep}' occurs in the prefix '{prefix}', which it would cut"),
+                ),
+                _ => Ok(()),
+            }
+        }
+        Layout::Parts {
+            separator,
+            timestamp,
+            signature,
+        } => {
+            if separator.contains('=') || cuts(separator, unit) {
+                return err(
+                    "parts.separator",
+                    format!("'{separator}' can occur inside a part (key=value, a signature or a timestamp); use one such as ','"),
+                );
+            }
+            for (field, key) in [
+                ("parts.timestamp", timestamp),
+                ("parts.signature", signature),
+            ] {
+                let bad = key.contains('=')
+                    || key.contains(separator.as_ref())
+                    || key.trim() != key.as_ref();
+                if bad {
+                    return err(
+                        field,
+                        format!(
+                            "'{key}' must not hold '=', the separator or surrounding whitespace"
+                        ),
+                    );
+                }
+            }
+            if timestamp == signature {
+                return err("parts.signature", "must differ from parts.timestamp");
+            }
+            Ok(())
+        }
+    }
 }
 
 /// `{"header": …}` or `{"json": "<pointer>"}`, exactly one.
@@ -480,5 +603,143 @@ mod tests {
             (with("parts", json!([])), "parts"),
         ];
         assert_fields(table);
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+    use crate::signature::{sign, verify, Request, SignInput, SigningKey};
+    use serde_json::json;
+
+    fn run(v: Value) -> Result<Scheme, RecipeError> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn a_separator_or_prefix_that_would_cut_a_signature_is_refused() {
+        let hex =
+            json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}"});
+        let with = |fields: Value| {
+            let mut r = hex.clone();
+            for (k, v) in fields.as_object().unwrap() {
+                r[k] = v.clone();
+            }
+            r
+        };
+        let parts = |sep: &str, ts: &str, sig: &str| {
+            with(
+                json!({"parts": {"separator": sep, "timestamp": ts, "signature": sig}, "signed": "{timestamp}.{body}"}),
+            )
+        };
+        let table = [
+            // The fuzzer's find, minimized: hex holds 0.
+            (with(json!({"separator": "0"})), Some("separator")),
+            (
+                with(json!({"separator": "=", "encoding": "base64"})),
+                Some("separator"),
+            ),
+            (
+                with(json!({"separator": "-", "encoding": "base64url"})),
+                Some("separator"),
+            ),
+            (
+                with(json!({"separator": ",", "prefix": "v1,"})),
+                Some("separator"),
+            ),
+            (with(json!({"prefix": "v1 "})), Some("prefix")),
+            (parts("=", "t", "v1"), Some("parts.separator")),
+            (parts("1", "t", "v1"), Some("parts.separator")),
+            (parts(",", "t=", "v1"), Some("parts.timestamp")),
+            (parts(";", "t", "v;1"), Some("parts.signature")),
+            (parts(",", " t", "v1"), Some("parts.timestamp")),
+            (parts(",", "v1", "v1"), Some("parts.signature")),
+            // What the providers use stays accepted.
+            (with(json!({"separator": ",", "prefix": "sha256="})), None),
+            (
+                with(json!({"separator": " ", "prefix": "v1,", "encoding": "base64"})),
+                None,
+            ),
+            (parts(",", "t", "v1"), None),
+        ];
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|_| ()).map_err(|e| e.field);
+            assert_eq!(got.err().as_deref(), field, "{recipe}");
+        }
+    }
+
+    #[test]
+    fn one_header_for_two_of_signature_timestamp_and_id_is_refused() {
+        let with = |fields: Value| {
+            let mut r =
+                json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}"});
+            for (k, v) in fields.as_object().unwrap() {
+                r[k] = v.clone();
+            }
+            r
+        };
+        let table = [
+            // The fuzzer's second find: one header for two things.
+            (
+                with(
+                    json!({"timestamp": {"header": "x-id", "unit": "ms"}, "id": {"header": "x-id"}}),
+                ),
+                Some("id.header"),
+            ),
+            (with(json!({"id": {"header": "x-sig"}})), Some("id.header")),
+            (
+                with(json!({"timestamp": {"header": "x-sig", "unit": "s"}})),
+                Some("timestamp.header"),
+            ),
+            (
+                with(
+                    json!({"timestamp": {"header": "x-ts", "unit": "s"}, "id": {"header": "x-id"}}),
+                ),
+                None,
+            ),
+        ];
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|_| ()).map_err(|e| e.field);
+            assert_eq!(got.err().as_deref(), field, "{recipe}");
+        }
+    }
+
+    #[test]
+    fn an_accepted_separator_never_cuts_the_signature_it_separates() {
+        // Before the check, "0" with hex was accepted and then refused any
+        // request whose signature held a 0 (most of them).
+        for encoding in ["hex", "base64", "base64url"] {
+            for sep in [",", " ", ";", "|", "0", "a", "=", "+", "-", "_"] {
+                let recipe = json!({"hmac": "sha256", "header": "x-sig", "encoding": encoding, "separator": sep, "signed": "{body}"});
+                let Ok(scheme) = run(recipe) else { continue };
+                let key = SigningKey::from_secret(scheme.key_form(), "a secret").unwrap();
+                for n in 0..16 {
+                    let body = format!("{{\"n\":{n}}}");
+                    let body = body.as_bytes();
+                    let input = SignInput {
+                        method: "POST",
+                        url: "",
+                        body,
+                        form: false,
+                        id: None,
+                        timestamp: None,
+                    };
+                    let sig = sign(&scheme, &key, &input).unwrap();
+                    let headers = [("x-sig", sig.as_str())];
+                    let req = Request {
+                        method: "POST",
+                        url: "",
+                        headers: &headers[..],
+                        body,
+                        form: false,
+                    };
+                    let verdict = verify(&scheme, std::slice::from_ref(&key), &req, 0, 0);
+                    assert!(
+                        verdict.is_ok(),
+                        "{encoding} with separator {sep:?}: {sig} refused"
+                    );
+                }
+            }
+        }
     }
 }

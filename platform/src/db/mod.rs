@@ -18,6 +18,7 @@ pub mod payloads;
 pub mod replay_audit;
 pub mod retention;
 mod rows;
+pub mod signature_failures;
 pub mod sweep_state;
 pub mod tombstones;
 mod where_clause;

@@ -1,0 +1,47 @@
+// The `signature_failures` alarm's figure (DESIGN §5): every 401 is
+// counted per source, in D1, without a D1 write per failure: the relay
+// isolate keeps a tally and writes it at most once per spell
+// (core/src/signature_tally.rs).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+
+let relay;
+before(async () => {
+  relay = await startRelay();
+});
+after(() => relay?.dispose());
+
+test("25 bad signatures to a source are counted as 25 in D1 in a few writes, not 25", async (t) => {
+  const body = JSON.stringify({ forged: true });
+  for (let n = 0; n < 25; n++) {
+    const headers = hmacHeaders(body, { secret: `not-the-secret-${n}` });
+    const res = await relay.fetch("/webhooks/demo-hmac", { method: "POST", body, headers });
+    assert.equal(res.status, 401, await res.text());
+  }
+  // A good request is not counted.
+  const ok = await relay.fetch("/webhooks/demo-hmac", { method: "POST", body, headers: hmacHeaders(body) });
+  assert.equal(ok.status, 202);
+
+  // The first failure is written at once, the other 24 together one spell
+  // (20 s) later.
+  const figure = await waitFor(
+    async () => {
+      const [r] = await rows(relay.db, "SELECT sum(count) AS n, sum(writes) AS writes, count(*) AS buckets FROM signature_failures WHERE source = ?", "demo-hmac");
+      return r?.n === 25 && r;
+    },
+    { timeoutMs: 45_000, intervalMs: 250, what: "25 signature failures for demo-hmac in D1" },
+  );
+  t.diagnostic(`D1: ${JSON.stringify(figure)}`);
+  // A spell may straddle a minute, so two buckets at most; each flush
+  // writes a bucket once.
+  assert.ok(figure.buckets <= 2, `${figure.buckets} minute buckets`);
+  assert.ok(figure.writes <= 4, `${figure.writes} writes for 25 failures: one per spell and bucket, never one per failure`);
+  const [others] = await rows(relay.db, "SELECT count(*) AS n FROM signature_failures WHERE source <> ?", "demo-hmac");
+  assert.equal(others.n, 0, "only the source that was refused is counted");
+
+  // The stats' counter per source is added by the same writes.
+  const [counter] = await rows(relay.db, "SELECT value FROM counters WHERE name = ?", "signature_failures:demo-hmac");
+  assert.equal(counter?.value, 25);
+});
