@@ -6,12 +6,18 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
+import { adminClient } from "./support/admin.mjs";
+import { startDownstream } from "./support/downstream.mjs";
 
-let relay;
+let relay, receiver;
 before(async () => {
-  relay = await startRelay();
+  receiver = await startDownstream({ "/alerts": () => 200 });
+  relay = await startRelay({ vars: { ALERT_WEBHOOK_URL: receiver.url("/alerts") } });
 });
-after(() => relay?.dispose());
+after(async () => {
+  await relay?.dispose();
+  await receiver?.close();
+});
 
 test("25 bad signatures to a source are counted as 25 in D1 in a few writes, not 25", async (t) => {
   const body = JSON.stringify({ forged: true });
@@ -44,4 +50,23 @@ test("25 bad signatures to a source are counted as 25 in D1 in a few writes, not
   // The stats' counter per source is added by the same writes.
   const [counter] = await rows(relay.db, "SELECT value FROM counters WHERE name = ?", "signature_failures:demo-hmac");
   assert.equal(counter?.value, 25);
+});
+
+test("more than ALERT_SIGNATURE_FAILURES_PER_HOUR (20) failures at a source fire signature_failures for that source, once", async () => {
+  // The first test left 25 failures for demo-hmac in D1.
+  const admin = adminClient(relay, [receiver.url("/alerts")]);
+  const firing = () => receiver.hits("/alerts").map((r) => JSON.parse(r.body).alert).filter((a) => a.id === "signature_failures:demo-hmac" && a.state === "firing");
+  await waitFor(async () => {
+    const run = await admin.post("maintenance/run", {});
+    assert.equal(run.status, 200, JSON.stringify(run.json));
+    return firing().length > 0;
+  }, { timeoutMs: 20_000, intervalMs: 300, what: "the signature_failures alert at the receiver" });
+  const [alert] = firing();
+  assert.deepEqual(alert.detail, { source: "demo-hmac", last_hour: 25, threshold_per_hour: 20 });
+  await admin.post("maintenance/run", {});
+  assert.equal(firing().length, 1, "one alert while the condition holds");
+  const listed = await admin.get("alerts");
+  const item = JSON.stringify(listed.data);
+  assert.ok(item.includes("signature_failures:demo-hmac"), item);
+  assert.ok(!item.includes("signature_failures:demo-stripe"), "a source without failures has no alarm");
 });

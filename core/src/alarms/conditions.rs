@@ -72,6 +72,16 @@ pub struct SourceFigure {
     pub watched_since: UnixMillis,
 }
 
+/// A source's failed signature checks in the last hour (only sources
+/// with any are listed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureFailureFigure {
+    /// The source name.
+    pub source: String,
+    /// Requests that failed their signature check in the last hour.
+    pub last_hour: u64,
+}
+
 /// D1's size against its cap, and the dedupe window the cap left.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StorageFigure {
@@ -96,6 +106,8 @@ pub struct Figures {
     pub parked: Vec<ParkedFigure>,
     /// Every source with `expect_every`.
     pub sources: Vec<SourceFigure>,
+    /// Every source with failed signature checks in the last hour.
+    pub signature_failures: Vec<SignatureFailureFigure>,
     /// The database size, when this run read it.
     pub storage: Option<StorageFigure>,
 }
@@ -123,6 +135,11 @@ pub fn evaluate(f: &Figures, cfg: &AlarmConfig, now: UnixMillis) -> Vec<Conditio
     out.extend(f.breakers.iter().filter_map(|b| breaker_open(b, cfg, now)));
     out.extend(f.parked.iter().filter_map(|p| parked_oldest(p, cfg, now)));
     out.extend(f.sources.iter().filter_map(|s| source_silent(s, now)));
+    out.extend(
+        f.signature_failures
+            .iter()
+            .filter_map(|s| signature_failures(s, cfg)),
+    );
     crate::small_sort::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
     out
 }
@@ -192,6 +209,14 @@ fn source_silent(s: &SourceFigure, now: UnixMillis) -> Option<Condition> {
         id: AlarmId::new(AlarmKind::SourceSilent, &s.source),
         detail: json!({"source": s.source, "last_received_at": s.last_received_at,
             "silent_ms": silent_ms, "expect_every_ms": s.expect_every_ms}),
+    })
+}
+
+fn signature_failures(s: &SignatureFailureFigure, cfg: &AlarmConfig) -> Option<Condition> {
+    (s.last_hour > cfg.signature_failures_per_hour).then(|| Condition {
+        id: AlarmId::new(AlarmKind::SignatureFailures, &s.source),
+        detail: json!({"source": s.source, "last_hour": s.last_hour,
+            "threshold_per_hour": cfg.signature_failures_per_hour}),
     })
 }
 

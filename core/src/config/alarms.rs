@@ -1,6 +1,7 @@
 //! The watchdog's thresholds and where alerts go (DESIGN §5, Alarms):
 //! `ALERT_DLQ_OLDEST`, `ALERT_DLQ_INGRESS_PER_HOUR`, `ALERT_BREAKER_OPEN`,
-//! `ALERT_PARKED_OLDEST`, `ALERT_TIMEOUT` and the secret `ALERT_WEBHOOK_URL`.
+//! `ALERT_PARKED_OLDEST`, `ALERT_SIGNATURE_FAILURES_PER_HOUR`, `ALERT_TIMEOUT`
+//! and the secret `ALERT_WEBHOOK_URL`.
 
 use super::env::{parse_bounded, parse_duration_key, text, ConfigEnv, ConfigError};
 use super::sources::is_http_url;
@@ -14,6 +15,8 @@ pub const DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR: u64 = 10;
 pub const DEFAULT_ALERT_BREAKER_OPEN_MS: i64 = 600_000;
 /// Default `ALERT_PARKED_OLDEST`: 30 minutes.
 pub const DEFAULT_ALERT_PARKED_OLDEST_MS: i64 = 1_800_000;
+/// Default `ALERT_SIGNATURE_FAILURES_PER_HOUR`.
+pub const DEFAULT_ALERT_SIGNATURE_FAILURES_PER_HOUR: u64 = 20;
 /// Default `ALERT_TIMEOUT`: 10 seconds.
 pub const DEFAULT_ALERT_TIMEOUT_MS: i64 = 10_000;
 /// The longest `ALERT_TIMEOUT`: a watchdog run's alerts go out side by
@@ -50,6 +53,9 @@ pub struct AlarmConfig {
     pub breaker_open_ms: i64,
     /// `ALERT_PARKED_OLDEST`: a destination's oldest parked event's age that fires `parked_oldest`.
     pub parked_oldest_ms: i64,
+    /// `ALERT_SIGNATURE_FAILURES_PER_HOUR`: more failed signature checks
+    /// than this at one source in the last hour fire `signature_failures`.
+    pub signature_failures_per_hour: u64,
     /// `ALERT_TIMEOUT`: how long one alert POST may take before it counts
     /// as failed (and is retried on the next run).
     pub alert_timeout_ms: i64,
@@ -64,6 +70,7 @@ impl Default for AlarmConfig {
             dlq_ingress_per_hour: DEFAULT_ALERT_DLQ_INGRESS_PER_HOUR,
             breaker_open_ms: DEFAULT_ALERT_BREAKER_OPEN_MS,
             parked_oldest_ms: DEFAULT_ALERT_PARKED_OLDEST_MS,
+            signature_failures_per_hour: DEFAULT_ALERT_SIGNATURE_FAILURES_PER_HOUR,
             alert_timeout_ms: DEFAULT_ALERT_TIMEOUT_MS,
             webhook_url: None,
         }
@@ -107,6 +114,12 @@ impl AlarmConfig {
                 env,
                 "ALERT_PARKED_OLDEST",
                 DEFAULT_ALERT_PARKED_OLDEST_MS,
+            )?,
+            signature_failures_per_hour: parse_bounded(
+                env,
+                "ALERT_SIGNATURE_FAILURES_PER_HOUR",
+                DEFAULT_ALERT_SIGNATURE_FAILURES_PER_HOUR,
+                0..=1_000_000,
             )?,
             alert_timeout_ms: alert_timeout(env)?,
             webhook_url,

@@ -19,6 +19,9 @@ named_states! {
         ParkedOldest = "parked_oldest",
         /// A source with `expect_every` received nothing for that long.
         SourceSilent = "source_silent",
+        /// More than `ALERT_SIGNATURE_FAILURES_PER_HOUR` requests to a source
+        /// failed their signature check in the last hour.
+        SignatureFailures = "signature_failures",
         /// D1 above 90% of `D1_MAX_BYTES`, or the cap shortened the dedupe window.
         Storage = "storage",
         /// `POST /alerts/test`: never held as a condition, only sent.

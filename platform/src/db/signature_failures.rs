@@ -3,7 +3,7 @@
 //! its isolate tally and read by the `signature_failures` alarm.
 
 use super::{batch, counters, int, text};
-use crate::db::{Query, Rows};
+use crate::db::Rows;
 use hookrelay_core::signature_tally::{bucket, Row, BUCKET_MS};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -75,10 +75,4 @@ pub fn parse_last_hour(result: &Rows) -> Result<Vec<SourceFailures>> {
             count: r.int("n")?,
         })
     })
-}
-
-/// [`last_hour_statement`] on its own. A failed read is an error, never an
-/// empty list.
-pub async fn last_hour(db: &D1Database, now_ms: i64) -> Result<Vec<SourceFailures>> {
-    parse_last_hour(&last_hour_statement(db, now_ms)?.query().await?)
 }

@@ -4,7 +4,8 @@
 //! a figure silently dropped.
 
 use hookrelay_core::alarms::conditions::{
-    BreakerFigure, DlqFigures, Figures, ParkedFigure, SourceFigure, StorageFigure,
+    BreakerFigure, DlqFigures, Figures, ParkedFigure, SignatureFailureFigure, SourceFigure,
+    StorageFigure,
 };
 use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
 use hookrelay_core::breaker::BreakerState;
@@ -13,7 +14,7 @@ use hookrelay_core::redact::destination_label;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
 use hookrelay_platform::db::events::event_figures as events;
-use hookrelay_platform::db::{alarms, batch, breakers, tombstones, Rows};
+use hookrelay_platform::db::{alarms, batch, breakers, signature_failures, tombstones, Rows};
 use worker::{D1Database, Result};
 
 const HOUR_MS: i64 = 3_600_000;
@@ -38,13 +39,14 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
         alarms::watch_state(db, now)?,
         alarms::firing(db)?,
         alarms::owed_resolved(db, owing.resolved_cutoff(now), owing.resolved_read_limit())?,
+        signature_failures::last_hour_statement(db, now)?,
     ];
     for (source, _) in &watched {
         statements.push(events::last_received(db, source)?);
     }
     let asked = statements.len();
     let answers = batch(db, statements).await?;
-    let [pending, ingress, evicted, breakers_rows, parked, watch, firing, owed, last @ ..] =
+    let [pending, ingress, evicted, breakers_rows, parked, watch, firing, owed, forged, last @ ..] =
         answers.as_slice()
     else {
         return Err(miscounted(answers.len(), asked));
@@ -65,6 +67,7 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
             })
             .collect(),
         sources: source_figures(&watched, last, watched_since)?,
+        signature_failures: signature_failure_figures(forged)?,
         storage: size.map(|size_bytes| StorageFigure {
             size_bytes,
             cap_bytes: cfg.retention.d1_max_bytes,
@@ -122,6 +125,16 @@ fn breaker_figures(rows: &Rows) -> Result<Vec<BreakerFigure>> {
                 left_closed_at: Some(left_closed_at),
                 cause: cause.map(|c| c.as_str().to_string()),
             }
+        })
+        .collect())
+}
+
+fn signature_failure_figures(rows: &Rows) -> Result<Vec<SignatureFailureFigure>> {
+    Ok(signature_failures::parse_last_hour(rows)?
+        .into_iter()
+        .map(|f| SignatureFailureFigure {
+            source: f.source,
+            last_hour: f.count.max(0) as u64,
         })
         .collect())
 }

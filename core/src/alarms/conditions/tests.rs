@@ -188,7 +188,7 @@ fn storage_fires_near_the_cap_or_when_the_cap_shortened_the_dedupe_window() {
 
 /// DESIGN §5: `detail` carries counts, the dominant code, the destination
 /// or source, the oldest id, the threshold; each kind those that apply.
-const DESIGN_DETAIL: [(AlarmKind, &[&str]); 7] = [
+const DESIGN_DETAIL: [(AlarmKind, &[&str]); 8] = [
     (
         AlarmKind::DlqOldest,
         &[
@@ -245,6 +245,10 @@ const DESIGN_DETAIL: [(AlarmKind, &[&str]); 7] = [
         &["source", "last_received_at", "silent_ms", "expect_every_ms"],
     ),
     (
+        AlarmKind::SignatureFailures,
+        &["source", "last_hour", "threshold_per_hour"],
+    ),
+    (
         AlarmKind::Storage,
         &[
             "size_bytes",
@@ -271,6 +275,10 @@ fn every_kind_firing() -> Figures {
         last_received_at: Some(NOW - 61 * MIN),
         watched_since: 0,
     }];
+    f.signature_failures = vec![SignatureFailureFigure {
+        source: "forged".into(),
+        last_hour: 21,
+    }];
     f.storage = Some(StorageFigure {
         size_bytes: 950,
         cap_bytes: 1000,
@@ -295,5 +303,30 @@ fn every_kind_carries_the_detail_the_design_names() {
                 c.detail
             );
         }
+    }
+}
+
+#[test]
+fn signature_failures_fire_above_the_hourly_threshold_per_source() {
+    let cfg = AlarmConfig::default();
+    let table: [(&str, u64, bool); 4] = [
+        ("none", 0, false),
+        ("at the threshold", 20, false),
+        ("one above", 21, true),
+        ("a flood", 5_000, true),
+    ];
+    for (case, last_hour, fires) in table {
+        let f = Figures {
+            signature_failures: vec![SignatureFailureFigure {
+                source: "acme".into(),
+                last_hour,
+            }],
+            ..Figures::default()
+        };
+        let ids: Vec<String> = evaluate(&f, &cfg, NOW)
+            .iter()
+            .map(|c| c.id.to_string())
+            .collect();
+        assert_eq!(ids == ["signature_failures:acme"], fires, "{case}: {ids:?}");
     }
 }
