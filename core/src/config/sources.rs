@@ -221,7 +221,13 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
 type FieldError = (String, String);
 
 fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
-    Err((field.to_string(), problem.into()))
+    Err(field_error(field, problem.into()))
+}
+
+/// Out of line, not inlined per error site (wasm bytes).
+#[inline(never)]
+fn field_error(field: &str, problem: String) -> FieldError {
+    (field.to_string(), problem)
 }
 
 fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {

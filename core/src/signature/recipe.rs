@@ -22,10 +22,16 @@ pub struct RecipeError {
 }
 
 fn err<T>(field: &str, problem: impl Into<String>) -> Result<T, RecipeError> {
-    Err(RecipeError {
+    Err(error(field, problem.into()))
+}
+
+/// One constructor out of line, not one inlined per error site (wasm bytes).
+#[inline(never)]
+fn error(field: &str, problem: String) -> RecipeError {
+    RecipeError {
         field: field.into(),
-        problem: problem.into(),
-    })
+        problem,
+    }
 }
 
 const FIELDS: [&str; 11] = [
@@ -50,9 +56,11 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     only(recipe, "", &FIELDS)?;
     let mac = mac_of(recipe)?;
     let key = key_of(recipe)?;
-    let header = header_name(recipe, "header")?.ok_or_else(|| RecipeError {
-        field: "header".into(),
-        problem: "is required: the header that carries the signature".into(),
+    let header = header_name(recipe, "header")?.ok_or_else(|| {
+        error(
+            "header",
+            "is required: the header that carries the signature".into(),
+        )
     })?;
     let encoding = encoding_of(recipe)?;
     let layout = layout(recipe)?;
@@ -62,9 +70,11 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
         None | Some(Value::Null) => None,
         Some(v) => Some(place(v, "id")?),
     };
-    let signed = string(recipe, "signed")?.ok_or_else(|| RecipeError {
-        field: "signed".into(),
-        problem: "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
+    let signed = string(recipe, "signed")?.ok_or_else(|| {
+        error(
+            "signed",
+            "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
+        )
     })?;
     check_template(signed, timestamp.as_ref(), id.as_ref())?;
     let answer = match recipe.get("answer") {
@@ -182,9 +192,11 @@ fn check_template(
 
 fn token(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     only(recipe, "", &["token"])?;
-    let header = header_name(recipe, "token")?.ok_or_else(|| RecipeError {
-        field: "token".into(),
-        problem: "must name the header that carries the shared token".into(),
+    let header = header_name(recipe, "token")?.ok_or_else(|| {
+        error(
+            "token",
+            "must name the header that carries the shared token".into(),
+        )
     })?;
     Ok(Scheme {
         name: "token".into(),
