@@ -210,47 +210,56 @@ fn check_secret_names(specs: &[SourceSpec]) -> Result<(), ConfigError> {
 }
 
 fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
-    let key = |field: &str| format!("SOURCES.{name}{field}");
+    // Every problem names its field relative to the source; the key is
+    // built here, once, rather than at each field's error (wasm bytes).
+    source_fields(name, decl)
+        .map_err(|(field, problem)| ConfigError::new(format!("SOURCES.{name}{field}"), problem))
+}
+
+/// A field of a source (`.scheme.encoding`, or `` for the source itself)
+/// and what is wrong with it.
+type FieldError = (String, String);
+
+fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
+    Err(field_error(field, problem.into()))
+}
+
+/// Out of line, not inlined per error site (wasm bytes).
+#[inline(never)]
+fn field_error(field: &str, problem: String) -> FieldError {
+    (field.to_string(), problem)
+}
+
+fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
     let name_ok = !name.is_empty()
         && name.len() <= 64
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
     if !name_ok {
-        return Err(ConfigError::new(
-            key(""),
+        return fail(
+            "",
             "a source name must be 1-64 characters of a-z, 0-9, '-' or '_'",
-        ));
+        );
     }
     let Value::Object(fields) = decl else {
-        return Err(ConfigError::new(
-            key(""),
-            "must be an object such as {\"scheme\": \"stripe\"}",
-        ));
+        return fail("", "must be an object such as {\"scheme\": \"stripe\"}");
     };
-    for field in fields.keys() {
-        if !FIELDS.contains(&field.as_str()) {
-            return Err(ConfigError::new(
-                key(&format!(".{field}")),
-                format!("unknown field; expected {}", FIELDS.join(", ")),
-            ));
-        }
+    if let Some(field) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
+        return fail(
+            &format!(".{field}"),
+            format!("unknown field; expected {}", FIELDS.join(", ")),
+        );
     }
-    let scheme = scheme_of(fields, &key(".scheme"))?;
-    let tolerance_s = tolerance_of(fields, &scheme, &key(".tolerance_s"))?;
-    let downstream = url_of(
-        fields,
-        "downstream",
-        &key(".downstream"),
-        "must be an http:// or https:// URL",
-    )?;
+    let scheme = scheme_of(fields)?;
+    let tolerance_s = tolerance_of(fields, &scheme)?;
+    let downstream = url_of(fields, "downstream", "must be an http:// or https:// URL")?;
     let url = url_of(
         fields,
         "url",
-        &key(".url"),
         "must be the http:// or https:// URL as configured at the provider",
     )?;
-    let public_key = public_key_of(fields, &scheme, &key(".public_key"))?;
+    let public_key = public_key_of(fields, &scheme)?;
     Ok(SourceSpec {
         name: name.to_string(),
         scheme,
@@ -258,7 +267,7 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         url,
         public_key,
         downstream,
-        expect_every_ms: expect_every_of(fields, &key(".expect_every"))?,
+        expect_every_ms: expect_every_of(fields)?,
     })
 }
 
@@ -266,17 +275,16 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
 fn tolerance_of(
     fields: &serde_json::Map<String, Value>,
     scheme: &Scheme,
-    key: &str,
-) -> Result<u32, ConfigError> {
+) -> Result<u32, FieldError> {
     match fields.get("tolerance_s") {
         None => Ok(scheme.tolerance_s),
-        Some(v) => v
-            .as_u64()
-            .filter(|t| (1..=86_400).contains(t))
-            .map(|t| t as u32)
-            .ok_or_else(|| {
-                ConfigError::new(key, "must be a whole number of seconds from 1 to 86400")
-            }),
+        Some(v) => match v.as_u64().filter(|t| (1..=86_400).contains(t)) {
+            Some(t) => Ok(t as u32),
+            None => fail(
+                ".tolerance_s",
+                "must be a whole number of seconds from 1 to 86400",
+            ),
+        },
     }
 }
 
@@ -284,31 +292,29 @@ fn tolerance_of(
 fn url_of(
     fields: &serde_json::Map<String, Value>,
     field: &str,
-    key: &str,
     problem: &str,
-) -> Result<Option<String>, ConfigError> {
+) -> Result<Option<String>, FieldError> {
     match fields.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(url)) if is_http_url(url) => Ok(Some(url.clone())),
-        Some(_) => Err(ConfigError::new(key, problem)),
+        Some(_) => fail(&format!(".{field}"), problem),
     }
 }
 
 /// `expect_every`, a duration with a unit such as `6h`; absent or null is
 /// no expectation.
-fn expect_every_of(
-    fields: &serde_json::Map<String, Value>,
-    key: &str,
-) -> Result<Option<i64>, ConfigError> {
+fn expect_every_of(fields: &serde_json::Map<String, Value>) -> Result<Option<i64>, FieldError> {
+    const AT: &str = ".expect_every";
     match fields.get("expect_every") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(raw)) => crate::duration::parse_duration_ms(raw)
-            .map(Some)
-            .map_err(|problem| ConfigError::new(key, problem)),
-        Some(_) => Err(ConfigError::new(
-            key,
+        Some(Value::String(raw)) => match crate::duration::parse_duration_ms(raw) {
+            Ok(ms) => Ok(Some(ms)),
+            Err(problem) => fail(AT, problem),
+        },
+        Some(_) => fail(
+            AT,
             "must be a duration string with a unit, e.g. \"6h\" or \"30m\"",
-        )),
+        ),
     }
 }
 
@@ -322,26 +328,29 @@ const FIELDS: [&str; 6] = [
 ];
 
 /// A preset's name, or a recipe object.
-fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Scheme, ConfigError> {
+fn scheme_of(fields: &serde_json::Map<String, Value>) -> Result<Scheme, FieldError> {
+    const AT: &str = ".scheme";
     match fields.get("scheme") {
-        Some(Value::String(s)) => preset(s).cloned().ok_or_else(|| {
-            ConfigError::new(
-                key,
+        Some(Value::String(s)) => match preset(s) {
+            Some(p) => Ok(p.clone()),
+            None => fail(
+                AT,
                 format!(
                     "unknown preset '{s}'; expected one of {}, or a recipe object",
                     preset_names()
                 ),
-            )
-        }),
-        Some(Value::Object(recipe)) => recipe::parse(recipe)
-            .map_err(|e| ConfigError::new(format!("{key}.{}", e.field), e.problem)),
-        _ => Err(ConfigError::new(
-            key,
+            ),
+        },
+        Some(Value::Object(recipe)) => {
+            recipe::parse(recipe).map_err(|e| (format!("{AT}.{}", e.field), e.problem))
+        }
+        _ => fail(
+            AT,
             format!(
                 "is required: a preset ({}) or a recipe object",
                 preset_names()
             ),
-        )),
+        ),
     }
 }
 
@@ -349,26 +358,26 @@ fn scheme_of(fields: &serde_json::Map<String, Value>, key: &str) -> Result<Schem
 fn public_key_of(
     fields: &serde_json::Map<String, Value>,
     scheme: &Scheme,
-    key: &str,
-) -> Result<Option<String>, ConfigError> {
+) -> Result<Option<String>, FieldError> {
+    const AT: &str = ".public_key";
     let alg = match &scheme.check {
         Check::PublicKey { alg, .. } => Some(*alg),
         _ => None,
     };
     match (fields.get("public_key"), alg) {
         (None | Some(Value::Null), None) => Ok(None),
-        (Some(_), None) => Err(ConfigError::new(
-            key,
+        (Some(_), None) => fail(
+            AT,
             format!("scheme {} is keyed by the secret {{WEBHOOK_SECRET_…}}, not a public key; remove public_key", scheme.name),
-        )),
+        ),
         (Some(Value::String(text)), Some(alg)) => match decode_public_key(alg, text) {
             Some(_) => Ok(Some(text.clone())),
-            None => Err(ConfigError::new(key, public_key_form(alg))),
+            None => fail(AT, public_key_form(alg)),
         },
-        (_, Some(alg)) => Err(ConfigError::new(
-            key,
+        (_, Some(alg)) => fail(
+            AT,
             format!("is required by scheme {}: {}", scheme.name, public_key_form(alg)),
-        )),
+        ),
     }
 }
 

@@ -22,10 +22,16 @@ pub struct RecipeError {
 }
 
 fn err<T>(field: &str, problem: impl Into<String>) -> Result<T, RecipeError> {
-    Err(RecipeError {
+    Err(error(field, problem.into()))
+}
+
+/// One constructor out of line, not one inlined per error site (wasm bytes).
+#[inline(never)]
+fn error(field: &str, problem: String) -> RecipeError {
+    RecipeError {
         field: field.into(),
-        problem: problem.into(),
-    })
+        problem,
+    }
 }
 
 const FIELDS: [&str; 11] = [
@@ -50,9 +56,11 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     only(recipe, "", &FIELDS)?;
     let mac = mac_of(recipe)?;
     let key = key_of(recipe)?;
-    let header = header_name(recipe, "header")?.ok_or_else(|| RecipeError {
-        field: "header".into(),
-        problem: "is required: the header that carries the signature".into(),
+    let header = header_name(recipe, "header")?.ok_or_else(|| {
+        error(
+            "header",
+            "is required: the header that carries the signature".into(),
+        )
     })?;
     let encoding = encoding_of(recipe)?;
     let layout = layout(recipe)?;
@@ -63,11 +71,13 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
         None | Some(Value::Null) => None,
         Some(v) => Some(place(v, "id")?),
     };
-    let signed = string(recipe, "signed")?.ok_or_else(|| RecipeError {
-        field: "signed".into(),
-        problem: "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
+    let signed = string(recipe, "signed")?.ok_or_else(|| {
+        error(
+            "signed",
+            "is required: the template of what is signed, e.g. \"{timestamp}.{body}\"".into(),
+        )
     })?;
-    check_template(&signed, timestamp.as_ref(), id.as_ref())?;
+    check_template(signed, timestamp.as_ref(), id.as_ref())?;
     check_distinct(&header, timestamp.as_ref(), id.as_ref())?;
     let answer = match recipe.get("answer") {
         None | Some(Value::Null) => Answer::Queued,
@@ -87,7 +97,7 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
                 layout,
                 encoding,
             },
-            signed: Signed::Template(signed.into()),
+            signed: Signed::Template(signed.to_string().into()),
         },
         timestamp,
         tolerance_s: 300,
@@ -100,37 +110,56 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     })
 }
 
+/// A closed-choice string field: which of `names` it is (an index), or
+/// `Ok(None)` when absent. One reader for every such field, driven by its
+/// names, rather than a match and an error text per field (wasm bytes).
+fn choice(
+    fields: &Map<String, Value>,
+    name: &str,
+    what: &str,
+    names: &[&str],
+) -> Result<Option<usize>, RecipeError> {
+    let Some(v) = string(fields, name)? else {
+        return Ok(None);
+    };
+    match names.iter().position(|n| *n == v) {
+        Some(i) => Ok(Some(i)),
+        None => err(
+            name,
+            format!("unknown {what} '{v}'; expected {}", one_of(names)),
+        ),
+    }
+}
+
+/// `a, b or c`.
+fn one_of(names: &[&str]) -> String {
+    let (last, rest) = names.split_last().expect("a choice has names");
+    format!("{} or {last}", rest.join(", "))
+}
+
 fn mac_of(recipe: &Map<String, Value>) -> Result<MacAlg, RecipeError> {
-    match string(recipe, "hmac")?.as_deref() {
-        Some("sha1") => Ok(MacAlg::Sha1),
-        Some("sha256") => Ok(MacAlg::Sha256),
-        Some("sha512") => Ok(MacAlg::Sha512),
-        Some(other) => err("hmac", format!("unknown hash '{other}'; expected sha1, sha256 or sha512")),
+    const ALGS: [MacAlg; 3] = [MacAlg::Sha1, MacAlg::Sha256, MacAlg::Sha512];
+    match choice(recipe, "hmac", "hash", &["sha1", "sha256", "sha512"])? {
+        Some(i) => Ok(ALGS[i]),
         None => err("hmac", "is required: sha1, sha256 or sha512 (or write {\"token\": \"<header>\"} for a shared token)"),
     }
 }
 
 fn key_of(recipe: &Map<String, Value>) -> Result<KeyForm, RecipeError> {
-    match string(recipe, "key")?.as_deref() {
-        None | Some("raw") => Ok(KeyForm::Raw),
-        Some("base64") => Ok(KeyForm::Base64),
-        Some("whsec") => Ok(KeyForm::Whsec),
-        Some(other) => err(
-            "key",
-            format!("unknown key form '{other}'; expected raw, base64 or whsec"),
-        ),
-    }
+    const FORMS: [KeyForm; 3] = [KeyForm::Raw, KeyForm::Base64, KeyForm::Whsec];
+    let i = choice(recipe, "key", "key form", &["raw", "base64", "whsec"])?;
+    Ok(FORMS[i.unwrap_or(0)])
 }
 
 fn encoding_of(recipe: &Map<String, Value>) -> Result<Encoding, RecipeError> {
-    match string(recipe, "encoding")?.as_deref() {
-        Some("hex") => Ok(Encoding::Hex),
-        Some("base64") => Ok(Encoding::Base64),
-        Some("base64url") => Ok(Encoding::Base64Url),
-        Some(other) => err(
-            "encoding",
-            format!("unknown encoding '{other}'; expected hex, base64 or base64url"),
-        ),
+    const ENCODINGS: [Encoding; 3] = [Encoding::Hex, Encoding::Base64, Encoding::Base64Url];
+    match choice(
+        recipe,
+        "encoding",
+        "encoding",
+        &["hex", "base64", "base64url"],
+    )? {
+        Some(i) => Ok(ENCODINGS[i]),
         None => err("encoding", "is required: hex, base64 or base64url"),
     }
 }
@@ -165,9 +194,11 @@ fn check_template(
 
 fn token(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
     only(recipe, "", &["token"])?;
-    let header = header_name(recipe, "token")?.ok_or_else(|| RecipeError {
-        field: "token".into(),
-        problem: "must name the header that carries the shared token".into(),
+    let header = header_name(recipe, "token")?.ok_or_else(|| {
+        error(
+            "token",
+            "must name the header that carries the shared token".into(),
+        )
     })?;
     Ok(Scheme {
         name: "token".into(),
@@ -186,13 +217,13 @@ fn token(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
 fn layout(recipe: &Map<String, Value>) -> Result<Layout, RecipeError> {
     let prefix = string(recipe, "prefix")?.unwrap_or_default();
     let separator = string(recipe, "separator")?;
-    if separator.as_deref() == Some("") {
+    if separator == Some("") {
         return err("separator", "must not be empty");
     }
     let Some(parts) = recipe.get("parts") else {
         return Ok(Layout::Whole {
-            prefix: prefix.into(),
-            separator: separator.map(Into::into),
+            prefix: prefix.to_string().into(),
+            separator: separator.map(|s| s.to_string().into()),
         });
     };
     let Value::Object(parts) = parts else {
@@ -219,7 +250,7 @@ fn layout(recipe: &Map<String, Value>) -> Result<Layout, RecipeError> {
             field: field.clone(),
             ..e
         })? {
-            Some(v) if !v.is_empty() => Ok(v.into()),
+            Some(v) if !v.is_empty() => Ok(v.to_string().into()),
             _ => err(&field, "is required and must not be empty"),
         }
     };
@@ -441,10 +472,10 @@ fn only(fields: &Map<String, Value>, at: &str, known: &[&str]) -> Result<(), Rec
     }
 }
 
-fn string(fields: &Map<String, Value>, name: &str) -> Result<Option<String>, RecipeError> {
+fn string<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, RecipeError> {
     match fields.get(name) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => err(name, "must be a string"),
     }
 }
