@@ -192,6 +192,8 @@ async function assertPlotShows(hourly) {
 
 test("entries: filter by source, page through, and open one", async () => {
   await click(page, "Entries");
+  // The view renders after its first read: wait for its form, never race it.
+  await page.waitForSelector("main select[name=status]", { timeout: 15_000 });
   await page.select("main select[name=status]", "pending");
   await page.type("main input[name=source]", "shop");
   await page.type("main input[name=limit]", "3");
@@ -314,6 +316,7 @@ test("a replay job: dry run, canary, approve, completed, with the progress updat
 test("the story of a parked-then-drained event, found by its idempotency key", async () => {
   const key = (await rows(relay.db, "SELECT idempotency_key AS k FROM events WHERE event_id = ?", parkedEvent))[0].k;
   await click(page, "Story");
+  await page.waitForSelector("main input[name=q]", { timeout: 15_000 });
   await page.type("main input[name=q]", key);
   await click(page, "Show the story");
   const steps = await until(page, () => document.querySelector("[data-steps]")?.dataset.steps);
