@@ -12,6 +12,7 @@ import { startDownstream, destinationLabel } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { checkHmacSha256 } from "../scripts/webhook-signatures.mjs";
+import { insertPendingEntry } from "./support/dead-letters.mjs";
 
 const DOWN_SECRET = "alarm-down-secret";
 const answer = { "/alerts": () => 200, "/broken-alerts": () => 500, "/dest": () => 500 };
@@ -291,18 +292,6 @@ test("without ALERT_WEBHOOK_URL alarms are still listed and the test route answe
     await relay.dispose();
   }
 });
-
-/** Inserts a pending dead letter stored `ageMs` ago. */
-async function insertPendingEntry(db, id, ageMs = 0) {
-  const at = Date.now() - ageMs;
-  await db
-    .prepare(
-      `INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope)
-       VALUES (?1, 'retries_exhausted', 'pending', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}')`,
-    )
-    .bind(id, at)
-    .run();
-}
 
 for (const [name, receiverVars] of [
   ["without ALERT_WEBHOOK_URL", {}],

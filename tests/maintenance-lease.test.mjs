@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { startRelay, rows, waitFor } from "./support/harness.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { BURST_WORKER, burst } from "./support/burst.mjs";
+import { insertPendingEntry } from "./support/dead-letters.mjs";
 
 const started = [];
 after(() => Promise.all(started.map((r) => r.dispose())));
@@ -107,18 +108,6 @@ test("two maintenance runs and a cron at the same moment take turns: every event
   const stats = (await admin.get("webhook-dlq/stats")).data;
   assert.equal(stats.archive.rows, N, "the archive's kept count matches its objects");
 });
-
-/** Inserts a pending dead letter stored `ageMs` ago (a `dlq_ingress` condition with ALERT_DLQ_INGRESS_PER_HOUR=0). */
-async function insertPendingEntry(db, id, ageMs = 0) {
-  const at = Date.now() - ageMs;
-  await db
-    .prepare(
-      `INSERT INTO dead_letters (id, kind, status, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope)
-       VALUES (?1, 'retries_exhausted', 'pending', ?1, 'UPSTREAM_5XX', 'transient', 'sig', 6, ?1, ?2, ?2, '{}')`,
-    )
-    .bind(id, at)
-    .run();
-}
 
 const episodes = async (db, id) => rows(db, "SELECT state, since, resolved_at FROM alarms WHERE id = ?1 ORDER BY since", id);
 
