@@ -14,6 +14,7 @@ pub mod calendar;
 pub mod claim_check;
 pub mod config;
 pub mod d1_error;
+pub mod deliveries;
 pub mod delivery_plan;
 pub mod disposition;
 pub mod dlq_capacity;
