@@ -23,6 +23,11 @@ pub struct ReplayCall {
     pub queue_message_id: String,
     /// The entry's root-cause code, for the refusal rule.
     pub entry_code: ErrorCode,
+    /// The entry's destination: a `delivery` entry replays to it alone;
+    /// `None` (an `ingest` entry) ingests again, and the event's
+    /// deliveries then go their own way (DESIGN §4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination: Option<String>,
 }
 
 /// What the relay did.
@@ -48,6 +53,7 @@ mod tests {
             event: json!({"v": 1}),
             queue_message_id: "m1".into(),
             entry_code: ErrorCode::Upstream5xx,
+            destination: Some("billing".into()),
         };
         let text = serde_json::to_string(&call).unwrap();
         assert_eq!(serde_json::from_str::<ReplayCall>(&text).unwrap(), call);

@@ -101,6 +101,9 @@ async fn attempt(relay: &Relay, entry: &EntryRow) -> ReplayAnswer {
         event: envelope.input.original,
         queue_message_id: envelope.identity.queue_message_id,
         entry_code: envelope.failure.code,
+        // Every entry is an `ingest` entry until the DLQ worker files
+        // delivery entries (issue 33).
+        destination: None,
     };
     relay.replay(&call).await
 }
