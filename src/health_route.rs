@@ -1,4 +1,4 @@
-//! `GET /healthz`: version, configured source names and the retry
+//! `GET /healthz`: version, configured source and destination names and the retry
 //! schedule; never a secret.
 
 use crate::{config_cache::relay_config, responses, VERSION};
@@ -17,6 +17,7 @@ pub fn handle(req: &Request, env: &Env) -> Result<Response> {
             "status": "ok",
             "version": VERSION,
             "sources": config.sources.keys().collect::<Vec<_>>(),
+            "destinations": config.delivery.destinations.keys().collect::<Vec<_>>(),
             "retry_delays_s": config.retry.delays_s(),
         })),
         Err(e) => responses::config_invalid(e),

@@ -1,5 +1,15 @@
 //! `POST /internal/v1/replay`: a replay the DLQ worker hands over, carried
-//! out here with the relay's own `SOURCES` and delivery settings.
+//! out here with the relay's own `SOURCES`, `DESTINATIONS` and delivery
+//! settings.
+//!
+//! - A `delivery` entry (`ReplayCall.destination`, or an original that is
+//!   a `DeliveryMessage`) replays to that destination only: an operator's
+//!   try, so an open breaker fails it and nothing parks; a delivery
+//!   already `delivered` succeeds without a call. A destination no longer
+//!   configured is refused (`Refusal::DestinationNotConfigured`, which the
+//!   DLQ worker answers with 409), and nothing changes.
+//! - An `ingest` entry ingests again and routes; its deliveries are
+//!   enqueued and go their own way, so it succeeds once ingested.
 //!
 //! The DLQ worker reaches this through its `RELAY` service binding, which
 //! lands on this public fetch handler; so the caller is proven with a
@@ -8,11 +18,15 @@
 
 use crate::internal_auth;
 use crate::responses;
+use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::error_code::Failure;
+use hookrelay_core::deliveries::message::DeliveryMessage;
+use hookrelay_core::disposition::Outcome;
+use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::queued_event::decode_value;
-use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
+use hookrelay_core::parking::Caller;
+use hookrelay_core::queued_event::{decode_value, QueuedEvent};
+use hookrelay_core::replay_call::{Refusal, ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::now_ms;
@@ -38,50 +52,165 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         }
     };
     let answer = replay(env, cfg, &call).await?;
+    hookrelay_platform::metrics::flush(env).await;
     Response::from_json(&answer)
 }
 
-/// Runs the pipeline for the entry's event, unless the replay must be refused.
-async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<ReplayAnswer> {
-    let failed = |failure: Failure| ReplayAnswer {
+fn failed(failure: Failure) -> ReplayAnswer {
+    ReplayAnswer {
         downstream: DownstreamResult::NotForwarded,
         failure: Some(failure),
         refused: None,
-    };
-    let event = match decode_value(&call.event) {
-        Ok(e) => e,
+        refusal: None,
+    }
+}
+
+fn refused(why: String, refusal: Option<Refusal>) -> ReplayAnswer {
+    ReplayAnswer {
+        downstream: DownstreamResult::NotForwarded,
+        failure: None,
+        refused: Some(why),
+        refusal,
+    }
+}
+
+fn answer_of(p: &pipeline::Processed) -> ReplayAnswer {
+    ReplayAnswer {
+        downstream: p.downstream,
+        failure: verdict(&p.outcome, p.downstream).err(),
+        refused: None,
+        refusal: None,
+    }
+}
+
+/// What a replay call names: the event when the original is one (a
+/// delivery message carries only the event's identity; its row holds it),
+/// the entry's destination, the source and the event id.
+struct Target {
+    event: Option<QueuedEvent>,
+    destination: Option<String>,
+    source: String,
+    event_id: String,
+}
+
+fn target(call: &ReplayCall) -> std::result::Result<Target, Failure> {
+    match DeliveryMessage::read(&call.event) {
+        Some(Ok(m)) => Ok(Target {
+            destination: Some(call.destination.clone().unwrap_or(m.destination)),
+            source: m.source,
+            event_id: m.event_id,
+            event: None,
+        }),
+        Some(Err(e)) => Err(Failure::new(ErrorCode::SchemaMismatch, e)),
+        None => decode_value(&call.event).map(|e| Target {
+            destination: call.destination.clone(),
+            source: e.source.clone(),
+            event_id: e.event_id.clone(),
+            event: Some(e),
+        }),
+    }
+}
+
+/// Refuses the replay before anything is done, when it must be.
+fn refused_target(cfg: &RelayConfig, t: &Target, entry_code: ErrorCode) -> Option<ReplayAnswer> {
+    let known = cfg.sources.contains_key(&t.source);
+    let forwards = t.destination.is_some() || cfg.delivery.forwards(&t.source);
+    if let Some(why) = refusal(&t.source, known, forwards, entry_code) {
+        return Some(refused(why, None));
+    }
+    let d = t.destination.as_deref()?;
+    cfg.delivery.destination(d).is_none().then(|| {
+        let why = format!("destination '{d}' is not configured in the relay (DESTINATIONS, or a source's downstream), so this delivery cannot be replayed; configure it again, or archive the entry");
+        refused(why, Some(Refusal::DestinationNotConfigured))
+    })
+}
+
+async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<ReplayAnswer> {
+    let t = match target(call) {
+        Ok(t) => t,
         Err(f) => return Ok(failed(f)),
     };
-    let source = event.source.as_str();
-    let known = cfg.sources.contains_key(source);
-    if let Some(why) = refusal(
-        source,
-        known,
-        cfg.delivery.forwards(source),
-        call.entry_code,
-    ) {
-        return Ok(ReplayAnswer {
-            downstream: DownstreamResult::NotForwarded,
-            failure: None,
-            refused: Some(why),
-        });
+    if let Some(answer) = refused_target(cfg, &t, call.entry_code) {
+        return Ok(answer);
     }
     let db = env.d1("DB")?;
-    let item = Item {
-        event: &event,
-        queue_message_id: &call.queue_message_id,
+    let now = now_ms();
+    if let Some(e) = &t.event {
+        if let Some(answer) =
+            ingest_again(env, &db, cfg, call, e, t.destination.as_deref(), now).await
+        {
+            return Ok(answer);
+        }
+    }
+    let Some(d) = t.destination else {
+        return Ok(failed(Failure::new(
+            ErrorCode::Unknown,
+            "nothing to replay",
+        )));
     };
-    let processed = pipeline::run(&db, &[item], &cfg.delivery, Component::Replay, now_ms()).await;
-    hookrelay_platform::metrics::flush(env).await;
-    Ok(match processed.into_iter().next() {
-        Some(p) => ReplayAnswer {
-            downstream: p.downstream,
-            failure: verdict(&p.outcome, p.downstream).err(),
-            refused: None,
-        },
+    let requests = [(t.event_id, d)];
+    let carriers = [(call.queue_message_id.as_str(), 0u32)];
+    let processed = pipeline::deliver(
+        &db,
+        &requests,
+        &carriers,
+        &cfg.delivery,
+        (Component::Replay, Caller::Replay),
+        now,
+        None,
+    )
+    .await;
+    Ok(match processed.first() {
+        Some(p) => answer_of(p),
         None => failed(Failure::new(
-            hookrelay_core::error_code::ErrorCode::Unknown,
+            ErrorCode::Unknown,
             "the pipeline returned no result",
         )),
+    })
+}
+
+/// Ingests the entry's event again. For a delivery entry its row comes
+/// back if it was swept, with this one delivery (copied, if it predates
+/// deliveries), and the replay goes on (`None`); an ingest entry routes
+/// as configured, its deliveries are enqueued, and its answer is final.
+async fn ingest_again(
+    env: &Env,
+    db: &worker::D1Database,
+    cfg: &RelayConfig,
+    call: &ReplayCall,
+    event: &QueuedEvent,
+    destination: Option<&str>,
+    now: i64,
+) -> Option<ReplayAnswer> {
+    let items = [Item {
+        event,
+        queue_message_id: &call.queue_message_id,
+    }];
+    let (processed, pending) = match destination {
+        Some(d) => {
+            let only = Routed::Routed {
+                matched: vec![d.to_string()],
+                unmatched: Vec::new(),
+            };
+            let out = pipeline::ingest_routed(db, &items, &[only], Component::Replay, now).await;
+            (out.0, Ok(Vec::new()))
+        }
+        None => pipeline::ingest(db, &items, &cfg.delivery, Component::Replay, now).await,
+    };
+    let Some(p) = processed.into_iter().next() else {
+        return Some(failed(Failure::new(
+            ErrorCode::Unknown,
+            "the ingest returned no result",
+        )));
+    };
+    if let Outcome::Failed(_) = p.outcome {
+        return Some(answer_of(&p));
+    }
+    if destination.is_some() {
+        return None;
+    }
+    Some(match crate::consumer::enqueue(env, &items, pending).await {
+        Ok(()) => answer_of(&p),
+        Err(f) => failed(f),
     })
 }

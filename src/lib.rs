@@ -15,6 +15,7 @@ mod admin_proxy;
 mod alerting;
 mod config_cache;
 mod consumer;
+mod delivery_consumer;
 mod fetch_entry;
 mod health_route;
 mod ingest_route;

@@ -4,6 +4,7 @@
 //! named `queue` with the raw batch, the env and the context.
 
 use crate::consumer;
+use crate::delivery_consumer;
 use crate::parking::drain_consumer;
 use hookrelay_platform::parking::drain_resume::resume_if_due;
 use hookrelay_platform::queue_message::read_batch;
@@ -13,7 +14,11 @@ use worker::{worker_sys, Env};
 /// The queue of drain steps (`wrangler.toml`, producer binding `CONTROL`).
 pub const CONTROL_QUEUE: &str = "hookrelay-control";
 
-/// Entry point for batches from `webhooks` and `hookrelay-control`,
+/// The queue of deliveries, one message per (event, destination)
+/// (`wrangler.toml`, producer binding `DELIVERIES`).
+pub const DELIVERIES_QUEUE: &str = "deliveries";
+
+/// Entry point for batches from `webhooks`, `deliveries` and `hookrelay-control`,
 /// dispatched by the batch's queue name. It never throws: each message is
 /// acked or retried on its own, so a failure never turns into a batch-wide
 /// retry.
@@ -28,6 +33,8 @@ pub async fn queue(
     // A queue that is not the control queue is `webhooks` (or a renamed one).
     if name == CONTROL_QUEUE {
         drain_consumer::consume(read_batch(&batch), &env).await;
+    } else if name == DELIVERIES_QUEUE {
+        delivery_consumer::consume(read_batch(&batch), &env).await;
     } else {
         consumer::consume(read_batch(&batch), &env).await;
     }

@@ -40,6 +40,20 @@ pub struct ReplayAnswer {
     pub failure: Option<Failure>,
     /// Why nothing was attempted, if the replay was refused.
     pub refused: Option<String>,
+    /// What kind of refusal it was, when the DLQ worker answers it with a
+    /// status of its own (DESIGN §4: an entry whose destination is no
+    /// longer configured is refused with `409`, and nothing changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<Refusal>,
+}
+
+/// A refusal the DLQ worker tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Refusal {
+    /// The entry's destination is not in the relay's configuration: answer
+    /// `409` naming it; nothing was called or changed.
+    DestinationNotConfigured,
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ async fn attempt(relay: &Relay, entry: &EntryRow) -> ReplayAnswer {
         downstream: DownstreamResult::NotForwarded,
         failure: Some(failure),
         refused: None,
+        refusal: None,
     };
     let Ok(envelope) = serde_json::from_str::<Envelope>(&entry.envelope) else {
         return failed(Failure::new(

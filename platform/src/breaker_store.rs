@@ -14,7 +14,6 @@ use hookrelay_core::breaker::{
 };
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
-use hookrelay_core::redact::destination_label;
 use worker::{D1Database, Result};
 
 const CAS_ATTEMPTS: usize = 5;
@@ -28,7 +27,7 @@ fn log_transition(component: Component, destination: &str, from: BreakerState, t
         log::warn(
             component,
             "breaker_transition",
-            log::fields! {"destination": destination_label(destination), "from": from.name(), "to": to.name()},
+            log::fields! {"destination": destination, "from": from.name(), "to": to.name()},
         );
     }
 }
@@ -85,7 +84,7 @@ pub async fn record_call(
     log::error(
         component,
         "breaker_record_contended",
-        log::fields! {"destination": destination_label(destination)},
+        log::fields! {"destination": destination},
     );
     Ok(())
 }
@@ -135,7 +134,7 @@ pub async fn write_folded(
     log::error(
         component,
         "breaker_record_contended",
-        log::fields! {"destination": destination_label(destination)},
+        log::fields! {"destination": destination},
     );
     Ok(())
 }
@@ -165,7 +164,7 @@ pub async fn force_open_call(
     log::error(
         component,
         "breaker_record_contended",
-        log::fields! {"destination": destination_label(destination)},
+        log::fields! {"destination": destination},
     );
     Ok(probe_at)
 }

@@ -31,6 +31,7 @@ pub async fn record(env: &Env, batch: &Batch<'_>, dispositions: &[Disposition], 
                 queue_message_id: &message.id,
                 attempt: message.attempts,
                 failure,
+                destination: None,
             })
         })
         .collect();

@@ -17,6 +17,8 @@
 mod failures;
 mod handoff;
 mod process;
+
+pub use process::enqueue;
 mod tally;
 
 use crate::config_cache::relay_config;

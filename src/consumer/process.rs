@@ -1,18 +1,22 @@
-//! Step 2: run the pipeline over every decodable event of the batch.
+//! Step 2: ingest every decodable event of the batch, routed
+//! (`hookrelay_platform::pipeline::ingest`), then send one message per
+//! pending delivery to the `deliveries` queue, in one `sendBatch`. A
+//! redelivered or duplicate message re-sends the messages of its
+//! deliveries still pending: harmless, since a delivered one is never
+//! called again. If the send fails, the events' messages are retried.
 
 use super::{Batch, COMPONENT};
 use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::deliveries::message::DeliveryMessage;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_platform::db::error_message;
-use hookrelay_platform::pipeline::{self, Item};
+use hookrelay_platform::pipeline::{self, Item, Pending};
+use hookrelay_platform::{log, queue_send};
 use worker::Env;
 
-/// The `CONTROL` queue that carries drain steps; without it a park still
-/// happens, and the resume check sends the drain's first step later.
-fn control(env: &Env) -> Option<worker::Queue> {
-    env.queue("CONTROL").ok()
-}
+/// The producer binding of the `deliveries` queue.
+pub const DELIVERIES_BINDING: &str = "DELIVERIES";
 
 /// Each message's outcome. Undecodable messages keep their poison failure.
 /// Without a valid configuration nothing is attempted, and every message is
@@ -57,11 +61,18 @@ pub async fn process(
     }
     let results: Vec<Outcome> = match env.d1("DB") {
         Ok(db) => {
-            pipeline::run_parking(&db, &items, delivery, COMPONENT, now, control(env).as_ref())
-                .await
-                .into_iter()
-                .map(|p| p.outcome)
-                .collect()
+            let (processed, pending) =
+                pipeline::ingest(&db, &items, delivery, COMPONENT, now).await;
+            let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
+            if let Err(f) = enqueue(env, &items, pending).await {
+                // Nothing is acked before its deliveries are on the queue.
+                for r in results.iter_mut() {
+                    if !matches!(r, Outcome::Failed(_)) {
+                        *r = Outcome::Failed(f.clone());
+                    }
+                }
+            }
+            results
         }
         Err(e) => {
             let failure = Failure::new(
@@ -75,4 +86,53 @@ pub async fn process(
         outcomes[i] = outcome;
     }
     outcomes
+}
+
+/// Sends one `DeliveryMessage` per pending delivery, in one `sendBatch`.
+pub async fn enqueue(
+    env: &Env,
+    items: &[Item<'_>],
+    pending: Result<Vec<Pending>, String>,
+) -> Result<(), Failure> {
+    let pending = pending.map_err(|e| {
+        Failure::new(
+            ErrorCode::D1Unavailable,
+            format!("the pending deliveries could not be read: {e}"),
+        )
+    })?;
+    let mut messages: Vec<String> = Vec::with_capacity(pending.len());
+    for (event_id, destination) in &pending {
+        let Some(item) = items.iter().find(|i| i.event.event_id == *event_id) else {
+            continue;
+        };
+        let e = item.event;
+        let m = DeliveryMessage::new(
+            &e.event_id,
+            &e.idempotency_key,
+            &e.source,
+            destination,
+            e.received_at_ms,
+        );
+        if let Ok(json) = serde_json::to_string(&m) {
+            messages.push(json);
+        }
+    }
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let sent = match env.queue(DELIVERIES_BINDING) {
+        Ok(q) => queue_send::send_json_batch(&q, &messages).await,
+        Err(e) => Err(e),
+    };
+    sent.map_err(|e| {
+        log::error(
+            COMPONENT,
+            "deliveries_send_failed",
+            log::fields! {"count": messages.len(), "err": error_message(&e)},
+        );
+        Failure::new(
+            ErrorCode::Unknown,
+            format!("the deliveries queue (binding {DELIVERIES_BINDING}) did not take the messages: {}; retrying", error_message(&e)),
+        )
+    })
 }

@@ -7,6 +7,7 @@
 
 mod alarms;
 mod delivery;
+pub mod destinations;
 pub mod env;
 mod retention;
 mod shared;
@@ -151,7 +152,10 @@ mod tests {
             (3, 2000)
         );
         assert_eq!(d.breaker_open_action, BreakerOpenAction::DeadLetter);
-        assert_eq!(d.downstreams["demo-standard"], "http://127.0.0.1:9/x");
+        assert_eq!(
+            d.destination("demo-standard").map(|d| d.url.as_str()),
+            Some("http://127.0.0.1:9/x")
+        );
         assert!(!format!("{d:?}").contains("down-secret"));
     }
 
@@ -235,6 +239,48 @@ mod tests {
         let err = RelayConfig::load(&e).unwrap_err();
         assert_eq!(err.key, "WEBHOOK_SECRET_DEMO_STANDARD");
         assert!(!err.to_string().contains("not-base64-secretvalue"));
+    }
+
+    #[test]
+    fn routes_name_declared_destinations_and_the_conflicts_are_errors_naming_their_path() {
+        let with = |sources: Value, destinations: Value| {
+            let mut e = demo_env();
+            e.insert("SOURCES".into(), sources);
+            e.insert("DESTINATIONS".into(), destinations);
+            e.insert("WEBHOOK_SECRET_SHOP".into(), json!("s"));
+            RelayConfig::load(&e)
+        };
+        let ok = with(
+            json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}, {"to": "b"}]}, "demo-standard": {"scheme": "standard-webhooks", "downstream": "http://127.0.0.1:9/x"}}),
+            json!({"a": {"url": "http://127.0.0.1:1/a"}, "b": {"url": "http://127.0.0.1:1/b"}}),
+        )
+        .unwrap();
+        assert_eq!(ok.delivery.routes["shop"], ["a", "b"]);
+        assert_eq!(ok.delivery.routes["demo-standard"], ["demo-standard"]);
+        assert_eq!(
+            ok.delivery.destination("demo-standard").unwrap().url,
+            "http://127.0.0.1:9/x"
+        );
+        let table = [
+            (
+                json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}, {"to": "nope"}]}}),
+                json!({"a": {"url": "http://x"}}),
+                "SOURCES.shop.routes[1].to",
+            ),
+            (
+                json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}], "downstream": "http://x"}}),
+                json!({"a": {"url": "http://x"}}),
+                "SOURCES.shop.routes",
+            ),
+            (
+                json!({"shop": {"scheme": "stripe", "downstream": "http://x"}}),
+                json!({"shop": {"url": "http://y"}}),
+                "DESTINATIONS.shop",
+            ),
+        ];
+        for (sources, destinations, key) in table {
+            assert_eq!(with(sources, destinations).unwrap_err().key, key);
+        }
     }
 }
 

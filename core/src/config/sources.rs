@@ -26,6 +26,9 @@ pub struct SourceSpec {
     pub public_key: Option<String>,
     /// Where ingested events are forwarded, if anywhere.
     pub downstream: Option<String>,
+    /// `routes`: the destinations (by name) every event is routed to;
+    /// `None` when the source declares none.
+    pub routes: Option<Vec<String>>,
     /// `expect_every`: the `source_silent` alarm fires when nothing arrived
     /// from this source for this long (milliseconds); `None` never alarms.
     pub expect_every_ms: Option<i64>,
@@ -231,12 +234,7 @@ fn field_error(field: &str, problem: String) -> FieldError {
 }
 
 fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
-    let name_ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    if !name_ok {
+    if !valid_name(name) {
         return fail(
             "",
             "a source name must be 1-64 characters of a-z, 0-9, '-' or '_'",
@@ -254,6 +252,16 @@ fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
     let scheme = scheme_of(fields)?;
     let tolerance_s = tolerance_of(fields, &scheme)?;
     let downstream = url_of(fields, "downstream", "must be an http:// or https:// URL")?;
+    let routes = match fields.get("routes") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_routes(v)?),
+    };
+    if routes.is_some() && downstream.is_some() {
+        return fail(
+            ".routes",
+            "a source has either routes or downstream, not both; move the downstream URL into DESTINATIONS and route to it",
+        );
+    }
     let url = url_of(
         fields,
         "url",
@@ -267,6 +275,7 @@ fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
         url,
         public_key,
         downstream,
+        routes,
         expect_every_ms: expect_every_of(fields)?,
     })
 }
@@ -318,14 +327,54 @@ fn expect_every_of(fields: &serde_json::Map<String, Value>) -> Result<Option<i64
     }
 }
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "scheme",
     "tolerance_s",
     "url",
     "public_key",
     "downstream",
+    "routes",
     "expect_every",
 ];
+
+/// A source's `routes`: `[{"to": "<destination>"}]`, each destination at
+/// most once; the names, or the field and problem.
+pub(super) fn parse_routes(v: &Value) -> Result<Vec<String>, (String, String)> {
+    let fail = |field: String, problem: &str| Err((field, problem.to_string()));
+    let Value::Array(list) = v else {
+        return fail(
+            ".routes".into(),
+            "must be a list such as [{\"to\": \"billing\"}]",
+        );
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (i, route) in list.iter().enumerate() {
+        let at = format!(".routes[{i}]");
+        let Value::Object(fields) = route else {
+            return fail(at, "must be an object such as {\"to\": \"billing\"}");
+        };
+        if let Some(f) = fields.keys().find(|f| f.as_str() != "to") {
+            return fail(format!("{at}.{f}"), "unknown field; expected to");
+        }
+        let Some(Value::String(to)) = fields.get("to") else {
+            return fail(format!("{at}.to"), "must name a destination");
+        };
+        if names.contains(to) {
+            return fail(format!("{at}.to"), "this destination is routed to twice");
+        }
+        names.push(to.clone());
+    }
+    Ok(names)
+}
+
+/// Source and destination names: 1-64 characters of a-z, 0-9, '-' or '_'.
+pub(super) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
 
 /// A preset's name, or a recipe object.
 fn scheme_of(fields: &serde_json::Map<String, Value>) -> Result<Scheme, FieldError> {
@@ -622,5 +671,24 @@ mod tests {
         assert_eq!(by_name("quiet"), Some(21_600_000));
         assert_eq!(by_name("loud"), None);
         assert_eq!(by_name("nulled"), None);
+    }
+
+    #[test]
+    fn routes_parse_and_refuse_twice_and_unknown_fields() {
+        assert_eq!(
+            parse_routes(&json!([{"to": "a"}, {"to": "b"}])).unwrap(),
+            ["a", "b"]
+        );
+        assert_eq!(
+            parse_routes(&json!([{"to": "a"}, {"to": "a"}]))
+                .unwrap_err()
+                .0,
+            ".routes[1].to"
+        );
+        assert_eq!(
+            parse_routes(&json!([{"to": "a", "x": 1}])).unwrap_err().0,
+            ".routes[0].x"
+        );
+        assert_eq!(parse_routes(&json!({})).unwrap_err().0, ".routes");
     }
 }

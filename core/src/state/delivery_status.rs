@@ -8,6 +8,8 @@ named_states! {
     pub enum DeliveryStatus ("delivery status") {
         /// The source has no downstream.
         None = "none",
+        /// The source has routes, and none matched the event.
+        Filtered = "filtered",
         /// Waiting for a (next) delivery attempt.
         Pending = "pending",
         /// An isolate holds the delivery lease and is calling the downstream.
@@ -28,6 +30,16 @@ impl DeliveryStatus {
             DeliveryStatus::Pending
         } else {
             DeliveryStatus::None
+        }
+    }
+
+    /// The status an event starts with once routed (DESIGN §3).
+    pub fn routed(routed: &crate::config::destinations::Routed) -> DeliveryStatus {
+        use crate::config::destinations::Routed;
+        match routed {
+            Routed::NoRoutes => DeliveryStatus::None,
+            Routed::Routed { matched, .. } if matched.is_empty() => DeliveryStatus::Filtered,
+            Routed::Routed { .. } => DeliveryStatus::Pending,
         }
     }
 

@@ -4,7 +4,6 @@ use super::batch_reader::{Batch, Slot};
 use super::stats_lifecycle;
 use super::ApiResult;
 use hookrelay_core::config::RetentionConfig;
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
@@ -27,7 +26,7 @@ fn parked(total: Option<Pending>, by: Vec<ParkedByDestination>, now: i64) -> Val
     let total = total.unwrap_or(Pending { n: 0, oldest: None });
     let by_destination: Vec<Value> = by
         .into_iter()
-        .map(|d| json!({"destination": destination_label(d.destination.as_deref().unwrap_or("")), "count": d.n, "oldest_age_s": age(d.oldest)}))
+        .map(|d| json!({"destination": d.destination.as_deref().unwrap_or(""), "count": d.n, "oldest_age_s": age(d.oldest)}))
         .collect();
     json!({"count": total.n, "oldest_age_s": age(total.oldest), "by_destination": by_destination})
 }
@@ -113,7 +112,9 @@ pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> Ap
     let breakers: Vec<Value> = a
         .rows(&s.breakers)?
         .into_iter()
-        .map(|b| json!({"destination": destination_label(&b.destination), "state": b.state_name, "since": b.updated_at}))
+        .map(
+            |b| json!({"destination": b.destination, "state": b.state_name, "since": b.updated_at}),
+        )
         .collect();
     let by_label = a.rows(&s.by_label)?;
     let mut answer = json!({

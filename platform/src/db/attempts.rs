@@ -18,6 +18,28 @@ pub struct FailedAttempt<'a> {
     pub attempt: u32,
     /// What failed.
     pub failure: &'a Failure,
+    /// The destination called, for a delivery's attempt (`None`: ingest).
+    pub destination: Option<&'a str>,
+}
+
+/// The insert of one failed attempt, for a caller that batches it.
+pub fn insert_statement(
+    db: &D1Database,
+    a: &FailedAttempt<'_>,
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare("INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at, cause, destination) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+        .bind(&[
+            opt_text(a.event_id),
+            text(a.queue_message_id),
+            int(i64::from(a.attempt)),
+            text(a.failure.class().as_str()),
+            text(a.failure.code.as_str()),
+            text(&a.failure.message),
+            int(now_ms),
+            opt_text(a.failure.cause.map(|c| c.as_str())),
+            opt_text(a.destination),
+        ])
 }
 
 /// Records failed attempts in one round trip.
@@ -25,21 +47,9 @@ pub async fn record(db: &D1Database, attempts: &[FailedAttempt<'_>], now_ms: i64
     if attempts.is_empty() {
         return Ok(());
     }
-    let stmt = "INSERT INTO attempts (event_id, queue_message_id, attempt, class, code, message, at, cause) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
     let statements = attempts
         .iter()
-        .map(|a| {
-            db.prepare(stmt).bind(&[
-                opt_text(a.event_id),
-                text(a.queue_message_id),
-                int(i64::from(a.attempt)),
-                text(a.failure.class().as_str()),
-                text(a.failure.code.as_str()),
-                text(&a.failure.message),
-                int(now_ms),
-                opt_text(a.failure.cause.map(|c| c.as_str())),
-            ])
-        })
+        .map(|a| insert_statement(db, a, now_ms))
         .collect::<Result<Vec<_>>>()?;
     crate::db::batch(db, statements).await?;
     Ok(())

@@ -1,10 +1,11 @@
-//! One parked event through the consumer's phases: lease (parked →
+//! One parked delivery through the consumer's phases: lease (parked →
 //! delivering), breaker, signed call, record; then what the core says the
 //! result means for the step (`parking::drain_plan::after_result`).
 
 use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
-use crate::db::{attempts, drains, error_message, event_steps, events, payloads};
+use crate::db::deliveries::{self, DeliveryRow};
+use crate::db::{attempts, drains, error_message, event_steps, payloads};
 use crate::outlined::outlined;
 use crate::pipeline::call::{admission, call, no_signing_key};
 use crate::{log, metrics, now_ms};
@@ -13,7 +14,6 @@ use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{lease_stale_before, EventStep};
 
 /// How one event went, for the step.
@@ -31,29 +31,34 @@ pub enum EventEnd {
     Stopped,
 }
 
-/// Delivers one parked event of `destination`.
-pub async fn one(ctx: &DrainCtx<'_>, row: &events::ParkedRow, destination: &str) -> EventEnd {
+/// Delivers one parked delivery of `destination`.
+pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> EventEnd {
     let now = now_ms();
     let stale = lease_stale_before(now, ctx.cfg.timeout_ms);
-    match events::claim_parked(ctx.db, &row.event_id, now, stale).await {
+    let key = (row.event.event_id.as_str(), destination);
+    match deliveries::claim_parked(ctx.db, key, now, stale).await {
         Ok(true) => {}
         Ok(false) => return EventEnd::Skipped,
         Err(e) => {
             log::error(
                 COMPONENT,
                 "drain_claim_failed",
-                log::fields! {"id": row.event_id, "err": error_message(&e)},
+                log::fields! {"id": row.event.event_id, "err": error_message(&e)},
             );
             return EventEnd::Stopped;
         }
     }
     let admitted = outlined(admission(ctx.db, COMPONENT, destination, ctx.cfg)).await;
-    let label = destination_label(destination);
     let action = ctx.cfg.breaker_open_action;
-    if let CallDecision::Refuse(_) =
-        decide(admitted, true, action, Caller::DrainStep, &label, now_ms())
-    {
-        repark(ctx, row, None).await;
+    if let CallDecision::Refuse(_) = decide(
+        admitted,
+        true,
+        action,
+        Caller::DrainStep,
+        destination,
+        now_ms(),
+    ) {
+        repark(ctx, row, destination, None).await;
         return match admitted {
             Admission::Reject { retry_at_ms, .. } => EventEnd::ProbeAt(retry_at_ms),
             _ => EventEnd::Stopped,
@@ -64,13 +69,13 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &events::ParkedRow, destination: &str)
 }
 
 /// The signed call, with the body loaded if it was claim-checked.
-async fn send(
-    ctx: &DrainCtx<'_>,
-    row: &events::ParkedRow,
-    destination: &str,
-) -> Result<(), Failure> {
+async fn send(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Result<(), Failure> {
     let key = ctx.cfg.signing_key.as_ref().ok_or_else(no_signing_key)?;
-    let body = match (&row.body_ref, &row.body) {
+    let url = match ctx.cfg.destination(destination) {
+        Some(d) => d.url.as_str(),
+        None => return Err(crate::pipeline::not_configured(destination)),
+    };
+    let body = match (&row.event.body_ref, &row.event.body) {
         (Some(r), _) => payloads::load(ctx.db, r).await.ok().flatten(),
         (None, b) => b.clone(),
     }
@@ -80,12 +85,12 @@ async fn send(
             "the parked event's body could not be loaded from D1",
         )
     })?;
-    let event = row.to_queued_event();
+    let event = row.event.to_queued_event();
     outlined(call(
         ctx.db,
         &event,
         &body,
-        destination,
+        (destination, url),
         key,
         ctx.cfg,
         COMPONENT,
@@ -96,51 +101,49 @@ async fn send(
 /// Writes the result and answers what the step does next.
 async fn settle(
     ctx: &DrainCtx<'_>,
-    row: &events::ParkedRow,
+    row: &DeliveryRow,
     destination: &str,
     result: Result<(), Failure>,
 ) -> EventEnd {
-    let record = events::DeliveryRecord {
-        event_id: &row.event_id,
-        failure: result.as_ref().err(),
-    };
+    let source = row.event.source.as_str();
     match after_result(&result) {
         AfterResult::Continue => {
-            write(ctx, &[record]).await;
+            write(ctx, row, destination, None).await;
             metrics::count(
-                Metric::new(MetricName::Delivered, COMPONENT).source(&row.source),
+                Metric::new(MetricName::Delivered, COMPONENT).source(source),
                 1,
             );
             metrics::count(
-                Metric::new(MetricName::Drained, COMPONENT).source(&row.source),
+                Metric::new(MetricName::Drained, COMPONENT).source(source),
                 1,
             );
             EventEnd::Delivered
         }
         AfterResult::DeadLetter(f) => {
-            record_attempt(ctx, row, &f).await;
-            // The event is marked failed only once its dead letter is sent,
-            // so a failed send never loses it: it stays parked for the next step.
-            if dead_letter(ctx, row, f.clone()).await {
-                write(ctx, &[record]).await;
+            record_attempt(ctx, row, destination, &f).await;
+            // The delivery is marked dead-lettered only once its dead letter
+            // is sent, so a failed send never loses it: it stays parked for
+            // the next step.
+            if dead_letter(ctx, row, destination, f.clone()).await {
+                write(ctx, row, destination, Some(&f)).await;
                 EventEnd::DeadLettered
             } else {
-                repark(ctx, row, Some(&f)).await;
+                repark(ctx, row, destination, Some(&f)).await;
                 EventEnd::Stopped
             }
         }
         AfterResult::Reopen(f) => {
-            record_attempt(ctx, row, &f).await;
-            repark(ctx, row, Some(&f)).await;
+            record_attempt(ctx, row, destination, &f).await;
+            repark(ctx, row, destination, Some(&f)).await;
             EventEnd::ProbeAt(reopen(ctx, destination, &f).await)
         }
         AfterResult::Stop(f) => {
             log::warn(
                 COMPONENT,
                 "drain_stopped",
-                log::fields! {"id": row.event_id, "code": f.code, "err": f.message},
+                log::fields! {"id": row.event.event_id, "code": f.code, "err": f.message},
             );
-            repark(ctx, row, None).await;
+            repark(ctx, row, destination, None).await;
             EventEnd::Stopped
         }
     }
@@ -170,67 +173,103 @@ async fn reopen(ctx: &DrainCtx<'_>, destination: &str, f: &Failure) -> i64 {
     probe.unwrap_or_else(|_| now_ms() + cfg.cooldown_ms)
 }
 
-/// The drained delivery's result and its step in the event's story, in one
-/// batch.
-async fn write(ctx: &DrainCtx<'_>, records: &[events::DeliveryRecord<'_>]) {
+/// The drained delivery's result (delivered, or dead-lettered once its
+/// hand-off was sent), its step in the event's story and the event's
+/// summary, in one batch.
+async fn write(
+    ctx: &DrainCtx<'_>,
+    row: &DeliveryRow,
+    destination: &str,
+    failure: Option<&Failure>,
+) {
     let now = now_ms();
+    let event_id = row.event.event_id.as_str();
+    let key = (event_id, destination);
     let written = async {
-        let mut stmts = events::delivery_statements(ctx.db, records, now)?;
-        for r in records {
-            let (step, code, detail) = match r.failure {
-                None => (
-                    EventStep::Drained,
-                    None,
-                    "delivered by the drain after its destination recovered".to_string(),
+        let mut stmts = vec![deliveries::outcome_statement(
+            ctx.db,
+            key,
+            failure,
+            hookrelay_core::deliveries::DeliveryState::DeadLettered,
+            now,
+        )?];
+        let (step, code, detail) = match failure {
+            None => (
+                EventStep::Drained,
+                None,
+                format!("{destination}: delivered by the drain after its destination recovered"),
+            ),
+            Some(f) => (
+                EventStep::DeliveryFailed,
+                Some(f.code),
+                format!(
+                    "{destination}: {}",
+                    f.message.chars().take(200).collect::<String>()
                 ),
-                Some(f) => (
-                    EventStep::DeliveryFailed,
-                    Some(f.code),
-                    f.message.chars().take(200).collect(),
-                ),
-            };
-            stmts.push(event_steps::insert(
-                ctx.db,
-                &event_steps::StepRecord {
-                    event_id: r.event_id,
-                    step,
-                    component: COMPONENT,
-                    code,
-                    detail: &detail,
-                    at_ms: now,
-                },
-            )?);
-        }
+            ),
+        };
+        stmts.push(event_steps::insert(
+            ctx.db,
+            &event_steps::StepRecord {
+                event_id,
+                step,
+                component: COMPONENT,
+                code,
+                detail: &detail,
+                at_ms: now,
+            },
+        )?);
+        let delivered = failure.is_none().then_some(now);
+        stmts.push(deliveries::summary_statement(
+            ctx.db,
+            event_id,
+            1,
+            delivered,
+            failure.map(|f| f.code),
+        )?);
         crate::db::batch(ctx.db, stmts).await.map(|_| ())
     };
     if let Err(e) = written.await {
         log::error(
             COMPONENT,
             "delivery_record_failed",
-            log::fields! {"count": records.len(), "err": error_message(&e)},
+            log::fields! {"count": 1, "err": error_message(&e)},
         );
     }
 }
 
-async fn repark(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Option<&Failure>) {
-    if let Err(e) = events::repark(ctx.db, &row.event_id, failure).await {
+async fn repark(
+    ctx: &DrainCtx<'_>,
+    row: &DeliveryRow,
+    destination: &str,
+    failure: Option<&Failure>,
+) {
+    let key = (row.event.event_id.as_str(), destination);
+    if let Err(e) = deliveries::repark(ctx.db, key, failure, now_ms()).await {
         // The lease expires on its own and the next step takes it over.
         log::error(
             COMPONENT,
             "repark_failed",
-            log::fields! {"id": row.event_id, "err": error_message(&e)},
+            log::fields! {"id": row.event.event_id, "err": error_message(&e)},
         );
     }
 }
 
 /// The failed call in the attempt history the DLQ builds envelopes from.
-async fn record_attempt(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: &Failure) {
-    let message_id = row.queue_message_id.as_deref().unwrap_or(&row.event_id);
+async fn record_attempt(
+    ctx: &DrainCtx<'_>,
+    row: &DeliveryRow,
+    destination: &str,
+    failure: &Failure,
+) {
+    let r = &row.event;
+    let message_id = r.queue_message_id.as_deref().unwrap_or(&r.event_id);
     let attempt = attempts::FailedAttempt {
-        event_id: Some(&row.event_id),
+        event_id: Some(&r.event_id),
         queue_message_id: message_id,
-        attempt: (row.delivery_attempts.max(0) + 1) as u32,
+        attempt: (r.delivery_attempts.max(0) + 1) as u32,
         failure,
+        destination: Some(destination),
     };
     if let Err(e) = attempts::record(ctx.db, &[attempt], now_ms()).await {
         log::error(
@@ -244,17 +283,23 @@ async fn record_attempt(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: &F
 /// Hands a refused event to `webhooks-dlq` with its reason (a poison
 /// hand-off whose `original` is the event rebuilt from its row); whether
 /// it was sent.
-async fn dead_letter(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Failure) -> bool {
+async fn dead_letter(
+    ctx: &DrainCtx<'_>,
+    row: &DeliveryRow,
+    destination: &str,
+    failure: Failure,
+) -> bool {
     metrics::count(
         Metric::new(MetricName::DeadLetterHandoff, COMPONENT)
-            .source(&row.source)
+            .source(&row.event.source)
             .code(failure.code),
         1,
     );
     let json = handoff_json(
-        row,
+        &row.event,
+        destination,
         failure,
-        (row.delivery_attempts.max(0) + 1) as u32,
+        (row.event.delivery_attempts.max(0) + 1) as u32,
         now_ms(),
     );
     match send_handoffs(ctx.env, &[json]).await {
@@ -263,7 +308,7 @@ async fn dead_letter(ctx: &DrainCtx<'_>, row: &events::ParkedRow, failure: Failu
             log::error(
                 COMPONENT,
                 "dlq_handoff_failed",
-                log::fields! {"id": row.event_id, "err": error_message(&e)},
+                log::fields! {"id": row.event.event_id, "err": error_message(&e)},
             );
             false
         }

@@ -1,9 +1,9 @@
-//! `PARK_MAX_AGE`: parked events that waited too long go to the DLQ with
+//! `PARK_MAX_AGE`: parked deliveries that waited too long go to the DLQ with
 //! their root cause (`hookrelay_core::parking::expiry`), a bounded number
 //! per step.
 
 use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
-use crate::db::{error_message, events};
+use crate::db::{deliveries, error_message};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::expiry::{expired, parked_before, EXPIRE_PER_STEP};
@@ -16,7 +16,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
     let now = now_ms();
     let max_age = ctx.cfg.parking.max_age_ms;
     let cutoff = parked_before(now, max_age);
-    let rows = match events::over_age(ctx.db, destination, cutoff, EXPIRE_PER_STEP).await {
+    let rows = match deliveries::over_age(ctx.db, destination, cutoff, EXPIRE_PER_STEP).await {
         Ok(r) => r,
         Err(e) => {
             log::error(
@@ -29,7 +29,8 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
     };
     let mut ids = Vec::new();
     let mut handoffs = Vec::new();
-    for row in &rows {
+    for d in &rows {
+        let row = &d.event;
         let Some(failure) = expired(row.parked_at, now, max_age, row.last_error(), None) else {
             continue;
         };
@@ -45,8 +46,8 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
             log::fields! {"id": row.event_id, "code": failure.code, "parked_at": row.parked_at},
         );
         let attempts = row.delivery_attempts.max(0) as u32;
-        handoffs.push(handoff_json(row, failure, attempts, now));
-        ids.push(row.event_id.as_str());
+        handoffs.push(handoff_json(row, destination, failure, attempts, now));
+        ids.push((row.event_id.as_str(), destination));
     }
     if let Err(e) = send_handoffs(ctx.env, &handoffs).await {
         log::error(
@@ -56,7 +57,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         );
         return 0;
     }
-    if let Err(e) = events::fail_parked(ctx.db, &ids).await {
+    if let Err(e) = deliveries::mark_dead_lettered(ctx.db, &ids, now).await {
         log::error(
             COMPONENT,
             "expire_mark_failed",

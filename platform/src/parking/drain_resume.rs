@@ -9,7 +9,6 @@ use crate::db::{drains, error_message};
 use crate::{log, now_ms, queue_send};
 use hookrelay_core::parking::drain_plan::{RESUME_EVERY_MS, STALE_AFTER_MS};
 use hookrelay_core::parking::DrainMessage;
-use hookrelay_core::redact::destination_label;
 use std::cell::Cell;
 use worker::Env;
 
@@ -66,7 +65,7 @@ pub async fn resume(env: &Env) {
                 log::warn(
                     COMPONENT,
                     "drain_resumed",
-                    log::fields! {"destination": destination_label(&destination), "generation": generation},
+                    log::fields! {"destination": destination, "generation": generation},
                 );
             }
         }

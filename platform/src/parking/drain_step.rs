@@ -2,11 +2,10 @@
 
 use super::drain_deliver::{one, EventEnd};
 use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
-use crate::db::{drains, error_message, events};
+use crate::db::{deliveries, drains, error_message};
 use crate::{log, now_ms, queue_send};
 use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::lease_stale_before;
 
 /// What one step did, for its log line.
@@ -38,7 +37,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         log::info(
             COMPONENT,
             "drain_stale",
-            log::fields! {"destination": destination_label(dest), "generation": msg.generation},
+            log::fields! {"destination": dest, "generation": msg.generation},
         );
         return Ok(());
     }
@@ -48,7 +47,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         ..Report::default()
     };
     let stale = lease_stale_before(now_ms(), ctx.cfg.timeout_ms);
-    let rows = events::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
+    let rows = deliveries::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
     let next = if rows.is_empty() {
         Next::After {
             wait_ms: 0,
@@ -66,7 +65,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         COMPONENT,
         "drain_step",
         log::fields! {
-            "destination": destination_label(dest),
+            "destination": dest,
             "generation": generation,
             "delivered": report.delivered,
             "dead_lettered": report.dead_lettered,
@@ -84,7 +83,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
 async fn deliver_paced(
     ctx: &DrainCtx<'_>,
     plan: &StepPlan,
-    rows: &[events::ParkedRow],
+    rows: &[deliveries::DeliveryRow],
     dest: &str,
     report: &mut Report,
 ) -> Next {
@@ -132,7 +131,7 @@ async fn schedule(ctx: &DrainCtx<'_>, dest: &str, generation: i64, next: Next) -
     sleep_ms(wait_ms).await;
     let now = now_ms();
     let due = now + i64::from(delay_s) * 1000;
-    let label = destination_label(dest);
+    let label = dest;
     let sent = async {
         if !drains::schedule(ctx.db, dest, generation, due, now).await? {
             return Ok(false);

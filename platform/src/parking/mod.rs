@@ -47,16 +47,23 @@ pub async fn run_steps(
     crate::join::join_all(messages.iter().map(|m| drain_step::run(ctx, m))).await
 }
 
-/// The poison hand-off of a parked event that failed with `failure`: its
-/// `original` is the event rebuilt as a `QueuedEvent` from its row, keyed
-/// by the queue message that first carried it (its attempts hang off that
-/// id), as JSON text.
+/// The poison hand-off of a parked delivery to `destination` that failed
+/// with `failure`: its `original` is the delivery's `DeliveryMessage`,
+/// keyed by the queue message that first carried the event, as JSON text.
 pub(crate) fn handoff_json(
     row: &crate::db::events::ParkedRow,
+    destination: &str,
     failure: hookrelay_core::error_code::Failure,
     attempts: u32,
     now_ms: i64,
 ) -> String {
+    let original = hookrelay_core::deliveries::message::DeliveryMessage::new(
+        &row.event_id,
+        &row.idempotency_key,
+        &row.source,
+        destination,
+        row.received_at,
+    );
     let handoff = hookrelay_core::poison_handoff::PoisonHandoff::new(
         failure,
         attempts,
@@ -65,7 +72,7 @@ pub(crate) fn handoff_json(
             .unwrap_or_else(|| row.event_id.clone()),
         row.received_at,
         now_ms,
-        serde_json::to_value(row.to_queued_event()).unwrap_or_default(),
+        serde_json::to_value(original).unwrap_or_default(),
     );
     serde_json::to_string(&handoff).unwrap_or_default()
 }

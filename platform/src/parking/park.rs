@@ -1,11 +1,11 @@
-//! Parking the events the deliver phase decided to park: no network call
-//! was made; each waits in D1 (`delivery_status = parked`) and its message
-//! is acked (`Outcome::Parked`), so it spends no retry budget and makes no
-//! DLQ entry. Its destination's drain is made sure of.
+//! Parking the deliveries the deliver phase decided to park: no network
+//! call was made; each waits on its row (`deliveries.state = parked`) and
+//! its message is acked (`Outcome::Parked`), so it spends no retry budget
+//! and makes no DLQ entry. Its destination's drain is made sure of.
 
-use crate::db::{drains, error_message, event_steps, events};
+use crate::db::{deliveries, drains, error_message, event_steps};
 use crate::pipeline::call::{Attempt, Call};
-use crate::pipeline::item::{Item, Processed};
+use crate::pipeline::item::{DeliveryItem, Processed};
 use crate::{log, metrics, now_ms, queue_send};
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::disposition::Outcome;
@@ -13,7 +13,6 @@ use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
 use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage};
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{DownstreamResult, EventStep};
 use worker::{D1Database, D1PreparedStatement, Queue};
 
@@ -23,7 +22,7 @@ use worker::{D1Database, D1PreparedStatement, Queue};
 /// messages are retried.
 pub async fn park(
     db: &D1Database,
-    items: &[Item<'_>],
+    items: &[DeliveryItem],
     parked: Vec<Call>,
     out: &mut [Processed],
     component: Component,
@@ -67,18 +66,16 @@ type Park<'a> = (usize, &'a str, Option<i64>, Option<ErrorCode>);
 /// Each park's row update and its step in the event's story.
 fn statements(
     db: &D1Database,
-    items: &[Item<'_>],
+    items: &[DeliveryItem],
     parks: &[Park<'_>],
     component: Component,
     now: i64,
 ) -> worker::Result<Vec<D1PreparedStatement>> {
     let mut statements = Vec::with_capacity(parks.len() * 2);
+    let mut seen: Vec<&str> = Vec::new();
     for &(i, destination, _, cause) in parks {
         let event_id = &items[i].event.event_id;
-        let detail = format!(
-            "held while the breaker of {} is open",
-            destination_label(destination)
-        );
+        let detail = format!("held while the breaker of {destination} is open");
         let step = event_steps::StepRecord {
             event_id,
             step: EventStep::Parked,
@@ -87,21 +84,33 @@ fn statements(
             detail: &detail,
             at_ms: now,
         };
-        statements.push(events::park_statement(
+        statements.push(deliveries::park_statement(
             db,
-            event_id,
-            destination,
+            (event_id, destination),
             cause,
+            "breaker",
             now,
         )?);
         statements.push(event_steps::insert(db, &step)?);
+    }
+    for &(i, _, _, _) in parks {
+        let event_id = items[i].event.event_id.as_str();
+        if !seen.contains(&event_id) {
+            seen.push(event_id);
+            statements.push(deliveries::summary_statement(db, event_id, 0, None, None)?);
+        }
     }
     Ok(statements)
 }
 
 /// Folds the parks into the outcomes (acked, no retry budget), and counts
 /// and logs each one.
-fn mark_parked(items: &[Item<'_>], parked: &[Call], out: &mut [Processed], component: Component) {
+fn mark_parked(
+    items: &[DeliveryItem],
+    parked: &[Call],
+    out: &mut [Processed],
+    component: Component,
+) {
     for (i, attempt) in parked {
         let Attempt::Parked {
             destination, cause, ..
@@ -109,7 +118,7 @@ fn mark_parked(items: &[Item<'_>], parked: &[Call], out: &mut [Processed], compo
         else {
             continue;
         };
-        let event = items[*i].event;
+        let event = &items[*i].event;
         out[*i].downstream = DownstreamResult::Parked;
         out[*i].outcome = Outcome::Parked;
         metrics::count(
@@ -119,7 +128,7 @@ fn mark_parked(items: &[Item<'_>], parked: &[Call], out: &mut [Processed], compo
         log::info(
             component,
             "parked",
-            log::fields! {"id": event.event_id, "source": event.source, "destination": destination_label(destination), "cause": cause},
+            log::fields! {"id": event.event_id, "source": event.source, "destination": destination, "cause": cause},
         );
     }
 }
@@ -145,7 +154,7 @@ pub async fn ensure_drain(
     component: Component,
 ) {
     let now = now_ms();
-    let label = destination_label(destination);
+    let label = destination;
     let generation = match drains::ensure(
         db,
         destination,

@@ -1,9 +1,9 @@
 //! One signed call to a downstream, and what the deliver phase and a
-//! drain step share about it: what a leased event came to ([`Attempt`]),
+//! drain step share about it: what a leased delivery came to ([`Attempt`]),
 //! what one batch's run of a destination works with ([`Ctx`]), the body
 //! of an event, and the breaker's admission of a lone call.
 
-use super::Item;
+use super::item::DeliveryItem;
 use crate::breaker_store::{admit_call, record_call};
 use crate::db::error_message;
 use crate::{downstream, log, now_ms};
@@ -15,7 +15,6 @@ use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::signature::SigningKey;
 use hookrelay_core::vec_map::VecMap;
 use worker::D1Database;
@@ -25,9 +24,9 @@ use worker::D1Database;
 pub enum Attempt {
     /// A call was made (or could not be), with its result.
     Called(Result<(), Failure>),
-    /// No call: the event is to be parked for `destination`.
+    /// No call: the delivery is to be parked for `destination`.
     Parked {
-        /// The destination URL.
+        /// The destination's name.
         destination: String,
         /// The failure that opened the breaker, when known.
         cause: Option<ErrorCode>,
@@ -42,7 +41,7 @@ pub type Call = (usize, Attempt);
 /// What every destination's run of one batch shares.
 pub(super) struct Ctx<'a> {
     pub db: &'a D1Database,
-    pub items: &'a [Item<'a>],
+    pub items: &'a [DeliveryItem],
     pub stored: VecMap<String, String>,
     pub cfg: &'a DeliveryConfig,
     pub key: &'a SigningKey,
@@ -68,22 +67,22 @@ pub(crate) fn body_of<'a>(
     }
 }
 
-/// The breaker's admission for one call to `url` (a drain step), claiming
-/// the probe when it is due; an unreadable breaker admits
+/// The breaker's admission for one call to destination `name` (a drain
+/// step), claiming the probe when it is due; an unreadable breaker admits
 /// (`ADMISSION_WHEN_UNREADABLE`).
 pub(crate) async fn admission(
     db: &D1Database,
     component: Component,
-    url: &str,
+    name: &str,
     cfg: &DeliveryConfig,
 ) -> Admission {
-    match admit_call(db, component, url, now_ms(), &cfg.breaker).await {
+    match admit_call(db, component, name, now_ms(), &cfg.breaker).await {
         Ok(a) => a,
         Err(e) => {
             log::error(
                 component,
                 "breaker_unreadable",
-                log::fields! {"destination": destination_label(url), "err": error_message(&e)},
+                log::fields! {"destination": name, "err": error_message(&e)},
             );
             ADMISSION_WHEN_UNREADABLE
         }
@@ -106,7 +105,7 @@ pub(crate) async fn call_downstream(
     body: &str,
     url: &str,
     key: &SigningKey,
-    cfg: &DeliveryConfig,
+    timeout_ms: u64,
 ) -> Result<(), Failure> {
     // The clock is read here, as the request is built: a paced replay or a
     // drain never sends a stale X-Timestamp.
@@ -120,26 +119,27 @@ pub(crate) async fn call_downstream(
         body.as_bytes(),
         event.headers.get("content-type").map(String::as_str),
     );
-    downstream::post(url, &headers, body, cfg.timeout_ms, sent_at).await
+    downstream::post(url, &headers, body, timeout_ms, sent_at).await
 }
 
-/// One signed call to `url`, with its result recorded on the breaker.
+/// One signed call to `url`, with its result recorded on the breaker of
+/// destination `name`.
 pub(crate) async fn call(
     db: &D1Database,
     event: &QueuedEvent,
     body: &str,
-    url: &str,
+    (name, url): (&str, &str),
     key: &SigningKey,
     cfg: &DeliveryConfig,
     component: Component,
 ) -> Result<(), Failure> {
-    let result = call_downstream(event, body, url, key, cfg).await;
+    let result = call_downstream(event, body, url, key, cfg.timeout_of(name)).await;
     let cause = breaker_cause(&result);
-    if let Err(e) = record_call(db, component, url, cause, now_ms(), &cfg.breaker).await {
+    if let Err(e) = record_call(db, component, name, cause, now_ms(), &cfg.breaker).await {
         log::error(
             component,
             "breaker_unwritable",
-            log::fields! {"destination": destination_label(url), "err": error_message(&e)},
+            log::fields! {"destination": name, "err": error_message(&e)},
         );
     }
     result

@@ -1,42 +1,33 @@
-//! Phase 3: call the downstream of each leased event, behind its breaker,
-//! or park it. The destinations of a batch run concurrently, each in waves
-//! (`super::destination_run`), after one read of their breakers and drains.
+//! Phase 2: call the destination of each leased delivery, behind its
+//! breaker, or park it. The destinations of a batch run concurrently, each
+//! in waves (`super::destination_run`), after the claim's one read of
+//! their breakers and drains.
 
-use super::ahead::{destination_statements, read_destinations, with_drains, Destinations};
 use super::call::{body_of, no_signing_key, Attempt, Call, Ctx};
+use super::claim::Destinations;
 use super::destination_run::{self, Destination};
-use super::Item;
-use crate::db::payloads;
+use super::item::DeliveryItem;
 use crate::join::join_all;
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
-use hookrelay_core::queued_event::EventBody;
+use hookrelay_core::vec_map::VecMap;
 use worker::D1Database;
 
-/// Calls the downstream of every leased item, or parks it; the answer is
-/// in item order. `destinations` is what the ingest batch read of them
-/// (`super::ahead`); without it they are read here, in one round trip.
+/// Calls the destination of every item, or parks it; the answer is in
+/// item order.
 pub(super) async fn deliver(
     db: &D1Database,
-    items: &[Item<'_>],
-    leased: &[usize],
+    items: &[DeliveryItem],
+    stored: VecMap<String, String>,
     cfg: &DeliveryConfig,
     (component, caller): (Component, Caller),
-    destinations: Option<Destinations>,
+    destinations: Destinations,
 ) -> Vec<Call> {
     let Some(key) = cfg.signing_key.as_ref() else {
         let failed = || Attempt::Called(Err(no_signing_key()));
-        return leased.iter().map(|&i| (i, failed())).collect();
+        return (0..items.len()).map(|i| (i, failed())).collect();
     };
-    let refs: Vec<&str> = leased
-        .iter()
-        .filter_map(|&i| match &items[i].event.body {
-            EventBody::Stored { body_ref, .. } => Some(body_ref.as_str()),
-            EventBody::Inline { .. } => None,
-        })
-        .collect();
-    let stored = payloads::load_many(db, &refs).await.unwrap_or_default();
     let ctx = Ctx {
         db,
         items,
@@ -46,21 +37,16 @@ pub(super) async fn deliver(
         component,
         caller,
     };
-    let (mut calls, groups) = by_destination(&ctx, leased);
-    let urls: Vec<&str> = groups.iter().map(|(url, _)| *url).collect();
-    let destinations = match destinations {
-        Some(d) => d,
-        None => read(&ctx, &urls).await,
-    };
-    let runs = groups.into_iter().map(|(url, indexes)| {
+    let (mut calls, groups) = by_destination(&ctx);
+    let runs = groups.into_iter().map(|(name, indexes)| {
         let destination = Destination {
-            url,
+            name,
             indexes,
-            drain: destinations.draining.get(url).copied(),
+            drain: destinations.draining.get(name).copied(),
             stored: destinations
                 .breakers
                 .as_ref()
-                .map(|b| b.get(url).copied().unwrap_or_default()),
+                .map(|b| b.get(name).copied().unwrap_or_default()),
         };
         destination_run::run(&ctx, destination)
     });
@@ -68,8 +54,8 @@ pub(super) async fn deliver(
     in_item_order(calls, ctx.items.len())
 }
 
-/// The calls in item order. Each leased item has one call, so they are
-/// placed by index rather than sorted: a sort would link a stable-sort
+/// The calls in item order. Each item has one call, so they are placed by
+/// index rather than sorted: a sort would link a stable-sort
 /// implementation for this one type (about 4 KB of wasm).
 fn in_item_order(calls: Vec<Call>, items: usize) -> Vec<Call> {
     let mut slots: Vec<Option<Attempt>> = std::iter::repeat_with(|| None).take(items).collect();
@@ -83,36 +69,21 @@ fn in_item_order(calls: Vec<Call>, items: usize) -> Vec<Call> {
         .collect()
 }
 
-/// The leased items grouped by destination, in arrival order; an item
-/// whose claim-checked body could not be loaded fails without a call.
-fn by_destination<'a>(ctx: &Ctx<'a>, leased: &[usize]) -> (Vec<Call>, Vec<(&'a str, Vec<usize>)>) {
+/// The items grouped by destination, in arrival order; an item whose
+/// claim-checked body could not be loaded fails without a call.
+fn by_destination<'a>(ctx: &Ctx<'a>) -> (Vec<Call>, Vec<(&'a str, Vec<usize>)>) {
     let mut failed = Vec::new();
     let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
-    for &i in leased {
-        let event = ctx.items[i].event;
-        if let Err(f) = body_of(event, &ctx.stored) {
+    for (i, item) in ctx.items.iter().enumerate() {
+        if let Err(f) = body_of(&item.event, &ctx.stored) {
             failed.push((i, Attempt::Called(Err(f))));
             continue;
         }
-        let url = ctx.cfg.downstreams[&event.source].as_str();
-        match groups.iter_mut().find(|(u, _)| *u == url) {
+        let name = item.destination.as_str();
+        match groups.iter_mut().find(|(n, _)| *n == name) {
             Some((_, ix)) => ix.push(i),
-            None => groups.push((url, vec![i])),
+            None => groups.push((name, vec![i])),
         }
     }
     (failed, groups)
-}
-
-/// The drains and the stored breakers of `urls`, in one round trip
-/// (`super::ahead::read_destinations` says what an unreadable one means).
-async fn read(ctx: &Ctx<'_>, urls: &[&str]) -> Destinations {
-    let with_drains = with_drains(ctx.cfg, ctx.caller);
-    let results = match destination_statements(ctx.db, urls, with_drains) {
-        Ok(stmts) => crate::db::batch(ctx.db, stmts).await,
-        Err(e) => Err(e),
-    };
-    match results {
-        Ok(r) => read_destinations(Ok(&r), urls.len(), ctx.component),
-        Err(e) => read_destinations(Err(e), urls.len(), ctx.component),
-    }
 }

@@ -13,12 +13,11 @@ use hookrelay_core::breaker::{after_lost_claim, BreakerState, LostClaim, STATE_W
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::parking::{parks_behind_drain, when_rejected, NoCall, Rejected};
-use hookrelay_core::redact::destination_label;
 
 /// One destination of a batch.
 pub(super) struct Destination<'a> {
-    /// The destination URL.
-    pub url: &'a str,
+    /// The destination's name (its breaker's and drain's key).
+    pub name: &'a str,
     /// Its leased items, in arrival order.
     pub indexes: Vec<usize>,
     /// Its drain, with the cause it recorded, when one is running.
@@ -36,7 +35,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
         return d
             .indexes
             .iter()
-            .map(|&i| (i, parked(d.url, cause, None)))
+            .map(|&i| (i, parked(d.name, cause, None)))
             .collect();
     }
     let mut waves = DestinationWaves::new(stored.0, d.indexes);
@@ -46,12 +45,12 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
         let now = now_ms();
         match waves.next(now, &ctx.cfg.breaker) {
             Wave::Done => break,
-            Wave::Call(indexes) => call_wave(ctx, d.url, &mut waves, indexes, &mut out).await,
+            Wave::Call(indexes) => call_wave(ctx, &mut waves, indexes, &mut out).await,
             Wave::Probe { index, next } => {
                 let probe = Probe { index, next };
                 let claim = (&mut stored, &mut lost_claims);
                 if let After::Stop =
-                    probe_wave(ctx, d.url, &mut waves, probe, claim, &mut out).await
+                    probe_wave(ctx, d.name, &mut waves, probe, claim, &mut out).await
                 {
                     break;
                 }
@@ -63,7 +62,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
             } => {
                 let rejected = Rejected { retry_at_ms, cause };
                 for i in indexes {
-                    out.push((i, refused(ctx, d.url, rejected, now)));
+                    out.push((i, refused(ctx, d.name, rejected, now)));
                 }
             }
         }
@@ -71,7 +70,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
     if let Err(e) = write_folded(
         ctx.db,
         ctx.component,
-        d.url,
+        d.name,
         &mut waves,
         stored,
         &ctx.cfg.breaker,
@@ -79,7 +78,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
     )
     .await
     {
-        unwritable(ctx, d.url, &e);
+        unwritable(ctx, d.name, &e);
     }
     out
 }
@@ -101,20 +100,20 @@ enum After {
 /// unwritable breaker admits the probe (`ADMISSION_WHEN_UNREADABLE`).
 async fn probe_wave(
     ctx: &Ctx<'_>,
-    url: &str,
+    name: &str,
     waves: &mut DestinationWaves,
     Probe { index, next }: Probe,
     (stored, lost_claims): (&mut (BreakerState, i64), &mut u32),
     out: &mut Vec<Call>,
 ) -> After {
     let now = now_ms();
-    match claim_probe(ctx.db, ctx.component, url, *stored, next, now).await {
+    match claim_probe(ctx.db, ctx.component, name, *stored, next, now).await {
         Ok(true) => *stored = (next, stored.1 + 1),
         Ok(false) => {
             *lost_claims += 1;
             match after_lost_claim(*lost_claims, stored.0, now, &ctx.cfg.breaker) {
                 LostClaim::Reload => {
-                    if let Ok(newer) = breakers::load(ctx.db, url).await {
+                    if let Ok(newer) = breakers::load(ctx.db, name).await {
                         *stored = newer;
                         waves.reloaded(newer.0, Some(index), now, &ctx.cfg.breaker);
                         return After::Next;
@@ -124,7 +123,7 @@ async fn probe_wave(
                     let rest = waves.take_rest();
                     refuse(
                         ctx,
-                        url,
+                        name,
                         (index, rest),
                         Rejected { retry_at_ms, cause },
                         out,
@@ -133,26 +132,27 @@ async fn probe_wave(
                 }
             }
         }
-        Err(e) => unwritable(ctx, url, &e),
+        Err(e) => unwritable(ctx, name, &e),
     }
     waves.probe_claimed(next);
-    call_wave(ctx, url, waves, vec![index], out).await;
+    call_wave(ctx, waves, vec![index], out).await;
     After::Next
 }
 
 /// Makes one wave's calls concurrently and folds their health in call order.
 async fn call_wave(
     ctx: &Ctx<'_>,
-    url: &str,
     waves: &mut DestinationWaves,
     indexes: Vec<usize>,
     out: &mut Vec<Call>,
 ) {
     let calls = indexes.iter().map(|&i| {
-        let event = ctx.items[i].event;
+        let item = &ctx.items[i];
         async move {
-            match body_of(event, &ctx.stored) {
-                Ok(body) => call_downstream(event, body, url, ctx.key, ctx.cfg).await,
+            match body_of(&item.event, &ctx.stored) {
+                Ok(body) => {
+                    call_downstream(&item.event, body, &item.url, ctx.key, item.timeout_ms).await
+                }
                 Err(f) => Err(f),
             }
         }
@@ -172,40 +172,39 @@ async fn call_wave(
 /// refused as an open breaker refuses them.
 fn refuse(
     ctx: &Ctx<'_>,
-    url: &str,
+    name: &str,
     (probe, rest): (usize, Vec<usize>),
     rejected: Rejected,
     out: &mut Vec<Call>,
 ) {
     let now = now_ms();
     for i in std::iter::once(probe).chain(rest) {
-        out.push((i, refused(ctx, url, rejected, now)));
+        out.push((i, refused(ctx, name, rejected, now)));
     }
 }
 
 /// What a call the breaker refuses comes to: parked, or failed with
 /// `CIRCUIT_OPEN` (`hookrelay_core::parking::when_rejected`).
-fn refused(ctx: &Ctx<'_>, url: &str, rejected: Rejected, now: i64) -> Attempt {
-    let label = destination_label(url);
+fn refused(ctx: &Ctx<'_>, name: &str, rejected: Rejected, now: i64) -> Attempt {
     let action = ctx.cfg.breaker_open_action;
-    match when_rejected(rejected, action, ctx.caller, &label, now) {
-        NoCall::Park { cause, probe_at_ms } => parked(url, cause, probe_at_ms),
+    match when_rejected(rejected, action, ctx.caller, name, now) {
+        NoCall::Park { cause, probe_at_ms } => parked(name, cause, probe_at_ms),
         NoCall::Refuse(f) => Attempt::Called(Err(f)),
     }
 }
 
-fn parked(url: &str, cause: Option<ErrorCode>, probe_at_ms: Option<i64>) -> Attempt {
+fn parked(name: &str, cause: Option<ErrorCode>, probe_at_ms: Option<i64>) -> Attempt {
     Attempt::Parked {
-        destination: url.to_owned(),
+        destination: name.to_owned(),
         cause,
         probe_at_ms,
     }
 }
 
-fn unwritable(ctx: &Ctx<'_>, url: &str, e: &worker::Error) {
+fn unwritable(ctx: &Ctx<'_>, name: &str, e: &worker::Error) {
     log::error(
         ctx.component,
         "breaker_unwritable",
-        log::fields! {"destination": destination_label(url), "err": error_message(e)},
+        log::fields! {"destination": name, "err": error_message(e)},
     );
 }

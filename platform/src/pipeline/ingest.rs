@@ -1,17 +1,20 @@
-//! Phase 1: write every event to D1 in one round trip, with the claim and
-//! reads that ride on it (`super::ahead`).
+//! Phase 1: write every event to D1 in one round trip, routed: its row
+//! (with `routed_at`, `routes_unmatched` and its first `delivery_status`),
+//! one `deliveries` row per matched route, the copy of an event from
+//! before deliveries (`deliveries::copy_legacy`), and the read of the
+//! deliveries still pending, whose messages the caller then sends.
 
 use super::{Item, Processed};
 use crate::db::events::ingest_set;
 use crate::db::Rows;
-use crate::db::{error_message, events};
-use hookrelay_core::config::DeliveryConfig;
+use crate::db::{deliveries, error_message, events};
+use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::delivery_plan::after_ingest;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::ingest_batch::{shape, IngestShape};
-use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
+use hookrelay_core::state::{DownstreamResult, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed {
@@ -44,7 +47,7 @@ fn batch_nonce(now_ms: i64) -> String {
 fn statement(
     db: &D1Database,
     item: &Item<'_>,
-    cfg: &DeliveryConfig,
+    routed: &Routed,
     nonce: &str,
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
@@ -52,49 +55,99 @@ fn statement(
         db,
         item.event,
         item.queue_message_id,
-        initial(item, cfg),
+        &events::Routing::of(routed, now_ms),
         nonce,
         now_ms,
     )
 }
 
-/// Per item, the ingest's result; and the results of `riders`, when
-/// they ran in the ingest's batch.
+/// Per item, the ingest's result; and the results of the routing
+/// statements ([`routing`]).
 type Together = (Vec<std::result::Result<events::Ingest, Failure>>, Vec<Rows>);
 
-/// Ingests every item in one D1 batch, with `riders` (statements that
-/// read the rows as ingest leaves them, see `super::ahead`) appended to
-/// the same batch; their results come back when they ran.
+/// A pending delivery to send: (event id, destination).
+pub type Pending = (String, String);
+
+/// The statements that follow the upserts in the same transaction: the
+/// deliveries of the events ingested fresh, the copy of legacy rows, then
+/// the read of every pending delivery of these events.
+fn routing(
+    db: &D1Database,
+    items: &[Item<'_>],
+    routed: &[Routed],
+    nonce: &str,
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for (item, r) in items.iter().zip(routed) {
+        if let Routed::Routed { matched, .. } = r {
+            for d in matched {
+                let key = (item.event.event_id.as_str(), d.as_str());
+                if !rows.contains(&key) {
+                    rows.push(key);
+                }
+            }
+        }
+    }
+    let ids: Vec<&str> = items.iter().map(|i| i.event.event_id.as_str()).collect();
+    let mut stmts = Vec::with_capacity(4);
+    if !rows.is_empty() {
+        stmts.push(deliveries::insert_routed(db, &rows, nonce, now_ms)?);
+    }
+    stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
+    stmts.push(deliveries::pending_of(db, &ids)?);
+    Ok(stmts)
+}
+
+/// The pending deliveries, from the last of the routing results.
+fn pending_in(results: &[Rows]) -> std::result::Result<Vec<Pending>, String> {
+    match results.last() {
+        Some(r) => deliveries::read_keys(r).map_err(|e| error_message(&e)),
+        None => Err("D1 returned fewer results than statements".into()),
+    }
+}
+
+/// Ingests every item, routed as `routed` says (one per item), in one D1
+/// batch with its routing statements; answers each item's result and the
+/// pending deliveries of the batch's events (whose messages the caller
+/// sends), or why they cannot be read (then nothing may be acked as done).
 ///
 /// One set-based statement for the whole batch in the common case. D1 runs
-/// a batch as one transaction, so one failing row rolls back all of them. Then each event is tried on its own, so that one bad event
-/// never fails the others; that costs a round trip per event, only on the
-/// failure path, and the riders do not run.
+/// a batch as one transaction, so one failing row rolls back all of them.
+/// Then each event is tried on its own, with its own routing, so that one
+/// bad event never fails the others; that costs a round trip per event,
+/// only on the failure path.
 pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
-    cfg: &DeliveryConfig,
+    routed: &[Routed],
     now_ms: i64,
-    riders: Vec<D1PreparedStatement>,
-) -> (Vec<Processed>, Option<Vec<Rows>>) {
+) -> (Vec<Processed>, std::result::Result<Vec<Pending>, String>) {
     if items.is_empty() {
-        return (Vec::new(), None);
+        return (Vec::new(), Ok(Vec::new()));
     }
     let nonce = batch_nonce(now_ms);
-    let batch_error = match together(db, items, cfg, &nonce, now_ms, riders).await {
+    let batch_error = match together(db, items, routed, &nonce, now_ms).await {
         Ok((results, ridden)) => {
-            return (results.into_iter().map(processed).collect(), Some(ridden))
+            return (
+                results.into_iter().map(processed).collect(),
+                pending_in(&ridden),
+            )
         }
         Err(e) => e,
     };
     if items.len() == 1 {
-        return (vec![processed(Err(classify_d1_error(&batch_error)))], None);
+        let failed = processed(Err(classify_d1_error(&batch_error)));
+        return (vec![failed], Ok(Vec::new()));
     }
     let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        out.push(processed(alone(db, item, cfg, &nonce, now_ms).await));
+    let mut pending = Vec::new();
+    for (item, r) in items.iter().zip(routed) {
+        let (result, more) = alone(db, item, r, &nonce, now_ms).await;
+        out.push(processed(result));
+        pending.extend(more);
     }
-    (out, None)
+    (out, Ok(pending))
 }
 
 /// Every item in one D1 batch (one round trip), then `riders`: set-based
@@ -103,14 +156,17 @@ pub async fn ingest(
 async fn together(
     db: &D1Database,
     items: &[Item<'_>],
-    cfg: &DeliveryConfig,
+    routed: &[Routed],
     nonce: &str,
     now_ms: i64,
-    riders: Vec<D1PreparedStatement>,
 ) -> std::result::Result<Together, String> {
+    let riders = routing(db, items, routed, nonce, now_ms).map_err(|e| error_message(&e))?;
     let rows = items
         .iter()
-        .map(|i| ingest_set::row_json(i.event, i.queue_message_id, initial(i, cfg)))
+        .zip(routed)
+        .map(|(i, r)| {
+            ingest_set::row_json(i.event, i.queue_message_id, &events::Routing::of(r, now_ms))
+        })
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
     let keys: Vec<&str> = items
@@ -119,7 +175,7 @@ async fn together(
         .collect();
     let sizes: Vec<usize> = rows.iter().map(String::len).collect();
     let IngestShape::Sets(chunks) = shape(&keys, &sizes) else {
-        return one_by_one(db, items, cfg, nonce, now_ms, riders).await;
+        return one_by_one(db, items, routed, nonce, now_ms, riders).await;
     };
     let statements = chunks
         .iter()
@@ -172,14 +228,15 @@ async fn run_batch(
 async fn one_by_one(
     db: &D1Database,
     items: &[Item<'_>],
-    cfg: &DeliveryConfig,
+    routed: &[Routed],
     nonce: &str,
     now_ms: i64,
     riders: Vec<D1PreparedStatement>,
 ) -> std::result::Result<Together, String> {
     let statements = items
         .iter()
-        .map(|i| statement(db, i, cfg, nonce, now_ms))
+        .zip(routed)
+        .map(|(i, r)| statement(db, i, r, nonce, now_ms))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
     let (ingested, ridden) = run_batch(db, statements, riders).await?;
@@ -190,24 +247,39 @@ async fn one_by_one(
     Ok((results, ridden))
 }
 
-fn initial(item: &Item<'_>, cfg: &DeliveryConfig) -> DeliveryStatus {
-    DeliveryStatus::initial(cfg.forwards(&item.event.source))
-}
-
+/// One event on its own, with its routing: its result and its pending
+/// deliveries (none when it failed).
 async fn alone(
     db: &D1Database,
     item: &Item<'_>,
-    cfg: &DeliveryConfig,
+    routed: &Routed,
     nonce: &str,
     now_ms: i64,
-) -> std::result::Result<events::Ingest, Failure> {
-    let stmt = statement(db, item, cfg, nonce, now_ms)
-        .map_err(|e| classify_d1_error(&error_message(&e)))?;
-    let results = crate::db::batch(db, vec![stmt])
-        .await
-        .map_err(|e| classify_d1_error(&error_message(&e)))?;
-    match results.first() {
-        Some(r) => events::read_ingest(r, nonce),
-        None => Err(classify_d1_error("D1 returned no result for the ingest")),
+) -> (std::result::Result<events::Ingest, Failure>, Vec<Pending>) {
+    let run = async {
+        let mut stmts = vec![statement(db, item, routed, nonce, now_ms)?];
+        stmts.extend(routing(
+            db,
+            std::slice::from_ref(item),
+            std::slice::from_ref(routed),
+            nonce,
+            now_ms,
+        )?);
+        crate::db::batch(db, stmts).await
+    };
+    let results = match run.await {
+        Ok(r) => r,
+        Err(e) => return (Err(classify_d1_error(&error_message(&e))), Vec::new()),
+    };
+    let Some(first) = results.first() else {
+        return (
+            Err(classify_d1_error("D1 returned no result for the ingest")),
+            Vec::new(),
+        );
+    };
+    match (events::read_ingest(first, nonce), pending_in(&results)) {
+        (Ok(ing), Ok(pending)) => (Ok(ing), pending),
+        (Err(f), _) => (Err(f), Vec::new()),
+        (Ok(_), Err(e)) => (Err(classify_d1_error(&e)), Vec::new()),
     }
 }

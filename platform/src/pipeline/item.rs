@@ -1,5 +1,7 @@
-//! What the pipeline works on and answers, one per event: shared by every
-//! phase and by parking (`crate::parking::park`), so it sits in its own leaf.
+//! What flows between the phases: an event to ingest ([`Item`]), a
+//! delivery to make ([`DeliveryItem`]), and what each came to
+//! ([`Processed`]); shared by every phase and by parking
+//! (`crate::parking::park`), so it sits in its own leaf.
 
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::queued_event::QueuedEvent;
@@ -13,10 +15,24 @@ pub struct Item<'a> {
     pub queue_message_id: &'a str,
 }
 
+/// One leased delivery: its event, rebuilt from its D1 row, and its
+/// destination.
+#[derive(Debug, Clone)]
+pub struct DeliveryItem {
+    /// The event.
+    pub event: QueuedEvent,
+    /// The destination's name (its breaker, drain and alarms key).
+    pub destination: String,
+    /// Where the signed POST goes.
+    pub url: String,
+    /// The call's timeout (the destination's, else `DELIVERY_TIMEOUT_MS`).
+    pub timeout_ms: u64,
+}
+
 /// The result for one item.
 #[derive(Debug, Clone)]
 pub struct Processed {
-    /// How ingest went, if it succeeded.
+    /// How ingest went, if it succeeded (`None` for a delivery).
     pub ingest: Option<IngestKind>,
     /// The row's delivery status as ingest read it.
     pub delivery_status: Option<DeliveryStatus>,

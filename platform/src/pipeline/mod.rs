@@ -1,18 +1,24 @@
-//! Ingest, then deliver: the path every event takes, from the queue
-//! consumer and from a replay alike, in four named phases:
-//! [`ingest`] → [`claim`] → [`deliver`] → [`record`]. In the common path
-//! the claim and the read of the destinations ride in the ingest's own
-//! batch ([`ahead`]), so a forwarding batch costs two round trips: that
-//! one, then the record after the calls.
+//! The two paths every event takes, from the queue consumers and from a
+//! replay alike.
+//!
+//! - [`ingest`]: the `webhooks` consumer's. One round trip writes the
+//!   events, routed: each row, one `deliveries` row per matched route, and
+//!   the read of the deliveries still pending, whose `deliveries` messages
+//!   the caller sends.
+//! - [`deliver`]: the `deliveries` consumer's (and a replay's to one
+//!   destination), in three named phases: [`claim`] (the leases, the
+//!   events, the bodies, the breakers and drains, in one round trip) →
+//!   [`deliver`] (the calls, per destination behind its breaker) →
+//!   [`record`] (every outcome, attempt and summary, in one round trip).
 //!
 //! Why each phase is safe to repeat:
-//! - ingest is keyed by idempotency key, so a second run finds its row;
-//! - a call needs the event's delivery lease (claim), and a delivered event
-//!   is never leased again, so a redelivery, a duplicate webhook or a replay
-//!   never calls the downstream twice;
-//! - a lease left by a crashed isolate expires, so the event is not stuck.
+//! - ingest is keyed by idempotency key, and a delivery by (event,
+//!   destination), so a second run finds its rows;
+//! - a call needs its delivery's lease, and a delivered one is never
+//!   leased again, so a redelivery, a duplicate webhook, a replay or a
+//!   drain never calls a destination twice for one event;
+//! - a lease left by a crashed isolate expires, so a delivery is not stuck.
 
-mod ahead;
 pub(crate) mod call;
 mod claim;
 mod deliver;
@@ -21,108 +27,148 @@ mod ingest;
 pub(crate) mod item;
 mod record;
 
-use crate::db::error_message;
 use crate::{log, metrics};
+use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::config::DeliveryConfig;
-use hookrelay_core::delivery_plan::needs_call;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use worker::{D1Database, Queue};
 
-pub use item::{Item, Processed};
+pub use claim::not_configured;
+pub use ingest::Pending;
+pub use item::{DeliveryItem, Item, Processed};
+pub use record::Carrier;
 
-/// Ingests every item in one round trip, then delivers those that forward.
-/// `component` labels the counters and log lines. This is a replay's run:
-/// an operator asked to try now, so an open breaker fails it and nothing
-/// parks (`Caller::Replay`).
-pub async fn run(
+/// Ingests every item in one round trip, routed by `cfg`; answers each
+/// item's result and the pending deliveries of the batch's events (or why
+/// they cannot be read).
+pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
     component: Component,
     now_ms: i64,
-) -> Vec<Processed> {
-    run_as(db, items, cfg, component, now_ms, Caller::Replay, None).await
-}
-
-/// The consumer's run: as [`run`], but with `BREAKER_OPEN_ACTION=park` an
-/// event for an unwell destination (or one with a drain running) is parked,
-/// and `control` (the `CONTROL` queue) carries its drain's first step.
-pub async fn run_parking(
-    db: &D1Database,
-    items: &[Item<'_>],
-    cfg: &DeliveryConfig,
-    component: Component,
-    now_ms: i64,
-    control: Option<&Queue>,
-) -> Vec<Processed> {
-    run_as(db, items, cfg, component, now_ms, Caller::Consumer, control).await
-}
-
-async fn run_as(
-    db: &D1Database,
-    items: &[Item<'_>],
-    cfg: &DeliveryConfig,
-    component: Component,
-    now_ms: i64,
-    caller: Caller,
-    control: Option<&Queue>,
-) -> Vec<Processed> {
-    let ahead = ahead::Ahead::plan(items, cfg, caller);
-    let riders = ahead
-        .statements(db, cfg, caller, now_ms)
-        .unwrap_or_else(|e| {
-            // Without riders the claim and reads take their own round trips.
-            log::error(
-                component,
-                "claim_unbindable",
-                log::fields! {"err": error_message(&e)},
-            );
-            Vec::new()
-        });
-    let (mut out, ridden) = ingest::ingest(db, items, cfg, now_ms, riders).await;
-    let wanted: Vec<usize> = (0..items.len())
-        .filter(|&i| {
-            out[i].ingest.is_some()
-                && out[i].delivery_status.is_some_and(|status| {
-                    needs_call(status, cfg.forwards(&items[i].event.source), caller)
-                })
+) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
+    let routed: Vec<Routed> = items
+        .iter()
+        .map(|i| {
+            let e = i.event;
+            let content_type = e.headers.get("content-type").map(String::as_str);
+            cfg.route(
+                &e.source,
+                &e.headers,
+                e.inline_body().unwrap_or(""),
+                content_type,
+            )
         })
         .collect();
-    let (leased, destinations) = match ridden.filter(|r| !r.is_empty()) {
-        Some(results) => {
-            let read = ahead.read(&results, component);
-            let leased = claim::held(items, &wanted, &mut out, read.leased, component);
-            (leased, Some(read.destinations))
-        }
-        None => {
-            let how = (cfg, caller, component);
-            let leased = claim::claim(db, items, &wanted, &mut out, how, now_ms).await;
-            (leased, None)
-        }
-    };
-    if !leased.is_empty() {
-        let calls =
-            deliver::deliver(db, items, &leased, cfg, (component, caller), destinations).await;
-        record::record(db, items, calls, &mut out, component, control).await;
-    }
-    count(items, &out, component);
-    out
+    ingest_routed(db, items, &routed, component, now_ms).await
 }
 
-fn count(items: &[Item<'_>], out: &[Processed], component: Component) {
-    for (item, p) in items.iter().zip(out) {
+/// As [`ingest`], with the routing given (a replay to one destination
+/// routes its event there alone, should its row have to be written again).
+pub async fn ingest_routed(
+    db: &D1Database,
+    items: &[Item<'_>],
+    routed: &[Routed],
+    component: Component,
+    now_ms: i64,
+) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
+    let (out, pending) = ingest::ingest(db, items, routed, now_ms).await;
+    for ((item, p), r) in items.iter().zip(&out).zip(routed) {
         let source = item.event.source.as_str();
-        let ingest = match p.ingest {
+        let name = match p.ingest {
             Some(IngestKind::Fresh) => Some(MetricName::Ingest),
             Some(IngestKind::Duplicate) => Some(MetricName::Duplicate),
             _ => None,
         };
-        if let Some(name) = ingest {
+        if let Some(name) = name {
             metrics::count(Metric::new(name, component).source(source), 1);
         }
+        if p.ingest == Some(IngestKind::Fresh)
+            && matches!(r, Routed::Routed { matched, .. } if matched.is_empty())
+        {
+            log::info(
+                component,
+                "filtered",
+                log::fields! {"id": item.event.event_id, "source": source},
+            );
+        }
+    }
+    (out, pending)
+}
+
+/// Delivers `requests` (event id, destination), each carried by the
+/// message `carriers` names (same order), as `caller`: claim, calls,
+/// record, in two round trips (plus the breakers' writes, and a park's).
+/// An open breaker parks a consumer's delivery (with
+/// `BREAKER_OPEN_ACTION=park`, `control` carrying its drain's first
+/// step); a replay's fails instead.
+#[allow(clippy::too_many_arguments)]
+pub async fn deliver(
+    db: &D1Database,
+    requests: &[(String, String)],
+    carriers: &[Carrier<'_>],
+    cfg: &DeliveryConfig,
+    (component, caller): (Component, Caller),
+    now_ms: i64,
+    control: Option<&Queue>,
+) -> Vec<Processed> {
+    let claimed = claim::claim(db, requests, cfg, (caller, component), now_ms).await;
+    let mut done = claimed.done;
+    if !claimed.leased.is_empty() {
+        let (indexes, items): (Vec<usize>, Vec<DeliveryItem>) = claimed.leased.into_iter().unzip();
+        let leased_carriers: Vec<Carrier<'_>> = indexes.iter().map(|&i| carriers[i]).collect();
+        let calls = deliver::deliver(
+            db,
+            &items,
+            claimed.stored,
+            cfg,
+            (component, caller),
+            claimed.destinations,
+        )
+        .await;
+        let mut out: Vec<Processed> = items
+            .iter()
+            .map(|_| Processed {
+                ingest: None,
+                delivery_status: None,
+                downstream: DownstreamResult::NotForwarded,
+                outcome: Outcome::Duplicate,
+            })
+            .collect();
+        record::record(
+            db,
+            &items,
+            &leased_carriers,
+            calls,
+            &mut out,
+            (component, caller),
+            control,
+        )
+        .await;
+        count(&items, &out, component);
+        for (i, p) in indexes.into_iter().zip(out) {
+            done[i] = Some(p);
+        }
+    }
+    done.into_iter()
+        .map(|p| {
+            p.unwrap_or(Processed {
+                ingest: None,
+                delivery_status: None,
+                downstream: DownstreamResult::NotForwarded,
+                outcome: Outcome::Duplicate,
+            })
+        })
+        .collect()
+}
+
+fn count(items: &[DeliveryItem], out: &[Processed], component: Component) {
+    for (item, p) in items.iter().zip(out) {
+        let source = item.event.source.as_str();
         match (p.downstream, &p.outcome) {
             (DownstreamResult::Delivered, _) => metrics::count(
                 Metric::new(MetricName::Delivered, component).source(source),

@@ -10,7 +10,6 @@ use hookrelay_core::alarms::conditions::{
 use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
 use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::redact::destination_label;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
 use hookrelay_platform::db::events::event_figures as events;
@@ -61,7 +60,7 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
         parked: events::read_parked(parked)?
             .into_iter()
             .map(|(destination, count, event_id, at)| ParkedFigure {
-                destination: destination_label(&destination),
+                destination,
                 count,
                 oldest: (event_id, at),
             })
@@ -120,7 +119,7 @@ fn breaker_figures(rows: &Rows) -> Result<Vec<BreakerFigure>> {
                 BreakerState::Closed { .. } => None,
             };
             BreakerFigure {
-                destination: destination_label(&destination),
+                destination,
                 state: state.state_name().as_str(),
                 left_closed_at: Some(left_closed_at),
                 cause: cause.map(|c| c.as_str().to_string()),

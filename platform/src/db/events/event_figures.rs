@@ -1,19 +1,19 @@
-//! The watchdog's reads of `events` (DESIGN §5, Alarms): parked events per
-//! destination (`events_parked`), and a source's newest event
+//! The watchdog's reads of `events` (DESIGN §5, Alarms): parked deliveries
+//! per destination (`deliveries_parked`), and a source's newest event
 //! (`events_by_source_time`).
 
 use crate::db::{text, Rows};
-use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::deliveries::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Parked events per destination: `destination`, `n`, `oldest` (its
 /// `parked_at`) and `event_id` (the row `min` chose).
 pub fn parked_oldest(db: &D1Database) -> Result<D1PreparedStatement> {
     db.prepare(
-        "SELECT parked_destination AS destination, count(*) AS n, min(parked_at) AS oldest, event_id \
-         FROM events WHERE delivery_status = ?1 GROUP BY parked_destination ORDER BY destination LIMIT 100",
+        "SELECT destination, count(*) AS n, min(parked_at) AS oldest, event_id \
+         FROM deliveries WHERE state = ?1 GROUP BY destination ORDER BY destination LIMIT 100",
     )
-    .bind(&[text(DeliveryStatus::Parked.as_str())])
+    .bind(&[text(DeliveryState::Parked.as_str())])
 }
 
 /// The newest `ingested_at` of `source` (`last`, NULL when none).

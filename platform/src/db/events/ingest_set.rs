@@ -16,7 +16,7 @@ use worker::{D1Database, D1PreparedStatement, Result};
 pub fn row_json(
     event: &QueuedEvent,
     queue_message_id: &str,
-    initial: DeliveryStatus,
+    routing: &super::Routing,
 ) -> Result<String> {
     let headers = serde_json::to_string(&event.headers)?;
     let (body, body_ref, body_bytes) = match &event.body {
@@ -37,7 +37,9 @@ pub fn row_json(
         body,
         body_ref,
         body_bytes,
-        initial.as_str()
+        routing.status.as_str(),
+        routing.routed_at,
+        routing.unmatched
     ]);
     Ok(row.to_string())
 }
@@ -51,8 +53,8 @@ pub fn statement(
 ) -> Result<D1PreparedStatement> {
     let rows = format!("[{}]", rows_json.join(","));
     db.prepare(
-        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce) \
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, ?2, ?2, 0, value ->> 5, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ?3 \
+        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce, routed_at, routes_unmatched) \
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, ?2, ?2, 0, value ->> 5, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, ?3, value ->> 11, value ->> 12 \
          FROM json_each(?1) WHERE true \
          ON CONFLICT(idempotency_key) DO UPDATE SET \
            duplicate_count = duplicate_count + ((last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id)), \

@@ -24,6 +24,35 @@ pub struct Ingest {
     pub delivery_status: DeliveryStatus,
 }
 
+/// How ingest routed an event: its first `delivery_status`, when, and the
+/// destinations whose route did not match (JSON, NULL when none).
+pub struct Routing {
+    /// `none`, `filtered` or `pending`.
+    pub status: DeliveryStatus,
+    /// When the routes were evaluated (unix ms).
+    pub routed_at: i64,
+    /// `routes_unmatched`.
+    pub unmatched: Option<String>,
+}
+
+impl Routing {
+    /// The routing of `routed`, evaluated at `now_ms`.
+    pub fn of(routed: &hookrelay_core::config::destinations::Routed, now_ms: i64) -> Routing {
+        use hookrelay_core::config::destinations::Routed;
+        let unmatched = match routed {
+            Routed::Routed { unmatched, .. } if !unmatched.is_empty() => {
+                serde_json::to_string(unmatched).ok()
+            }
+            _ => None,
+        };
+        Routing {
+            status: DeliveryStatus::routed(routed),
+            routed_at: now_ms,
+            unmatched,
+        }
+    }
+}
+
 /// The one statement that ingests an event, in the batch's transaction:
 /// insert it, or, for a key already there, count a duplicate only when a
 /// *different* queue message carries it: neither the first carrier nor
@@ -37,7 +66,7 @@ pub fn ingest_statement(
     db: &D1Database,
     event: &QueuedEvent,
     queue_message_id: &str,
-    initial: DeliveryStatus,
+    routing: &Routing,
     nonce: &str,
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
@@ -50,8 +79,8 @@ pub fn ingest_statement(
         } => (None, Some(body_ref.as_str()), *body_bytes as i64),
     };
     db.prepare(
-        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+        "INSERT INTO events (idempotency_key, event_id, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, queue_message_id, last_message_id, headers, body, body_ref, body_bytes, delivery_status, ingest_nonce, routed_at, routes_unmatched) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 0, ?7, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
          ON CONFLICT(idempotency_key) DO UPDATE SET \
            duplicate_count = duplicate_count + ((last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id)), \
            duplicate_nonce = CASE WHEN (last_message_id IS NOT excluded.last_message_id AND queue_message_id IS NOT excluded.last_message_id) THEN excluded.ingest_nonce ELSE duplicate_nonce END, \
@@ -71,8 +100,10 @@ pub fn ingest_statement(
         opt_text(body),
         opt_text(body_ref),
         int(body_bytes),
-        text(initial.as_str()),
+        text(routing.status.as_str()),
         text(nonce),
+        int(routing.routed_at),
+        opt_text(routing.unmatched.as_deref()),
     ])
 }
 
