@@ -8,7 +8,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows, SECRETS } from "./support/harness.mjs";
-import { startDownstream, destinationLabel } from "./support/downstream.mjs";
+import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { checkHmacSha256 } from "../scripts/webhook-signatures.mjs";
@@ -184,7 +184,8 @@ test("a breaker cycling OPEN → HALF_OPEN → OPEN, parked events and a silent 
       const [b] = await rows(relay.db, "SELECT state, left_closed_at FROM breakers");
       return b && JSON.parse(b.state).opened_at_ms > b.left_closed_at + 1000 && Date.now() - b.left_closed_at > 3500;
     }, { what: "a breaker re-opened past ALERT_BREAKER_OPEN", timeoutMs: 30000, intervalMs: 200 });
-    const dest = destinationLabel(receiver.url("/dest"));
+    // Keyed by the destination's name: a `downstream` source's is the source's.
+    const dest = "park";
     const ids = [`breaker_open:${dest}`, `parked_oldest:${dest}`, "source_silent:quiet"];
     await waitFor(async () => {
       await watchdog(relay);

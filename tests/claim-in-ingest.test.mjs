@@ -46,12 +46,14 @@ async function scenario(tag, { keyTwice }) {
   const old = ["delivered", "failed", "parked", "held", "stale"];
   await (await relay.producer()).sendBatch(old.map((n) => message(tag, n)));
   await waitFor(async () => (await Promise.all(old.map((n) => row(tag, n)))).every((r) => r?.delivery_status === "delivered"), { what: "the first deliveries" });
-  const set = (name, sql, ...params) => rows(relay.db, `UPDATE events SET ${sql} WHERE event_id = ?`, ...params, `evt_${tag}_${name}`);
-  await set("failed", "delivery_status = 'failed'");
-  await set("parked", "delivery_status = 'parked', parked_destination = ?, parked_at = ?", downstream.url("/ok"), Date.now());
+  // Each delivery's state lives on its row (one per event and destination;
+  // a `downstream` source's destination is named after it).
+  const set = (name, sql, ...params) => rows(relay.db, `UPDATE deliveries SET ${sql} WHERE event_id = ? AND destination = 'fwd'`, ...params, `evt_${tag}_${name}`);
+  await set("failed", "state = 'dead_lettered'");
+  await set("parked", "state = 'parked', parked_at = ?", Date.now());
   const heldAt = Date.now();
-  await set("held", "delivery_status = 'delivering', delivery_claimed_at = ?", heldAt);
-  await set("stale", "delivery_status = 'delivering', delivery_claimed_at = 1");
+  await set("held", "state = 'delivering', claimed_at = ?", heldAt);
+  await set("stale", "state = 'delivering', claimed_at = 1");
   const fresh = ["new1", "new2", "new3"];
   const batch = [...old, ...fresh].map((n) => message(tag, n));
   if (keyTwice) batch.push(message(tag, "new3"));

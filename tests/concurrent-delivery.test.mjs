@@ -84,7 +84,8 @@ test("a destination failing every call gets exactly the threshold from one batch
   }, { what: "ten deliveries to the healthy destination and five parked for the broken one" });
   assert.equal(downstream.hits("/down").length, 5, "exactly BREAKER_FAILURE_THRESHOLD calls, as one at a time would make");
   assert.equal(downstream.hits("/slow-ok").length - before, 10);
-  const [breaker] = await rows(relay.db, "SELECT state_name, state FROM breakers WHERE destination = ?", downstream.url("/down"));
+  // Keyed by the destination name: the `downstream` source's own.
+  const [breaker] = await rows(relay.db, "SELECT state_name, state FROM breakers WHERE destination = ?", "broken");
   assert.equal(breaker.state_name, "OPEN");
   assert.equal(JSON.parse(breaker.state).cause, "UPSTREAM_5XX", "the breaker keeps the failure that opened it");
   const failed = await rows(relay.db, "SELECT DISTINCT code FROM attempts WHERE event_id LIKE 'evt_mixed_broken_%'");

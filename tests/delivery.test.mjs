@@ -125,5 +125,6 @@ test("a 429 is RATE_LIMITED and its Retry-After is honoured as the lower bound o
   assert.equal(attempt.code, "RATE_LIMITED");
   const [first, second] = downstream.hits("/429");
   assert.ok(second.at - first.at >= 1900, `retried after ${second.at - first.at} ms, Retry-After was 2 s while RETRY_DELAYS_S is 0`);
-  assert.ok(relay.logs.some((l) => l.includes('"event":"ingest_failed"') && l.includes('"delay_s":2')));
+  // The retry is the delivery message's own (the deliveries queue), logged as delivery_failed.
+  assert.ok(relay.logs.some((l) => l.includes('"event":"delivery_failed"') && l.includes('"delay_s":2')));
 });

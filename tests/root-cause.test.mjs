@@ -66,7 +66,8 @@ async function send(relay, source, payload) {
 
 const deadLetter = (relay, eventId, timeoutMs = 20000) =>
   waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ?", eventId))[0], { what: `the dead letter of ${eventId}`, timeoutMs });
-const breakerOf = async (relay, path) => (await rows(relay.db, "SELECT * FROM breakers WHERE destination = ?", downstream.url(path)))[0];
+// Breakers are keyed by destination name: a `downstream` source's is the source's name (the path here).
+const breakerOf = async (relay, path) => (await rows(relay.db, "SELECT * FROM breakers WHERE destination = ?", path.slice(1)))[0];
 /** Downstream requests that carried this event (the relay sends the event id as X-Operation-Id). */
 const callsFor = (path, eventId) => downstream.hits(path).filter((r) => r.headers["x-operation-id"] === eventId);
 const codes = (history) => history.map((a) => [a.attempt, a.code]);

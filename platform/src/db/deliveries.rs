@@ -66,12 +66,21 @@ pub fn copy_legacy(
     Ok([copy, mark])
 }
 
-/// The pending deliveries of `event_ids` (read with [`read_keys`]).
-pub fn pending_of(db: &D1Database, event_ids: &[&str]) -> Result<D1PreparedStatement> {
-    db.prepare("SELECT event_id, destination FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?1)) AND state = ?2")
+/// The deliveries of `event_ids` still to make (read with [`read_keys`]):
+/// pending, or leased by an isolate that died (its lease older than
+/// `stale_before_ms`), so a redelivered ingest message never leaves one
+/// stuck.
+pub fn pending_of(
+    db: &D1Database,
+    event_ids: &[&str],
+    stale_before_ms: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare("SELECT event_id, destination FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?1)) AND (state = ?2 OR (state = ?3 AND claimed_at < ?4))")
         .bind(&[
             text(&serde_json::to_string(event_ids)?),
             text(DeliveryState::Pending.as_str()),
+            text(DeliveryState::Delivering.as_str()),
+            int(stale_before_ms),
         ])
 }
 
@@ -152,8 +161,9 @@ pub fn read_rows(result: &Rows) -> Result<Vec<DeliveryRow>> {
 }
 
 /// An event's `delivery_status` recomputed from its deliveries, plus the
-/// event-level counters the listing shows (calls made, the last success,
-/// the last error), in the batch that changed them.
+/// event-level figures the listing shows (calls made, the last success,
+/// the last error, when it was first parked), in the batch that changed
+/// them.
 pub fn summary_statement(
     db: &D1Database,
     event_id: &str,
@@ -163,7 +173,8 @@ pub fn summary_statement(
 ) -> Result<D1PreparedStatement> {
     let sql = format!(
         "UPDATE events SET delivery_status = ({SUMMARY_SQL}), delivery_attempts = delivery_attempts + ?2, \
-         delivered_at = COALESCE(?3, delivered_at), last_delivery_error = COALESCE(?4, last_delivery_error), delivery_claimed_at = NULL \
+         delivered_at = COALESCE(?3, delivered_at), last_delivery_error = COALESCE(?4, last_delivery_error), delivery_claimed_at = NULL, \
+         parked_at = COALESCE(parked_at, (SELECT min(parked_at) FROM deliveries WHERE event_id = ?1)) \
          WHERE event_id = ?1 AND EXISTS (SELECT 1 FROM deliveries WHERE event_id = ?1)"
     );
     db.prepare(sql).bind(&[
@@ -277,7 +288,7 @@ pub async fn oldest_parked(
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
          WHERE d.destination = ?1 AND (d.state = ?2 OR (d.state = ?3 AND d.claimed_at < ?4 AND d.parked_at IS NOT NULL)) \
-         ORDER BY d.parked_at, d.created_at, d.event_id LIMIT ?5"
+         ORDER BY d.parked_at, e.ingested_at, e.rowid LIMIT ?5"
     );
     db.prepare(sql)
         .bind(&[
@@ -302,7 +313,7 @@ pub async fn over_age(
 ) -> Result<Vec<DeliveryRow>> {
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
-         WHERE d.destination = ?1 AND d.state = ?2 AND d.parked_at < ?3 ORDER BY d.parked_at, d.created_at, d.event_id LIMIT ?4"
+         WHERE d.destination = ?1 AND d.state = ?2 AND d.parked_at < ?3 ORDER BY d.parked_at, e.ingested_at, e.rowid LIMIT ?4"
     );
     db.prepare(sql)
         .bind(&[

@@ -5,8 +5,8 @@
 
 use super::{changes, int, opt_text, text};
 use crate::db::{Query, Rows};
+use hookrelay_core::deliveries::DeliveryState;
 use hookrelay_core::error_code::ErrorCode;
-use hookrelay_core::state::DeliveryStatus;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Makes sure `destination` has a drain. Answers the generation of the
@@ -108,7 +108,7 @@ pub async fn schedule(
     Ok(changes(&result) > 0)
 }
 
-/// Ends `destination`'s drain, unless an event was parked for it meanwhile
+/// Ends `destination`'s drain, unless a delivery was parked for it meanwhile
 /// (then the row stays and the caller schedules another step); whether it
 /// ended. One statement, so a park racing with the end is never orphaned:
 /// either its event is seen here, or its own `ensure` finds no row.
@@ -116,9 +116,13 @@ pub async fn finish(db: &D1Database, destination: &str, generation: i64) -> Resu
     let result = db
         .prepare(
             "DELETE FROM drains WHERE destination = ?1 AND generation = ?2 \
-             AND NOT EXISTS (SELECT 1 FROM events WHERE delivery_status = ?3 AND parked_destination = ?1)",
+             AND NOT EXISTS (SELECT 1 FROM deliveries WHERE destination = ?1 AND state = ?3)",
         )
-        .bind(&[text(destination), int(generation), text(DeliveryStatus::Parked.as_str())])?
+        .bind(&[
+            text(destination),
+            int(generation),
+            text(DeliveryState::Parked.as_str()),
+        ])?
         .query()
         .await?;
     Ok(changes(&result) > 0)

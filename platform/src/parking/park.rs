@@ -93,11 +93,11 @@ fn statements(
         )?);
         statements.push(event_steps::insert(db, &step)?);
     }
-    for &(i, _, _, _) in parks {
+    for &(i, _, _, cause) in parks {
         let event_id = items[i].event.event_id.as_str();
         if !seen.contains(&event_id) {
             seen.push(event_id);
-            statements.push(deliveries::summary_statement(db, event_id, 0, None, None)?);
+            statements.push(deliveries::summary_statement(db, event_id, 0, None, cause)?);
         }
     }
     Ok(statements)

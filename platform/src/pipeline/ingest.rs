@@ -95,7 +95,10 @@ fn routing(
         stmts.push(deliveries::insert_routed(db, &rows, nonce, now_ms)?);
     }
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
-    stmts.push(deliveries::pending_of(db, &ids)?);
+    // A lease older than the longest timeout allowed, plus its margin, is
+    // surely a dead isolate's.
+    let stale = hookrelay_core::state::lease_stale_before(now_ms, 120_000);
+    stmts.push(deliveries::pending_of(db, &ids, stale)?);
     Ok(stmts)
 }
 
