@@ -1,12 +1,12 @@
-// The consumer takes its delivery leases in the ingest's own D1 batch
-// (platform/src/pipeline/ahead.rs): the claim lists every event whose
-// source forwards, before anyone has read its row, and runs after the
-// upserts in the same transaction. Its status filter must then lease
-// exactly what the consumer calls (core/src/delivery_plan.rs claimable):
-// a duplicate of a delivered, failed or parked event, or of one whose
-// lease another isolate holds, is never called; a stale lease is taken
-// over. Both ingest shapes are covered: set-based (distinct keys) and one
-// statement per event (a key twice in the batch).
+// A redelivered or duplicate ingest message re-sends only the deliveries
+// still to make (platform/src/pipeline/ingest.rs reads them in the
+// ingest's own batch), and the deliveries consumer leases exactly what it
+// calls (core/src/deliveries/mod.rs claimable): a duplicate of a
+// delivered, dead-lettered or parked delivery, or of one whose lease
+// another isolate holds, is never called; a stale lease is taken over.
+// (Issue 33 moved the lease from the event's row to its delivery's; the
+// scenario is the same.) Both ingest shapes are covered: set-based
+// (distinct keys) and one statement per event (a key twice in the batch).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
@@ -73,12 +73,13 @@ async function check(tag, heldAt) {
   for (const name of ["stale", "new1", "new2", "new3"]) {
     assert.equal(calls(tag, name) - (name === "stale" ? 1 : 0), 1, `${name}: called once by the second batch`);
   }
-  assert.equal((await row(tag, "failed")).delivery_status, "failed");
-  assert.equal((await row(tag, "parked")).delivery_status, "parked");
-  const held = await row(tag, "held");
-  assert.equal(held.delivery_status, "delivering", "another isolate's lease is left alone");
-  assert.equal(held.delivery_claimed_at, heldAt);
-  const leased = await rows(relay.db, "SELECT event_id FROM events WHERE event_id LIKE ? AND delivery_claimed_at IS NOT NULL AND event_id != ?", `evt_${tag}_%`, `evt_${tag}_held`);
+  const delivery = async (name) => (await rows(relay.db, "SELECT state, claimed_at FROM deliveries WHERE event_id = ?", `evt_${tag}_${name}`))[0];
+  assert.equal((await delivery("failed")).state, "dead_lettered");
+  assert.equal((await delivery("parked")).state, "parked");
+  const held = await delivery("held");
+  assert.equal(held.state, "delivering", "another isolate's lease is left alone");
+  assert.equal(held.claimed_at, heldAt);
+  const leased = await rows(relay.db, "SELECT event_id FROM deliveries WHERE event_id LIKE ? AND claimed_at IS NOT NULL AND event_id != ?", `evt_${tag}_%`, `evt_${tag}_held`);
   assert.deepEqual(leased, [], "no lease is left behind");
 }
 
