@@ -8,9 +8,15 @@ import path from "node:path";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
-/** Runs every migration against `db`. */
-export async function applyMigrations(db) {
+/**
+ * Runs the migrations against `db`, in order: every one, or those whose
+ * number is in `after` < n <= `upTo` (a database migrated part of the way,
+ * as an older deployment left it).
+ */
+export async function applyMigrations(db, { after = 0, upTo = Infinity } = {}) {
   for (const file of readdirSync(MIGRATIONS).sort()) {
+    const n = Number.parseInt(file, 10);
+    if (!(n > after && n <= upTo)) continue;
     const sql = readFileSync(path.join(MIGRATIONS, file), "utf8");
     for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
       if (statement.trim()) await db.prepare(statement).run();

@@ -20,6 +20,7 @@ use crate::internal_auth;
 use crate::responses;
 use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::deliveries::legacy::legacy_entry_destination;
 use hookrelay_core::deliveries::message::DeliveryMessage;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::{ErrorCode, Failure};
@@ -93,7 +94,7 @@ struct Target {
     event_id: String,
 }
 
-fn target(call: &ReplayCall) -> std::result::Result<Target, Failure> {
+fn target(call: &ReplayCall, cfg: &RelayConfig) -> std::result::Result<Target, Failure> {
     match DeliveryMessage::read(&call.event) {
         Some(Ok(m)) => Ok(Target {
             destination: Some(call.destination.clone().unwrap_or(m.destination)),
@@ -103,7 +104,12 @@ fn target(call: &ReplayCall) -> std::result::Result<Target, Failure> {
         }),
         Some(Err(e)) => Err(Failure::new(ErrorCode::SchemaMismatch, e)),
         None => decode_value(&call.event).map(|e| Target {
-            destination: call.destination.clone(),
+            // An entry filed before deliveries that failed at its
+            // downstream was that source's one delivery.
+            destination: call.destination.clone().or_else(|| {
+                let own = cfg.delivery.destination(&e.source).is_some();
+                legacy_entry_destination(&e.source, call.entry_code, own)
+            }),
             source: e.source.clone(),
             event_id: e.event_id.clone(),
             event: Some(e),
@@ -126,7 +132,7 @@ fn refused_target(cfg: &RelayConfig, t: &Target, entry_code: ErrorCode) -> Optio
 }
 
 async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<ReplayAnswer> {
-    let t = match target(call) {
+    let t = match target(call, cfg) {
         Ok(t) => t,
         Err(f) => return Ok(failed(f)),
     };

@@ -7,15 +7,17 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { secretNameFor } from "../scripts/webhook-signatures.mjs";
+import { adminClient } from "./support/admin.mjs";
 
 let relay, downstream, env;
 let cUp = false;
+let bUp = false;
 const SECRETS_BY_SOURCE = { "fan-ab": "fan-ab-secret", mixed: "mixed-secret", three: "three-secret" };
 
 before(async () => {
   downstream = await startDownstream({
     "/a": () => ({ status: 200 }),
-    "/b": () => ({ status: 500 }),
+    "/b": () => ({ status: bUp ? 200 : 500 }),
     // Mixed: the first call for each event answers 503, the next 200.
     "/m-a": (req) => (downstream.hits("/m-a").filter((r) => r.headers["x-operation-id"] === req.headers["x-operation-id"]).length === 1 ? { status: 503 } : { status: 200 }),
     "/m-b": () => ({ status: 400 }),
@@ -104,6 +106,34 @@ test("mixed failure: B's 400 is handed off at once while A still retries its 503
   assert.equal(dl.destination, "m-b");
   const [event] = await rows(relay.db, "SELECT delivery_status FROM events WHERE event_id = ?", id);
   assert.equal(event.delivery_status, "failed", "the summary: one dead-lettered, none pending or parked");
+});
+
+test("after B is fixed, a replay of B's entry reaches B once and A gets no second call; an entry whose destination is gone is refused with 409 and nothing changes", async () => {
+  const admin = adminClient(relay);
+  const ids = [];
+  for (let n = 0; n < 2; n++) ids.push(await send("fan-ab", { replay: n }, `fan-replay-${n}`));
+  for (const id of ids) await waitFor(async () => (await deadLetters(id)).length === 1, { what: `B's dead letter for ${id}`, timeoutMs: 60_000 });
+  const entryOf = async (id) => (await rows(relay.db, "SELECT id FROM dead_letters WHERE event_id = ?", id))[0].id;
+  bUp = true;
+  const replayed = await admin.post(`webhook-dlq/${await entryOf(ids[0])}/replay`, { reason: "B is fixed" });
+  assert.equal(replayed.status, 200, JSON.stringify(replayed.json));
+  assert.equal(callsFor("/b", ids[0]).filter((r) => r.status === 200).length, 1, "B: one successful call, the replay's");
+  assert.equal(callsFor("/a", ids[0]).length, 1, "A: no second call");
+  assert.equal((await deliveries(ids[0])).b.state, "delivered");
+  assert.equal((await deliveries(ids[0])).a.state, "delivered");
+  // B leaves the configuration: its entry is refused, and nothing changes.
+  const sources = { "fan-ab": { scheme: "hmac-sha256", routes: [{ to: "a" }] }, mixed: { scheme: "hmac-sha256", routes: [{ to: "m-a" }] }, three: { scheme: "hmac-sha256", routes: [{ to: "t-a" }] } };
+  const destinations = JSON.parse(env.DESTINATIONS);
+  delete destinations.b;
+  await relay.reconfigure({ SOURCES: JSON.stringify(sources), DESTINATIONS: JSON.stringify(destinations) });
+  const before = { calls: callsFor("/b", ids[1]).length, row: (await deliveries(ids[1])).b };
+  const refused = await admin.post(`webhook-dlq/${await entryOf(ids[1])}/replay`, { reason: "try the gone destination" });
+  assert.equal(refused.status, 409, JSON.stringify(refused.json));
+  assert.match(refused.error.message, /destination 'b' is not configured/);
+  assert.equal(callsFor("/b", ids[1]).length, before.calls, "no call");
+  assert.deepEqual((await deliveries(ids[1])).b, before.row, "the delivery is unchanged");
+  await relay.reconfigure({});
+  bUp = false;
 });
 
 test("an outage on one destination of three: the other two deliver on time, the third parks and drains on recovery", async () => {

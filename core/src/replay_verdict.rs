@@ -29,6 +29,19 @@ pub fn verdict(outcome: &Outcome, downstream: DownstreamResult) -> Result<(), Fa
     }
 }
 
+/// Whether an entry's code says it failed at its downstream (not at ingest).
+pub fn failed_downstream(entry_code: ErrorCode) -> bool {
+    matches!(
+        entry_code,
+        ErrorCode::Upstream5xx
+            | ErrorCode::Upstream4xx
+            | ErrorCode::Timeout
+            | ErrorCode::RateLimited
+            | ErrorCode::AuthExpired
+            | ErrorCode::CircuitOpen
+    )
+}
+
 /// Why a replay must be refused before anything is done, if it must: the
 /// relay does not know the source any more, or the entry failed at its
 /// downstream and the source no longer forwards (a "success" would then
@@ -44,16 +57,7 @@ pub fn refusal(
             "source '{source}' is not configured in the relay's SOURCES, so this event cannot be replayed; add the source back, or archive the entry"
         ));
     }
-    let failed_downstream = matches!(
-        entry_code,
-        ErrorCode::Upstream5xx
-            | ErrorCode::Upstream4xx
-            | ErrorCode::Timeout
-            | ErrorCode::RateLimited
-            | ErrorCode::AuthExpired
-            | ErrorCode::CircuitOpen
-    );
-    (failed_downstream && !forwards).then(|| format!(
+    (failed_downstream(entry_code) && !forwards).then(|| format!(
         "this entry failed at its downstream ({entry_code}), but source '{source}' has no downstream configured in the relay any more; replaying would deliver nothing. Configure the downstream in SOURCES, or archive the entry"
     ))
 }

@@ -3,7 +3,7 @@
 // local queues. Tests override vars and secrets, never code paths.
 import { _enableControlEndpoints } from "miniflare";
 import { SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../../scripts/miniflare-workers.mjs";
-import { rows } from "../../scripts/local-d1.mjs";
+import { applyMigrations, rows } from "../../scripts/local-d1.mjs";
 import { waitFor } from "./wait-for.mjs";
 
 export { SECRETS, rows, waitFor };
@@ -20,8 +20,10 @@ _enableControlEndpoints();
  * edits the relay's Miniflare options (a function of them), for faults such
  * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
  * restarts both with more vars, as a deploy of a changed setting would.
+ * `migrateUpTo` stops the migrations at that number; `migrateRest()` then
+ * applies the others.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o, migrateUpTo = Infinity } = {}) {
   const logs = [];
   const workers = (more) => {
     const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers });
@@ -29,6 +31,7 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
   };
   const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
+    migrateUpTo,
   });
   return {
     mf,
@@ -41,6 +44,10 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     },
     async broker(queue) {
       return brokerControl(mf, queue);
+    },
+    /** Applies the migrations after `migrateUpTo` (a database migrated part of the way, then upgraded). */
+    async migrateRest() {
+      await applyMigrations(db, { after: migrateUpTo });
     },
     /** Restarts both workers with `vars` over the first ones (a changed configuration), keeping D1 and R2. */
     async reconfigure(more) {

@@ -30,9 +30,39 @@ pub const LEGACY_STATE_SQL: &str = "CASE e.delivery_status \
      WHEN 'delivered' THEN 'delivered' WHEN 'parked' THEN 'parked' \
      WHEN 'failed' THEN 'dead_lettered' END";
 
+/// The destination of a dead-letter entry filed before deliveries (no
+/// destination, its original the event itself): an entry that failed at
+/// its downstream was that source's one delivery, so it replays to the
+/// destination named after the source, when that destination still
+/// exists; any other entry is an `ingest` entry (`None`).
+pub fn legacy_entry_destination(
+    source: &str,
+    entry_code: crate::error_code::ErrorCode,
+    source_destination_exists: bool,
+) -> Option<String> {
+    (crate::replay_verdict::failed_downstream(entry_code) && source_destination_exists)
+        .then(|| source.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error_code::ErrorCode;
+
+    #[test]
+    fn a_legacy_downstream_entry_replays_to_the_destination_named_after_its_source() {
+        let table = [
+            (ErrorCode::Upstream5xx, true, Some("shop")),
+            (ErrorCode::Upstream4xx, true, Some("shop")),
+            (ErrorCode::Upstream5xx, false, None),
+            (ErrorCode::D1Unavailable, true, None),
+            (ErrorCode::SchemaMismatch, true, None),
+        ];
+        for (code, exists, want) in table {
+            let got = legacy_entry_destination("shop", code, exists);
+            assert_eq!(got.as_deref(), want, "{code:?} {exists}");
+        }
+    }
 
     #[test]
     fn a_legacy_event_is_one_delivery_named_after_its_source() {

@@ -66,6 +66,16 @@ pub fn copy_legacy(
     Ok([copy, mark])
 }
 
+/// Up to `limit` events parked before deliveries existed (`routed_at`
+/// NULL), by the partial index `events_parked`: (event id, source).
+pub async fn legacy_parked(db: &D1Database, limit: u32) -> Result<Vec<(String, String)>> {
+    db.prepare("SELECT event_id, source FROM events WHERE delivery_status = 'parked' AND routed_at IS NULL LIMIT ?1")
+        .bind(&[int(i64::from(limit))])?
+        .query()
+        .await?
+        .map(|r| Ok((r.text("event_id")?, r.text("source")?)))
+}
+
 /// The deliveries of `event_ids` still to make (read with [`read_keys`]):
 /// pending, or leased by an isolate that died (its lease older than
 /// `stale_before_ms`), so a redelivered ingest message never leaves one
