@@ -32,14 +32,22 @@ fn other_port_form(url: &str) -> Option<String> {
     } else {
         return None;
     };
-    let end = url[host_at..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| host_at + i);
+    // Byte scans: every byte searched for is ASCII, so each index found
+    // is a character boundary.
+    let bytes = url.as_bytes();
+    let end = host_at
+        + bytes[host_at..]
+            .iter()
+            .position(|b| matches!(b, b'/' | b'?' | b'#'))
+            .unwrap_or(url.len() - host_at);
     // The host starts after any user info; a colon inside an IPv6
     // literal's brackets is not the port's.
-    let authority = &url[host_at..end];
-    let host = host_at + authority.rfind(['@', ']']).map_or(0, |i| i + 1);
-    let (cut, insert) = match url[host..end].find(':') {
+    let host = host_at
+        + bytes[host_at..end]
+            .iter()
+            .rposition(|b| matches!(b, b'@' | b']'))
+            .map_or(0, |i| i + 1);
+    let (cut, insert) = match bytes[host..end].iter().position(|&b| b == b':') {
         Some(colon) => (host + colon, ""),
         None => (end, default),
     };
