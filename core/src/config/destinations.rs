@@ -43,15 +43,19 @@ pub fn parse_destinations(
     default_timeout_ms: u32,
 ) -> Result<Vec<Destination>, ConfigError> {
     let object = object_var(KEY, raw, "destination name to {\"url\": …}")?;
-    // A JSON object's keys come sorted, so the list is in name order.
-    object
-        .iter()
-        .map(|(name, decl)| {
-            destination(name, decl, default_timeout_ms).map_err(|(field, problem)| {
-                ConfigError::new(format!("{KEY}.{name}{field}"), problem)
-            })
-        })
-        .collect()
+    // A JSON object's keys come sorted, so the list is in name order. A
+    // loop, not `collect` into a `Result` (a second copy of the parser in
+    // wasm).
+    let mut out = Vec::with_capacity(object.len());
+    for (name, decl) in object.iter() {
+        match destination(name, decl, default_timeout_ms) {
+            Ok(d) => out.push(d),
+            Err((field, problem)) => {
+                return Err(ConfigError::new(format!("{KEY}.{name}{field}"), problem))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn destination(

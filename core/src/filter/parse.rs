@@ -185,12 +185,14 @@ fn ops(map: &Map<String, Value>, at: &str, depth: usize) -> Parsed<Vec<Op>> {
 
 /// A non-empty list, each item parsed at `at[i]`.
 fn list<T>(v: &Value, at: &str, item: impl Fn(&Value, &str) -> Parsed<T>) -> Parsed<Vec<T>> {
-    match v {
-        Value::Array(items) if !items.is_empty() => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| item(v, &format!("{at}[{i}]")))
-            .collect(),
-        _ => fail(at, "must be a non-empty list"),
+    let items = match v {
+        Value::Array(items) if !items.is_empty() => items,
+        _ => return fail(at, "must be a non-empty list"),
+    };
+    // A loop, not `collect` into a `Result` (wasm bytes).
+    let mut out = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        out.push(item(v, &format!("{at}[{i}]"))?);
     }
+    Ok(out)
 }
