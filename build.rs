@@ -3,7 +3,9 @@
 //!
 //! - `wrangler.toml` `[vars]` parse with the same code the worker runs
 //!   (`hookrelay_core::config`), with the secrets from `.dev.vars.example`,
-//!   so each declared source is checked against its scheme's rules;
+//!   so each declared source is checked against its scheme's rules, and
+//!   `[vars.DESTINATIONS]` and each source's routes (filters included)
+//!   with the one validator the startup check runs;
 //! - the `webhooks` consumer keeps the contract's retry budget and DLQ;
 //! - both workers name the same D1 database, and declare the settings
 //!   both read (`hookrelay_core::config::SHARED_KEYS`) alike or not at all;
@@ -51,7 +53,8 @@ fn check_vars(relay: &toml::Value) -> Result<(), String> {
     env.extend(dev_vars_example()?);
     // The same load the worker runs: each declared source is checked
     // against its scheme's rules (a preset's name, or every field of a
-    // recipe), and its secrets against the key form the scheme needs.
+    // recipe), its secrets against the key form the scheme needs, and
+    // DESTINATIONS and the routes (conflicts, filters) as §3 writes them.
     RelayConfig::load(&env)
         .map_err(|e| format!("wrangler.toml [vars] with .dev.vars.example: {e}"))?;
     Ok(())
@@ -132,6 +135,7 @@ fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Str
 fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
     for key in [
         "SOURCES",
+        "DESTINATIONS",
         "RETRY_DELAYS_S",
         "DELIVERY_TIMEOUT_MS",
         "BREAKER_FAILURE_THRESHOLD",

@@ -26,6 +26,7 @@ pub mod entry_action;
 pub mod envelope;
 pub mod error_code;
 pub mod error_signature;
+pub mod filter;
 pub mod form;
 pub mod front_door;
 pub mod idempotency;

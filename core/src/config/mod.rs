@@ -7,16 +7,20 @@
 
 mod alarms;
 mod delivery;
+mod destinations;
 pub mod env;
 mod retention;
+mod routes;
 mod shared;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
 pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
-pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use delivery::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use destinations::{load_destinations, parse_destinations, Destination};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
+pub use routes::{evaluate as evaluate_routes, Route, Routed};
 pub use shared::{check_shared, Declared, SHARED_KEYS};
 pub use sources::{
     decode_public_key, load_sources, parse_sources, secret_name, Source, SourceSpec, Sources,

@@ -1,6 +1,7 @@
 //! `SOURCES`: the declared webhook sources, and the secret each one needs.
 
-use super::env::{text, ConfigEnv, ConfigError};
+use super::env::{fail, object_var, text, ConfigEnv, ConfigError, FieldError};
+use super::routes::{parse_routes, Route};
 use crate::signature::{preset, preset_names, recipe, Check, PublicKeyAlg, Scheme, SigningKey};
 use serde_json::Value;
 
@@ -24,8 +25,12 @@ pub struct SourceSpec {
     pub url: Option<String>,
     /// `public_key`: the provider's public key, for the public-key schemes.
     pub public_key: Option<String>,
-    /// Where ingested events are forwarded, if anywhere.
+    /// `downstream`: the shorthand for one unfiltered route to a URL
+    /// destination named after the source.
     pub downstream: Option<String>,
+    /// `routes`, as declared (their destinations are checked against
+    /// `DESTINATIONS` by `DeliveryConfig::load`); empty with `downstream`.
+    pub routes: Vec<Route>,
     /// `expect_every`: the `source_silent` alarm fires when nothing arrived
     /// from this source for this long (milliseconds); `None` never alarms.
     pub expect_every_ms: Option<i64>,
@@ -150,30 +155,7 @@ impl Sources {
 /// `wrangler dev --var SOURCES:'{…}'` works).
 pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
     const KEY: &str = "SOURCES";
-    let parsed;
-    let object = match raw {
-        Value::Object(map) => map,
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text).map_err(|e| {
-                ConfigError::new(KEY, format!("is a string but not JSON ({e}); expected a JSON object of source name to {{\"scheme\": …}}"))
-            })?;
-            match &parsed {
-                Value::Object(map) => map,
-                _ => {
-                    return Err(ConfigError::new(
-                        KEY,
-                        "must be a JSON object of source name to {\"scheme\": …}",
-                    ))
-                }
-            }
-        }
-        _ => {
-            return Err(ConfigError::new(
-                KEY,
-                "must be a JSON object of source name to {\"scheme\": …}",
-            ))
-        }
-    };
+    let object = object_var(KEY, raw, "source name to {\"scheme\": …}")?;
     if object.is_empty() {
         return Err(ConfigError::new(
             KEY,
@@ -216,27 +198,17 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         .map_err(|(field, problem)| ConfigError::new(format!("SOURCES.{name}{field}"), problem))
 }
 
-/// A field of a source (`.scheme.encoding`, or `` for the source itself)
-/// and what is wrong with it.
-type FieldError = (String, String);
-
-fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
-    Err(field_error(field, problem.into()))
-}
-
-/// Out of line, not inlined per error site (wasm bytes).
-#[inline(never)]
-fn field_error(field: &str, problem: String) -> FieldError {
-    (field.to_string(), problem)
-}
-
-fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
-    let name_ok = !name.is_empty()
+/// The rule for source and destination names: 1-64 of a-z, 0-9, `-`, `_`.
+pub(super) fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 64
         && name
             .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-    if !name_ok {
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
+    if !is_valid_name(name) {
         return fail(
             "",
             "a source name must be 1-64 characters of a-z, 0-9, '-' or '_'",
@@ -254,6 +226,14 @@ fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
     let scheme = scheme_of(fields)?;
     let tolerance_s = tolerance_of(fields, &scheme)?;
     let downstream = url_of(fields, "downstream", "must be an http:// or https:// URL")?;
+    let routes = match fields.get("routes") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) if downstream.is_some() => return fail(
+            ".downstream",
+            "cannot be given beside routes: downstream is the shorthand for one unfiltered route to a destination named after the source; list that destination in routes instead",
+        ),
+        Some(raw) => parse_routes(raw)?,
+    };
     let url = url_of(
         fields,
         "url",
@@ -267,6 +247,7 @@ fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
         url,
         public_key,
         downstream,
+        routes,
         expect_every_ms: expect_every_of(fields)?,
     })
 }
@@ -318,12 +299,13 @@ fn expect_every_of(fields: &serde_json::Map<String, Value>) -> Result<Option<i64
     }
 }
 
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "scheme",
     "tolerance_s",
     "url",
     "public_key",
     "downstream",
+    "routes",
     "expect_every",
 ];
 
