@@ -89,7 +89,7 @@ mod tests {
         let err = parse_group_filter(&pairs(&[("limit", "1")])).unwrap_err();
         assert_eq!(
             err.message,
-            "unknown query parameter; this route accepts status, source, code, class"
+            "unknown query parameter; this route accepts status, source, destination, kind, code, class"
         );
         let twice = pairs(&[("code", "BAD_PAYLOAD"), ("code", "UNKNOWN")]);
         assert_eq!(parse_group_filter(&twice).unwrap_err().param, "code");
