@@ -55,16 +55,37 @@ struct AttemptRow {
     cause: Option<String>,
 }
 
-/// The failed attempts recorded for every queue message in `ids`, one
-/// statement for a whole DLQ batch; read it with [`histories_of`]. Each
-/// message's attempts come back as one JSON array (one row per message, not
-/// per attempt: far fewer values to move into wasm); the envelope orders
-/// them.
+/// One attempt as a JSON object, for `json_group_array`.
+const ATTEMPT_JSON: &str = "json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)";
+
+/// The ingest attempts (no destination) recorded for every queue message
+/// in `ids`, one statement for a whole DLQ batch; read it with
+/// [`histories_of`]. Each message's attempts come back as one JSON array
+/// (one row per message, not per attempt: far fewer values to move into
+/// wasm); the envelope orders them.
 pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
     let ids = serde_json::to_string(ids)?;
-    db.prepare("SELECT queue_message_id, json_group_array(json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)) AS history \
-                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) GROUP BY queue_message_id")
+    db.prepare(format!("SELECT queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
+                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) AND destination IS NULL GROUP BY queue_message_id"))
         .bind(&[text(&ids)])
+}
+
+/// The attempts of each (event id, destination) in `keys` (a delivery's
+/// history: that destination's calls only, over `attempts_by_event_destination`),
+/// keyed like [`histories_of`] by [`delivery_history_key`].
+pub fn delivery_histories_statement(
+    db: &D1Database,
+    keys: &[(&str, &str)],
+) -> Result<D1PreparedStatement> {
+    let keys = serde_json::to_string(keys)?;
+    db.prepare(format!("SELECT a.event_id || char(10) || a.destination AS queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
+                FROM json_each(?1) k JOIN attempts a ON a.event_id = k.value->>0 AND a.destination = k.value->>1 GROUP BY a.event_id, a.destination"))
+        .bind(&[text(&keys)])
+}
+
+/// How [`delivery_histories_statement`] names a delivery's history.
+pub fn delivery_history_key(event_id: &str, destination: &str) -> String {
+    format!("{event_id}\n{destination}")
 }
 
 #[derive(Deserialize)]
