@@ -134,11 +134,14 @@ pub struct EventAttempt {
     pub at: i64,
     /// For `CIRCUIT_OPEN`: the failure that opened the breaker.
     pub cause: Option<String>,
+    /// The destination called; null for an ingest attempt (and for every
+    /// attempt from before deliveries existed).
+    pub destination: Option<String>,
 }
 
 /// Every failed attempt of one event, oldest first, across all the queue
 /// messages that carried it (a statement for the story batch).
 pub fn for_event(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
-    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause FROM attempts WHERE event_id = ?1 ORDER BY at, id")
+    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause, destination FROM attempts WHERE event_id = ?1 ORDER BY at, id")
         .bind(&[text(event_id)])
 }

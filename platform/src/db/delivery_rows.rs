@@ -71,12 +71,18 @@ pub struct DeliveryRow {
 const COLUMNS: &str =
     "event_id, destination, state, attempts, delivered_at, last_error, parked_at, park_cause, updated_at";
 
-/// The deliveries of `event_ids` (a listing page), by event then destination.
-pub fn for_events(db: &D1Database, event_ids: &[&str]) -> Result<D1PreparedStatement> {
+/// The deliveries of the events `page` selects (a listing page's
+/// `SELECT event_id FROM events …`, bound with `params`), in the same batch
+/// as the page itself.
+pub fn for_page(
+    db: &D1Database,
+    page: &str,
+    params: &[wasm_bindgen::JsValue],
+) -> Result<D1PreparedStatement> {
     db.prepare(format!(
-        "SELECT {COLUMNS} FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?1)) ORDER BY event_id, destination"
+        "SELECT {COLUMNS} FROM deliveries WHERE event_id IN ({page}) ORDER BY event_id, destination"
     ))
-    .bind(&[text(&serde_json::to_string(event_ids)?)])
+    .bind(params)
 }
 
 /// The deliveries of one event (a statement for its story).
@@ -85,6 +91,21 @@ pub fn for_event(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement>
         "SELECT {COLUMNS} FROM deliveries WHERE event_id = ?1 ORDER BY destination"
     ))
     .bind(&[text(event_id)])
+}
+
+/// Parked deliveries in all (count, oldest `parked_at`): the rows and the
+/// legacy parked events, as [`parked_by_destination`] counts them.
+pub fn parked_total(db: &D1Database) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "SELECT sum(n) AS n, min(oldest) AS oldest FROM ( \
+           SELECT count(*) AS n, min(parked_at) AS oldest FROM deliveries WHERE state = ?1 \
+           UNION ALL \
+           SELECT count(*) AS n, min(parked_at) AS oldest FROM events WHERE delivery_status = ?2 AND routed_at IS NULL)",
+    )
+    .bind(&[
+        text(DeliveryState::Parked.as_str()),
+        text(DeliveryStatus::Parked.as_str()),
+    ])
 }
 
 /// Parked deliveries per destination (count, oldest `parked_at`): the
