@@ -48,12 +48,15 @@ pub async fn read(
         .iter()
         .filter_map(|p| p.inline_content_hash().map(str::to_string))
         .collect();
-    let mut statements = vec![attempts::histories_statement(db, &original_ids)?];
+    let mut statements = vec![attempts::histories_statement(
+        db,
+        &original_ids,
+        &delivery_keys,
+    )?];
     if !body_refs.is_empty() {
         statements.push(payloads::bodies_statement(db, &body_refs)?);
     }
     if !delivery_keys.is_empty() {
-        statements.push(attempts::delivery_histories_statement(db, &delivery_keys)?);
         statements.push(delivery_evidence::statement(db, &delivery_events)?);
     }
     statements.extend(dead_letters::snapshot_statements(
@@ -72,19 +75,15 @@ pub async fn read(
             (payloads::bodies_of(bodies)?, rest)
         }
     };
-    let mut histories = attempts::histories_of(histories)?;
     let (event_rows, rest) = match delivery_keys.is_empty() {
         true => (VecMap::new(), rest),
         false => {
-            let [delivery_histories, rows, rest @ ..] = rest else {
-                return Err(short_answer());
-            };
-            histories.extend(attempts::histories_of(delivery_histories)?);
+            let (rows, rest) = rest.split_first().ok_or_else(short_answer)?;
             (delivery_evidence::rows_of(rows)?, rest)
         }
     };
     Ok(Evidence {
-        histories,
+        histories: attempts::histories_of(histories)?,
         event_rows,
         bodies,
         snapshot: dead_letters::snapshot_of(rest)?,

@@ -58,32 +58,27 @@ struct AttemptRow {
 /// One attempt as a JSON object, for `json_group_array`.
 const ATTEMPT_JSON: &str = "json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)";
 
-/// The ingest attempts (no destination) recorded for every queue message
-/// in `ids`, one statement for a whole DLQ batch; read it with
-/// [`histories_of`]. Each message's attempts come back as one JSON array
-/// (one row per message, not per attempt: far fewer values to move into
-/// wasm); the envelope orders them.
-pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
-    let ids = serde_json::to_string(ids)?;
-    db.prepare(format!("SELECT queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
-                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) AND destination IS NULL GROUP BY queue_message_id"))
-        .bind(&[text(&ids)])
-}
-
-/// The attempts of each (event id, destination) in `keys` (a delivery's
-/// history: that destination's calls only, over `attempts_by_event_destination`),
-/// keyed like [`histories_of`] by [`delivery_history_key`].
-pub fn delivery_histories_statement(
+/// The failed attempts of a whole DLQ batch in one statement; read it with
+/// [`histories_of`]. An ingest's are those recorded under its queue message
+/// id (one of `ids`) with no destination; a delivery's, those of its event
+/// to its destination (one of `keys`, over `attempts_by_event_destination`),
+/// keyed by [`delivery_history_key`]. Each history comes back as one JSON
+/// array (one row per message, not per attempt: far fewer values to move
+/// into wasm); the envelope orders them.
+pub fn histories_statement(
     db: &D1Database,
+    ids: &[&str],
     keys: &[(&str, &str)],
 ) -> Result<D1PreparedStatement> {
-    let keys = serde_json::to_string(keys)?;
-    db.prepare(format!("SELECT a.event_id || char(10) || a.destination AS queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
-                FROM json_each(?1) k JOIN attempts a ON a.event_id = k.value->>0 AND a.destination = k.value->>1 GROUP BY a.event_id, a.destination"))
-        .bind(&[text(&keys)])
+    db.prepare(format!("SELECT queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
+                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) AND destination IS NULL GROUP BY queue_message_id \
+                UNION ALL \
+                SELECT a.event_id || char(10) || a.destination, json_group_array({ATTEMPT_JSON}) \
+                FROM json_each(?2) k JOIN attempts a ON a.event_id = k.value->>0 AND a.destination = k.value->>1 GROUP BY a.event_id, a.destination"))
+        .bind(&[text(&serde_json::to_string(ids)?), text(&serde_json::to_string(keys)?)])
 }
 
-/// How [`delivery_histories_statement`] names a delivery's history.
+/// How [`histories_statement`] names a delivery's history.
 pub fn delivery_history_key(event_id: &str, destination: &str) -> String {
     format!("{event_id}\n{destination}")
 }

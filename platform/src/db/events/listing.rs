@@ -41,7 +41,7 @@ pub struct EventSummary {
     /// deliveries existed (read as one legacy delivery).
     pub routed_at: Option<i64>,
     /// Its deliveries, one per matching route (filled in after the read).
-    #[serde(default)]
+    #[serde(default, skip_deserializing)]
     pub deliveries: Vec<DeliveryRow>,
 }
 
