@@ -47,6 +47,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
         downstream: DownstreamResult::NotForwarded,
         failure: Some(failure),
         refused: None,
+        refusal_code: None,
     };
     let event = match decode_value(&call.event) {
         Ok(e) => e,
@@ -64,6 +65,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
             downstream: DownstreamResult::NotForwarded,
             failure: None,
             refused: Some(why),
+            refusal_code: None,
         });
     }
     let db = env.d1("DB")?;
@@ -78,6 +80,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
             downstream: p.downstream,
             failure: verdict(&p.outcome, p.downstream).err(),
             refused: None,
+            refusal_code: None,
         },
         None => failed(Failure::new(
             hookrelay_core::error_code::ErrorCode::Unknown,

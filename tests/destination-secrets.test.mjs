@@ -62,7 +62,9 @@ test("a token in a destination's path reaches no alert, alarm id, log line, stat
     };
     const story = answers.stories[0].data;
     assert.equal(story.event.parked_destination, label, "the story names the destination by its label");
-    assert.ok(answers.stats.data.parked.by_destination.some((d) => d.destination === label), JSON.stringify(answers.stats.data.parked));
+    // A parked event from before deliveries (routed_at NULL) counts as its
+    // source's destination, named like the source (issue 33).
+    assert.ok(answers.stats.data.parked.by_destination.some((d) => d.destination === "label"), JSON.stringify(answers.stats.data.parked));
     for (const [what, answer] of Object.entries(answers)) {
       const text = JSON.stringify(answer);
       assert.ok(!text.includes(TOKEN) && !text.includes("/hook"), `${what} holds the destination's path: ${text.slice(0, 2000)}`);

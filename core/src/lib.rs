@@ -52,6 +52,7 @@ pub mod signature_tally;
 pub mod size;
 pub mod small_sort;
 pub mod state;
+pub mod stats_destinations;
 pub mod stats_hourly;
 mod strict_json;
 pub mod subrequests;

@@ -18,6 +18,8 @@ named_states! {
         Failed = "failed",
         /// Held in D1 while the destination's breaker is open; drained later.
         Parked = "parked",
+        /// The source has routes and none matched (DESIGN §3): no delivery.
+        Filtered = "filtered",
     }
 }
 

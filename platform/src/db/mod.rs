@@ -8,6 +8,7 @@ pub mod attempts;
 pub mod breakers;
 pub mod counters;
 pub mod dead_letters;
+pub mod delivery_rows;
 pub mod drains;
 pub mod event_steps;
 pub mod events;

@@ -7,6 +7,7 @@ use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};
 
+pub mod delivery_evidence;
 pub mod event_figures;
 pub mod ingest_set;
 mod listing;

@@ -233,24 +233,6 @@ pub async fn fail_parked(db: &D1Database, event_ids: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// Parked events in all, and the oldest `parked_at` (for the stats batch).
-pub fn parked_total(db: &D1Database) -> Result<D1PreparedStatement> {
-    db.prepare(
-        "SELECT count(*) AS n, min(parked_at) AS oldest FROM events WHERE delivery_status = ?1",
-    )
-    .bind(&[text(DeliveryStatus::Parked.as_str())])
-}
-
-/// Parked events per destination, with each one's oldest `parked_at` (for
-/// the stats batch; callers label the destination before showing it).
-pub fn parked_by_destination(db: &D1Database) -> Result<D1PreparedStatement> {
-    db.prepare(
-        "SELECT parked_destination AS destination, count(*) AS n, min(parked_at) AS oldest FROM events \
-         WHERE delivery_status = ?1 GROUP BY parked_destination ORDER BY n DESC LIMIT 100",
-    )
-    .bind(&[text(DeliveryStatus::Parked.as_str())])
-}
-
 /// Events first parked per hour since `since` (`k` = hour index,
 /// `parked_at / 3600000`), for the stats' hourly series; the partial index
 /// `events_by_parked_at` (migration 0011) serves it.
