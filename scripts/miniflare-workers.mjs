@@ -104,9 +104,11 @@ function d1DatabaseId(d1Databases) {
  * fetch) and applies the D1 migrations to the `DB` of worker `dbWorker`.
  * `db` reaches that database through a probe worker (scripts/d1-probe.mjs);
  * `setWorkers(workers)` restarts with other worker options, keeping the data.
- * `options` are passed to Miniflare (log, handleRuntimeStdio, …).
+ * `migrate(db)` replaces the migrations applied at start (the upgrade test
+ * starts on an older schema). `options` are passed to Miniflare (log,
+ * handleRuntimeStdio, …).
  */
-export async function startMiniflare(workers, { dbWorker = workers[0].name, ...options } = {}) {
+export async function startMiniflare(workers, { dbWorker = workers[0].name, migrate = applyMigrations, ...options } = {}) {
   const databaseId = d1DatabaseId(workers.find((w) => w.name === dbWorker)?.d1Databases);
   if (!databaseId) throw new Error(`worker ${dbWorker} has no D1 binding DB`);
   const all = (ws) => ({ cf: false, host: "127.0.0.1", port: 0, ...options, workers: [...ws, d1ProbeWorker(databaseId)] });
@@ -114,7 +116,7 @@ export async function startMiniflare(workers, { dbWorker = workers[0].name, ...o
   try {
     const url = await mf.ready;
     const db = d1ProbeClient(mf);
-    await applyMigrations(db);
+    await migrate(db);
     // Restarts the workers with new options on the same port, keeping D1
     // and R2 (Miniflare keeps unpersisted storage until dispose).
     const setWorkers = (ws) => mf.setOptions(all(ws));

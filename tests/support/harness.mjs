@@ -20,8 +20,9 @@ _enableControlEndpoints();
  * edits the relay's Miniflare options (a function of them), for faults such
  * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
  * restarts both with more vars, as a deploy of a changed setting would.
+ * `migrate(db)` replaces the migrations applied at start.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o, migrate } = {}) {
   const logs = [];
   const workers = (more) => {
     const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers });
@@ -29,6 +30,7 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
   };
   const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
+    ...(migrate ? { migrate } : {}),
   });
   return {
     mf,

@@ -8,6 +8,7 @@
 mod alarms;
 mod delivery;
 pub mod env;
+pub mod queues;
 mod retention;
 mod shared;
 mod sources;
@@ -55,6 +56,9 @@ pub struct RelayConfig {
 impl RelayConfig {
     /// Reads and validates the relay's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<RelayConfig, ConfigError> {
+        // Checked here too, so a bad queue name fails at startup (every
+        // request answers CONFIG_INVALID), not only at the first batch.
+        queues::QueueNames::load(env, queues::RELAY_QUEUES)?;
         let specs = load_sources(env)?;
         // `specs` are in name order (a JSON object's keys, read sorted).
         let mut sources = Vec::with_capacity(specs.len());
@@ -256,6 +260,7 @@ pub struct DlqConfig {
 impl DlqConfig {
     /// Reads and validates the DLQ worker's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<DlqConfig, ConfigError> {
+        queues::QueueNames::load(env, queues::DLQ_QUEUES)?;
         Ok(DlqConfig {
             capacity: dlq_capacity(env)?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,
