@@ -30,7 +30,8 @@ let relay, downstream, admin, before_;
 async function schema(db) {
   const out = {};
   for (const table of await dataTables(db, rows)) {
-    out[table] = Object.fromEntries((await rows(db, `SELECT name, type, "notnull" AS notnull, dflt_value AS dflt FROM pragma_table_info('${table}')`)).map((c) => [c.name, c]));
+    const columns = await rows(db, `PRAGMA table_info("${table}")`);
+    out[table] = Object.fromEntries(columns.map((c) => [c.name, { type: c.type, notnull: c.notnull, dflt: c.dflt_value }]));
   }
   return out;
 }
@@ -104,7 +105,7 @@ test("the previous release's schema survives the migrations (expand, then contra
   }
   // Its writes, as it made them, still run: the fixture's INSERTs again, on the migrated tables.
   const counts = async () => Object.fromEntries(await Promise.all(Object.keys(before_).map(async (t) => [t, (await rows(relay.db, `SELECT count(*) AS n FROM "${t}"`))[0].n])));
-  const tables = [...new Set([...ROWS.matchAll(/^INSERT INTO "([^"]+)"/gm)].map((m) => m[1]))];
+  const tables = [...new Set([...ROWS.matchAll(/^INSERT OR REPLACE INTO "([^"]+)"/gm)].map((m) => m[1]))];
   const written = await counts();
   for (const t of tables) await relay.db.prepare(`DELETE FROM "${t}"`).run();
   await runSql(relay.db, ROWS);

@@ -47,13 +47,17 @@ async function capture() {
     await send("up-forward", { n: 3 }, "up-3");
     await waitFor(async () => (await rows(relay.db, "SELECT count(*) AS n FROM dead_letters"))[0].n === 1 && (await rows(relay.db, "SELECT count(*) AS n FROM events"))[0].n === 3, { timeoutMs: 30_000, what: "3 events and 1 dead letter" });
     const lines = ["-- Rows written by this release's workers (tests/support/upgrade-fixture.mjs)."];
-    for (const table of await dataTables(relay.db, rows)) {
+    // `counters` last: triggers count the rows inserted before it, and its
+    // own rows then put back the figures as the release left them (OR
+    // REPLACE, as for the singletons the migrations seed).
+    const tables = (await dataTables(relay.db, rows)).sort((a, b) => (a === "counters") - (b === "counters"));
+    for (const table of tables) {
       for (const row of await rows(relay.db, `SELECT * FROM "${table}"`)) {
         const cols = Object.keys(row);
-        lines.push(`INSERT INTO "${table}" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map((c) => literal(row[c])).join(", ")});`);
+        lines.push(`INSERT OR REPLACE INTO "${table}" (${cols.map((c) => `"${c}"`).join(", ")}) VALUES (${cols.map((c) => literal(row[c])).join(", ")});`);
       }
     }
-    rmSync(FIXTURE, { recursive: true, force: true });
+    rmSync(path.join(FIXTURE, "migrations"), { recursive: true, force: true });
     mkdirSync(path.join(FIXTURE, "migrations"), { recursive: true });
     for (const f of readdirSync(path.join(ROOT, "migrations"))) copyFileSync(path.join(ROOT, "migrations", f), path.join(FIXTURE, "migrations", f));
     writeFileSync(path.join(FIXTURE, "rows.sql"), `${lines.join("\n")}\n`);
