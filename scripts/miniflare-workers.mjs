@@ -24,12 +24,12 @@ export const SECRETS = EXAMPLE_SECRETS;
  * consumer settings by queue name; `null` detaches that consumer (the broker
  * then accepts and drops its messages).
  */
-export function workerOptions(configPath, name, { vars = {}, consumers = {} } = {}) {
+export function workerOptions(configPath, name, { vars = {}, consumers = {}, env } = {}) {
   const config = path.join(ROOT, configPath);
   // envFiles keeps wrangler from reading a .dev.vars beside the config: a
   // developer's edits, or the dlq/.dev.vars that `npm start -- --var …`
   // writes, must not leak into tests and benchmarks.
-  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(config, undefined, { envFiles: [EXAMPLE_VARS] });
+  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(config, env, { envFiles: [EXAMPLE_VARS] });
   const dir = path.dirname(config);
   const queueConsumers = {};
   for (const [queue, settings] of Object.entries(opts.queueConsumers ?? {})) {
@@ -61,20 +61,27 @@ export const SHARED_KEYS = [...readFileSync(path.join(ROOT, "core/src/config/sha
 
 /**
  * Both hookrelay workers. `vars` apply to both, `relayVars` / `dlqVars` to
- * one (after `vars`); `consumers` as in workerOptions. A setting both
+ * one (after `vars`); `consumers` as in workerOptions; `env` an
+ * `[env.<name>]` of both configs (staging). A setting both
  * workers read (SHARED_KEYS) goes in `vars`: given to one worker only, the
  * other would run on its default, which build.rs refuses for the real
  * configs.
  */
-export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {} } = {}) {
+export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, env } = {}) {
   for (const [which, given] of [["relayVars", relayVars], ["dlqVars", dlqVars]]) {
     const key = SHARED_KEYS.find((k) => k in given);
     if (key) throw new Error(`${which} sets ${key}, which both workers read; pass it in vars, so that both get it`);
   }
+  const [relay, dlq] = workerNames(env);
   return [
-    workerOptions("wrangler.toml", "hookrelay", { vars: { ...vars, ...relayVars }, consumers }),
-    workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: { ...vars, ...dlqVars }, consumers }),
+    workerOptions("wrangler.toml", relay, { vars: { ...vars, ...relayVars }, consumers, env }),
+    workerOptions("dlq/wrangler.toml", dlq, { vars: { ...vars, ...dlqVars }, consumers, env }),
   ];
+}
+
+/** The two workers' names in an environment of the committed configs (each binds the other by it). */
+export function workerNames(env) {
+  return env ? [`hookrelay-${env}`, `hookrelay-dlq-${env}`] : ["hookrelay", "hookrelay-dlq"];
 }
 
 /** A handleRuntimeStdio that calls `onLine` for each whole line of the workers' stdout and stderr. */

@@ -35,3 +35,21 @@ test("a queue var that is not a queue name fails the configuration, naming the v
   assert.equal(error.code, "CONFIG_INVALID");
   assert.match(error.message, /QUEUE_CONTROL/);
 });
+
+test("staging, with its own queue names: a webhook is ingested from webhooks-staging, and a message on hookrelay-control-staging goes to the drain consumer, not to the DLQ", async () => {
+  await relay?.dispose();
+  relay = await startRelay({ env: "staging" });
+  const body = JSON.stringify({ n: 2 });
+  const res = await relay.fetch("/webhooks/demo-hmac", { method: "POST", body, headers: hmacHeaders(body) });
+  assert.equal(res.status, 202, await res.text());
+  await waitFor(async () => (await rows(relay.db, "SELECT * FROM events WHERE source = 'demo-hmac'")).length === 1, { what: "the staging event ingested" });
+
+  // Before the queue names were configuration, a batch from any queue not
+  // named `hookrelay-control` went to the webhooks consumer: this message
+  // was a poison event, dead-lettered.
+  const control = await relay.producer("CONTROL");
+  await control.send(JSON.stringify({ not: "a drain step" }), { contentType: "text" });
+  await waitFor(() => relay.logs.some((l) => l.includes('"control_message_unknown"')), { what: "the drain consumer's control_message_unknown" });
+  assert.deepEqual(await rows(relay.db, "SELECT id FROM dead_letters"), []);
+  assert.ok(!relay.logs.some((l) => l.includes('"unknown_queue"')), relay.logs.filter((l) => l.includes("unknown_queue")).join("\n"));
+});

@@ -91,7 +91,7 @@ impl<C: Copy> QueueNames<C> {
                 return Err(ConfigError::new(
                     row.var,
                     format!(
-                        "names the queue {name:?}, as {} does; each consumed queue needs its own name",
+                        "names the queue '{name}', as {} does; each consumed queue needs its own name",
                         table[i].var
                     ),
                 ));
@@ -133,7 +133,7 @@ fn check_name(var: &str, name: &str) -> Result<(), ConfigError> {
     } else {
         Err(ConfigError::new(
             var,
-            format!("{name:?} is not a queue name: use 1 to 63 lower-case letters, digits and -, as in wrangler.toml's [[queues.consumers]] queue"),
+            format!("'{name}' is not a queue name: use 1 to 63 lower-case letters, digits and -, as in wrangler.toml's [[queues.consumers]] queue"),
         ))
     }
 }
