@@ -3,7 +3,8 @@
 //! A bad value is refused with an error that names the key; nothing falls
 //! back silently to a default. An absent optional key takes its documented
 //! default. `build.rs` runs the same parsers over the committed
-//! `wrangler.toml`, so a broken demo configuration fails the build.
+//! `wrangler.toml` (the user's configuration, by its schema) and over it
+//! with `.dev.vars.example` (the demo's), so either, broken, fails the build.
 
 mod alarms;
 mod delivery;
