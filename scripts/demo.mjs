@@ -52,7 +52,7 @@ async function main() {
   const health = await fetch(`${BASE}/healthz`).then((r) => r.json()).catch(() => null);
   if (!health) throw new Error(`no relay at ${BASE}; start it with: npm start -- --var RETRY_DELAYS_S:2,2,2,2,2`);
   for (const source of ["demo-forward", "demo-slack"]) {
-    if (!health.sources?.includes(source)) throw new Error(`the running relay has no ${source} source; start it from this checkout's wrangler.toml`);
+    if (!health.sources?.includes(source)) throw new Error(`the running relay has no ${source} source; start it from this checkout (the demo sources are in .dev.vars, copied from .dev.vars.example)`);
   }
   const firstDelay = health.retry_delays_s?.[0] ?? 30;
   if (firstDelay > 5) console.log(`note: the retry delays are ${health.retry_delays_s.join(",")} s, so the transient event takes a few minutes.\n      For a one-minute demo, restart with: npm start -- --var RETRY_DELAYS_S:2,2,2,2,2\n`);

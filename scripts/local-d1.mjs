@@ -8,10 +8,15 @@ import path from "node:path";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
-/** Runs every migration against `db`. */
-export async function applyMigrations(db) {
-  for (const file of readdirSync(MIGRATIONS).sort()) {
-    const sql = readFileSync(path.join(MIGRATIONS, file), "utf8");
+/** The migration files of `dir` (default: migrations/), in the order they apply. */
+export function migrationFiles(dir = MIGRATIONS) {
+  return readdirSync(dir).filter((f) => f.endsWith(".sql")).sort().map((f) => path.join(dir, f));
+}
+
+/** Runs the migrations `files` (default: every one in migrations/) against `db`, in order. */
+export async function applyMigrations(db, files = migrationFiles()) {
+  for (const file of files) {
+    const sql = readFileSync(file, "utf8");
     for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
       if (statement.trim()) await db.prepare(statement).run();
     }

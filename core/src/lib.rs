@@ -48,6 +48,7 @@ pub mod retention;
 pub mod retry_policy;
 pub mod root_cause;
 pub mod signature;
+pub mod signature_limit;
 pub mod signature_tally;
 pub mod size;
 pub mod small_sort;

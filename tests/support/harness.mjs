@@ -2,7 +2,7 @@
 // wrangler.toml files (through wrangler's own mapping), with local D1 and
 // local queues. Tests override vars and secrets, never code paths.
 import { _enableControlEndpoints } from "miniflare";
-import { SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../../scripts/miniflare-workers.mjs";
+import { SECRETS, hookrelayWorkers, lineStdio, startMiniflare, workerNames } from "../../scripts/miniflare-workers.mjs";
 import { rows } from "../../scripts/local-d1.mjs";
 import { waitFor } from "./wait-for.mjs";
 
@@ -20,15 +20,18 @@ _enableControlEndpoints();
  * edits the relay's Miniflare options (a function of them), for faults such
  * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
  * restarts both with more vars, as a deploy of a changed setting would.
+ * `migrate(db)` replaces the migrations applied at start; `env` runs an
+ * `[env.<name>]` of the committed configs (staging) instead of the top level.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o, migrate, env } = {}) {
   const logs = [];
   const workers = (more) => {
-    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers });
+    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers, env });
     return [relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers];
   };
   const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
+    ...(migrate ? { migrate } : {}),
   });
   return {
     mf,
@@ -37,7 +40,7 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     logs,
     fetch: (p, init) => fetch(new URL(p, url), init),
     async producer(binding = "WEBHOOKS") {
-      return mf.getQueueProducer(binding, "hookrelay");
+      return mf.getQueueProducer(binding, workerNames(env)[0]);
     },
     async broker(queue) {
       return brokerControl(mf, queue);

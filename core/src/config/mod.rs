@@ -3,12 +3,14 @@
 //! A bad value is refused with an error that names the key; nothing falls
 //! back silently to a default. An absent optional key takes its documented
 //! default. `build.rs` runs the same parsers over the committed
-//! `wrangler.toml`, so a broken demo configuration fails the build.
+//! `wrangler.toml` (the user's configuration, by its schema) and over it
+//! with `.dev.vars.example` (the demo's), so either, broken, fails the build.
 
 mod alarms;
 mod delivery;
 mod destinations;
 pub mod env;
+pub mod queues;
 mod retention;
 mod routes;
 mod shared;
@@ -59,6 +61,9 @@ pub struct RelayConfig {
 impl RelayConfig {
     /// Reads and validates the relay's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<RelayConfig, ConfigError> {
+        // Checked here too, so a bad queue name fails at startup (every
+        // request answers CONFIG_INVALID), not only at the first batch.
+        queues::QueueNames::load(env, queues::RELAY_QUEUES)?;
         let specs = load_sources(env)?;
         // `specs` are in name order (a JSON object's keys, read sorted).
         let mut sources = Vec::with_capacity(specs.len());
@@ -260,6 +265,7 @@ pub struct DlqConfig {
 impl DlqConfig {
     /// Reads and validates the DLQ worker's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<DlqConfig, ConfigError> {
+        queues::QueueNames::load(env, queues::DLQ_QUEUES)?;
         Ok(DlqConfig {
             capacity: dlq_capacity(env)?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,

@@ -156,12 +156,8 @@ impl Sources {
 pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
     const KEY: &str = "SOURCES";
     let object = object_var(KEY, raw, "source name to {\"scheme\": …}")?;
-    if object.is_empty() {
-        return Err(ConfigError::new(
-            KEY,
-            "declares no sources; add at least one",
-        ));
-    }
+    // An empty object is valid: a deployment before its first source (the
+    // committed wrangler.toml ships so) answers 404 to every source.
     let specs = object
         .iter()
         .map(|(name, decl)| parse_source(name, decl))
@@ -430,11 +426,16 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_sources_object_declares_no_source() {
+        assert!(parse_sources(&json!({})).unwrap().is_empty());
+        assert!(parse_sources(&json!("{}")).unwrap().is_empty());
+    }
+
+    #[test]
     fn a_bad_source_declaration_names_its_key() {
         let table = [
             (json!(42), "SOURCES"),
             (json!("not json"), "SOURCES"),
-            (json!({}), "SOURCES"),
             (
                 json!({"Bad Name": {"scheme": "stripe"}}),
                 "SOURCES.Bad Name",
