@@ -1,0 +1,105 @@
+// `npm run deploy` refuses, before building or uploading anything, a
+// placeholder database id, a demo source and HOOKRELAY_TEST_FAULTS, and
+// says which. The real script runs on a temporary copy of the checkout's
+// configs and scripts, with no Cloudflare credentials.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { runOffline } from "./support/offline-env.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const REAL_ID = "4f5e6d7c-1111-4222-8333-944455556666";
+const PLACEHOLDER = "00000000-0000-4000-8000-000000000001";
+
+/** A copy of what deploy reads (configs, scripts, the demo's .dev.vars.example), edited by `edit(relayText, dlqText)`. */
+function checkout(edit = (r, d) => [r, d], devVarsExtra = "") {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-deploy-"));
+  cpSync(path.join(ROOT, "scripts"), path.join(dir, "scripts"), { recursive: true, filter: (src) => !src.includes("node_modules") });
+  cpSync(path.join(ROOT, "dlq/wrangler.toml"), path.join(dir, "dlq/wrangler.toml"));
+  writeFileSync(path.join(dir, ".dev.vars.example"), readFileSync(path.join(ROOT, ".dev.vars.example"), "utf8") + devVarsExtra);
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
+  const [relay, dlq] = edit(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"), readFileSync(path.join(ROOT, "dlq/wrangler.toml"), "utf8"));
+  writeFileSync(path.join(dir, "wrangler.toml"), relay);
+  writeFileSync(path.join(dir, "dlq/wrangler.toml"), dlq);
+  return dir;
+}
+
+const withId = (text) => text.replaceAll(PLACEHOLDER, REAL_ID);
+// The user's own sources in place of the demo's.
+const ownSources = (text) => text.replace(/\[vars\.SOURCES\][\s\S]*$/, '[vars.SOURCES]\nbilling = { scheme = "stripe" }\n');
+
+async function deploy(dir, args = []) {
+  try {
+    return await runOffline(path.join(dir, "scripts/deploy.mjs"), args, { cwd: dir });
+  } finally {
+    // Nothing was built: the copy has no build output, and no bootstrap config was left.
+    assert.equal(existsSync(path.join(dir, "build")), false);
+    assert.equal(existsSync(path.join(dir, "dlq/wrangler.bootstrap.toml")), false);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A refusal: exit 1, nothing on stdout (no plan, no build, no wrangler call), one line on stderr. */
+function assertRefused({ code, stdout, stderr }) {
+  assert.equal(code, 1, stderr);
+  assert.equal(stdout, "", "nothing was started before the refusal");
+  const lines = stderr.trim().split("\n");
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0], /^deploy: refusing to deploy: /);
+  assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
+  return lines[0];
+}
+
+test("the committed configs are refused: the placeholder id in both configs and the demo sources, each named", async () => {
+  const line = assertRefused(await deploy(checkout()));
+  assert.match(line, /wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000001: run npm run provision/);
+  assert.match(line, /dlq\/wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id/);
+  assert.match(line, /SOURCES declares the demo source\(s\) demo-standard, demo-stripe, demo-github, demo-hmac, demo-forward, demo-slack/);
+});
+
+test("a placeholder id in one config only is refused, naming that config", async () => {
+  const line = assertRefused(await deploy(checkout((r, d) => [ownSources(withId(r)), d])));
+  assert.match(line, /^deploy: refusing to deploy: dlq\/wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id [^;]*$/);
+});
+
+test("HOOKRELAY_TEST_FAULTS in either config's vars is refused", async () => {
+  const faults = (text) => text.replace("[vars]\n", '[vars]\nHOOKRELAY_TEST_FAULTS = "panic"\n');
+  const line = assertRefused(await deploy(checkout((r, d) => [ownSources(withId(r)), faults(withId(d))])));
+  assert.match(line, /^deploy: refusing to deploy: dlq\/wrangler\.toml \[vars\] sets HOOKRELAY_TEST_FAULTS, a test-only fault switch: remove it$/);
+});
+
+test("a demo source by name (demo-*) or listed in the demo configuration is refused", async () => {
+  const oneDemo = (text) => ownSources(text).replace("billing =", 'demo-extra = { scheme = "github" }\nbilling =');
+  assert.match(assertRefused(await deploy(checkout((r, d) => [oneDemo(withId(r)), withId(d)]))), /declares the demo source\(s\) demo-extra, whose secrets are public/);
+  const demoConfig = `SOURCES='{"billing":{"scheme":"stripe"}}'\n`;
+  assert.match(assertRefused(await deploy(checkout((r, d) => [ownSources(withId(r)), withId(d)], demoConfig))), /declares the demo source\(s\) billing,/);
+});
+
+test("a clean configuration passes the checks and stops only at the missing login, in one line, still before building", async () => {
+  const { code, stdout, stderr } = await deploy(checkout((r, d) => [ownSources(withId(r)), withId(d)]));
+  assert.equal(code, 1);
+  assert.equal(stdout, "");
+  assert.deepEqual(stderr.trim().split("\n"), ["deploy: not logged in to Cloudflare; run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then npm run deploy again"]);
+});
+
+test("--dry-run prints the plan (migrations before code, both bootstrap orders, auto-creation off), then the refusals", async () => {
+  const { code, stdout, stderr } = await deploy(checkout(), ["--dry-run"]);
+  assert.equal(code, 1);
+  assert.match(stdout, /could not read the account/);
+  const at = (s) => stdout.indexOf(s);
+  assert.ok(at("npx wrangler d1 migrations apply DB --remote -c wrangler.toml") > 0, stdout);
+  assert.ok(at("d1 migrations apply") < at("npx wrangler deploy"), "the schema goes out before the code");
+  assert.match(stdout, /if hookrelay exists: deploy hookrelay-dlq: npx wrangler deploy -c dlq\/wrangler.toml --experimental-provision=false --experimental-auto-create=false; then deploy hookrelay/);
+  assert.match(stdout, /if it does not \(the first deploy\): deploy hookrelay-dlq without its RELAY binding .*dlq\/wrangler.bootstrap.toml.*; then deploy hookrelay: .*; then deploy hookrelay-dlq again, now with its RELAY binding/);
+  assert.match(stderr.trim(), /^deploy: refusing to deploy: .*placeholder database_id/);
+});
+
+test("an --env the configs do not declare is refused before anything else", async () => {
+  const { code, stdout, stderr } = await deploy(checkout((r, d) => [ownSources(withId(r)), withId(d)]), ["--env", "nosuch"]);
+  assert.equal(code, 1);
+  assert.equal(stdout, "");
+  assert.deepEqual(stderr.trim().split("\n"), ["deploy: wrangler.toml has no [env.nosuch]; declare it there, or drop --env nosuch"]);
+});
