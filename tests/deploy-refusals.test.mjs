@@ -103,3 +103,28 @@ test("an --env the configs do not declare is refused before anything else", asyn
   assert.equal(stdout, "");
   assert.deepEqual(stderr.trim().split("\n"), ["deploy: wrangler.toml has no [env.nosuch]; declare it there, or drop --env nosuch"]);
 });
+
+test("the bootstrap is decided by the account: without a relay the DLQ worker goes out first without RELAY, then the relay, then it again", async () => {
+  const { deploySequence, withoutServiceBindings } = await import("../scripts/lib/deploy-checks.mjs");
+  const relay = { name: "hookrelay", file: "wrangler.toml" };
+  const dlq = { name: "hookrelay-dlq", file: "dlq/wrangler.toml" };
+  const order = (relayExists) => deploySequence({ relayExists, relay, dlq, bootstrapFile: "dlq/wrangler.bootstrap.toml" }).map((s) => s.config);
+  assert.deepEqual(order(true), ["dlq/wrangler.toml", "wrangler.toml"]);
+  assert.deepEqual(order(false), ["dlq/wrangler.bootstrap.toml", "wrangler.toml", "dlq/wrangler.toml"]);
+
+  // The bootstrap config, read by wrangler itself: the same worker, minus its service binding.
+  const { unstable_readConfig } = await import("wrangler");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-bootstrap-"));
+  const text = readFileSync(path.join(ROOT, "dlq/wrangler.toml"), "utf8");
+  writeFileSync(path.join(dir, "a.toml"), text);
+  writeFileSync(path.join(dir, "b.toml"), withoutServiceBindings(text));
+  const [full, boot] = ["a.toml", "b.toml"].map((f) => unstable_readConfig({ config: path.join(dir, f) }, { hideWarnings: true }));
+  rmSync(dir, { recursive: true, force: true });
+  assert.deepEqual(full.services.map((s) => s.binding), ["RELAY"]);
+  assert.deepEqual(boot.services, []);
+  for (const key of ["name", "main", "d1_databases", "r2_buckets", "queues", "vars", "triggers"]) assert.deepEqual(boot[key], full[key], key);
+  // With --env, the env's services go, the top level's stay.
+  const staged = `${text}\n[env.staging]\nname = "hookrelay-dlq-staging"\n\n[[env.staging.services]]\nbinding = "RELAY"\nservice = "hookrelay-staging"\n`;
+  const out = withoutServiceBindings(staged, "staging");
+  assert.ok(out.includes('service = "hookrelay"\n') && !out.includes("hookrelay-staging\"\n"));
+});
