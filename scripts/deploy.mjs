@@ -91,6 +91,9 @@ async function main() {
 
   await bash("scripts/setup.sh");
   await bash("scripts/build.sh");
+  // The moment to restore to with D1 Time Travel, should a migration leave the data wrong (README, "Deploying").
+  const before = new Date().toISOString();
+  say(`before migrating, at ${before}: to undo a migration that went wrong, npx wrangler d1 time-travel restore ${relay.d1_databases[0].binding} --timestamp ${before} -c ${relay.file}${env ? ` --env ${env}` : ""} (it throws away every write since)`);
   await step(migrate, "applying the D1 migrations");
   try {
     for (const s of sequence) {
