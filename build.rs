@@ -7,7 +7,7 @@
 //! - the `webhooks` consumer keeps the contract's retry budget and DLQ;
 //! - both workers name the same D1 database, and declare the settings
 //!   both read (`hookrelay_core::config::SHARED_KEYS`) alike or not at all;
-//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
+//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
 use hookrelay_core::config::{check_shared, Declared, RelayConfig};
 use serde_json::Value;
@@ -218,6 +218,8 @@ fn check_migrations() -> Result<(), String> {
         .map_err(|e| format!("cannot read migrations/: {e}"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The folder's README (the expand-then-contract rule) is no migration; wrangler reads only *.sql.
+        .filter(|name| name != "README.md")
         .collect();
     names.sort();
     if names.is_empty() {

@@ -10,7 +10,8 @@ const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".
 
 /** Runs every migration against `db`. */
 export async function applyMigrations(db) {
-  for (const file of readdirSync(MIGRATIONS).sort()) {
+  // *.sql only, as wrangler reads them: the folder also holds its README.
+  for (const file of readdirSync(MIGRATIONS).filter((f) => f.endsWith(".sql")).sort()) {
     const sql = readFileSync(path.join(MIGRATIONS, file), "utf8");
     for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
       if (statement.trim()) await db.prepare(statement).run();
