@@ -113,6 +113,7 @@ test("an empty account: everything is created, the id written, secrets generated
   assert.deepEqual(plan.steps.find((s) => s.name === "webhooks").args, ["queues", "create", "webhooks"]);
   assert.deepEqual(plan.steps.find((s) => s.name === "RELAY_INTERNAL_SECRET").workers.map((w) => w.config), ["wrangler.toml", "dlq/wrangler.toml"]);
   assert.deepEqual(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").workers.map((w) => w.script), ["hookrelay-dlq"]);
+  assert.match(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").say, /wrangler first creates an empty hookrelay-dlq to hold it; npm run deploy replaces it/);
   assert.deepEqual(plan.steps.at(-1).args, ["d1", "migrations", "apply", "DB", "--remote", "-c", "wrangler.toml"]);
   assert.ok(plan.toSet.some((s) => s.command === "npx wrangler secret put WEBHOOK_SECRET_DEMO_STRIPE -c wrangler.toml"));
 });

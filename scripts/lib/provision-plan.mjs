@@ -197,11 +197,14 @@ export function provisionPlan({ relay, dlq, env, account }) {
     // RELAY_INTERNAL_SECRET must be equal in both workers, and a secret cannot be read back: when one lacks it, both get a new value.
     const targets = s.workers.length > 1 ? s.workers : missing;
     const rotates = targets.length > missing.length ? ` (set on ${targets.find((w) => !missing.includes(w)) === "relay" ? relay.name : dlq.name} only, which cannot be read back, so both get a new value)` : "";
+    // `wrangler secret put` on a worker never deployed creates an empty one to hold the secret.
+    const drafts = known ? targets.filter((w) => !account.secrets[w].exists).map((w) => configs[w].name) : [];
+    const draft = drafts.length ? ` (wrangler first creates an empty ${drafts.join(" and ")} to hold it; npm run deploy replaces it)` : "";
     steps.push({
       kind: "put-secret",
       name: s.name,
       workers: targets.map((w) => ({ worker: w, config: configs[w].file, script: configs[w].name })),
-      say: `generate ${s.name} (32 random bytes) and set it on ${targets.map((w) => configs[w].name).join(" and ")}${maybe}${rotates}: ${s.why}`,
+      say: `generate ${s.name} (32 random bytes) and set it on ${targets.map((w) => configs[w].name).join(" and ")}${maybe}${rotates}${draft}: ${s.why}`,
     });
   }
   steps.push({ kind: "migrate", name: relay.d1_databases?.[0]?.binding ?? "DB", say: "apply the D1 migrations remotely (only those not applied yet)", args: ["d1", "migrations", "apply", relay.d1_databases?.[0]?.binding ?? "DB", "--remote", "-c", relay.file, ...envArgs(env)] });
