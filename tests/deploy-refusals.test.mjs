@@ -4,28 +4,16 @@
 // configs and scripts, with no Cloudflare credentials.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { runOffline } from "./support/offline-env.mjs";
+import { checkout } from "./support/checkout-copy.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const REAL_ID = "4f5e6d7c-1111-4222-8333-944455556666";
 const PLACEHOLDER = "00000000-0000-4000-8000-000000000001";
-
-/** A copy of what deploy reads (configs, scripts, the demo's .dev.vars.example), edited by `edit(relayText, dlqText)`. */
-function checkout(edit = (r, d) => [r, d], devVarsExtra = "") {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-deploy-"));
-  cpSync(path.join(ROOT, "scripts"), path.join(dir, "scripts"), { recursive: true, filter: (src) => !src.includes("node_modules") });
-  cpSync(path.join(ROOT, "dlq/wrangler.toml"), path.join(dir, "dlq/wrangler.toml"));
-  writeFileSync(path.join(dir, ".dev.vars.example"), readFileSync(path.join(ROOT, ".dev.vars.example"), "utf8") + devVarsExtra);
-  symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
-  const [relay, dlq] = edit(readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"), readFileSync(path.join(ROOT, "dlq/wrangler.toml"), "utf8"));
-  writeFileSync(path.join(dir, "wrangler.toml"), relay);
-  writeFileSync(path.join(dir, "dlq/wrangler.toml"), dlq);
-  return dir;
-}
 
 const withId = (text) => text.replaceAll(PLACEHOLDER, REAL_ID);
 // The user's own sources in place of the demo's.

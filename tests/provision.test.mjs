@@ -4,7 +4,7 @@
 // no credentials, which must print the whole plan and never hang.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -21,6 +21,7 @@ import {
 } from "../scripts/lib/provision-plan.mjs";
 import { readWorkerConfigs } from "../scripts/lib/worker-configs.mjs";
 import { runOffline } from "./support/offline-env.mjs";
+import { checkout } from "./support/checkout-copy.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ID = "4f5e6d7c-1111-4222-8333-944455556666";
@@ -189,4 +190,71 @@ test("npm run provision without credentials and without --dry-run stops in one l
   const { code, stderr } = await runOffline("scripts/provision.mjs", []);
   assert.equal(code, 1);
   assert.deepEqual(stderr.trim().split("\n"), ["provision: not logged in to Cloudflare; run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), or see the plan with: npm run provision -- --dry-run"]);
+});
+
+// A staging environment, unless the committed configs already declare one.
+const STAGING_RELAY = `
+[env.staging]
+name = "hookrelay-staging"
+
+[[env.staging.d1_databases]]
+binding = "DB"
+database_name = "hookrelay-staging"
+database_id = "00000000-0000-4000-8000-000000000002"
+migrations_dir = "migrations"
+
+[[env.staging.r2_buckets]]
+binding = "ARCHIVE"
+bucket_name = "hookrelay-archive-staging"
+
+[[env.staging.queues.producers]]
+binding = "WEBHOOKS"
+queue = "webhooks-staging"
+
+[[env.staging.queues.consumers]]
+queue = "webhooks-staging"
+dead_letter_queue = "webhooks-dlq-staging"
+
+[[env.staging.services]]
+binding = "DLQ"
+service = "hookrelay-dlq-staging"
+`;
+const STAGING_DLQ = `
+[env.staging]
+name = "hookrelay-dlq-staging"
+
+[[env.staging.d1_databases]]
+binding = "DB"
+database_name = "hookrelay-staging"
+database_id = "00000000-0000-4000-8000-000000000002"
+migrations_dir = "../migrations"
+
+[[env.staging.queues.consumers]]
+queue = "webhooks-dlq-staging"
+
+[[env.staging.services]]
+binding = "RELAY"
+service = "hookrelay-staging"
+`;
+
+test("--env staging plans staging's own database, queues, bucket and workers, and writes the id into [env.staging]", async () => {
+  const staged = (text, block) => (text.includes("[env.staging]") ? text : text + block);
+  const dir = checkout((r, d) => [staged(r, STAGING_RELAY), staged(d, STAGING_DLQ)]);
+  try {
+    const { code, stdout, stderr } = await runOffline(path.join(dir, "scripts/provision.mjs"), ["--dry-run", "--env", "staging"], { cwd: dir });
+    assert.equal(code, 0, stderr);
+    const { relay, dlq } = readWorkerConfigs(dir, "staging");
+    const need = neededResources(relay, dlq);
+    const top = neededResources(configs().relay, configs().dlq);
+    for (const db of need.databases) assert.ok(stdout.includes(`create the D1 database ${db.name} (if missing)`) && stdout.includes(`database_id into wrangler.toml and dlq/wrangler.toml ([env.staging])`), stdout);
+    for (const q of need.queues) assert.ok(stdout.includes(`create the queue ${q.name}${q.retentionS ? " with a 14-day retention" : ""} (if missing)`), `${q.name}\n${stdout}`);
+    for (const b of need.buckets) assert.ok(stdout.includes(`create the R2 bucket ${b.name}`), stdout);
+    assert.ok(stdout.includes(`set it on ${relay.name} and ${dlq.name}`), stdout);
+    assert.ok(stdout.includes("--env staging"), stdout);
+    // None of production's names: staging runs beside it in the same account.
+    const prodNames = [...top.queues, ...top.buckets, ...top.databases].map((x) => x.name);
+    for (const x of [...need.queues, ...need.buckets, ...need.databases]) assert.ok(!prodNames.includes(x.name), `${x.name} is production's`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
