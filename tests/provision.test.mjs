@@ -61,6 +61,7 @@ const kinds = (plan) => plan.steps.map((s) => `${s.kind} ${s.name}`);
 
 test("wrangler's outputs are parsed: d1 list --json, the queues table, the R2 list, secret list, whoami", () => {
   assert.deepEqual(parseD1List(`⛅️ wrangler 4.86.0\n${D1_LIST}`).map((d) => d.name), ["hookrelay", "other"]);
+  assert.deepEqual(parseD1List(`${D1_LIST}\n\nUpdate available: wrangler 4.90.0 [run npm i wrangler]\n`).map((d) => d.name), ["hookrelay", "other"], "a notice after the JSON");
   assert.deepEqual(parseQueuesList(queuesTable("webhooks", "webhooks-dlq")), ["webhooks", "webhooks-dlq"]);
   assert.deepEqual(parseQueuesList(""), [], "an account with no queues prints no table");
   assert.deepEqual(parseR2List(R2_LIST), ["hookrelay-archive", "photos"]);

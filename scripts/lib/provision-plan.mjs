@@ -21,18 +21,19 @@ const unreadable = (what, text) =>
 // eslint-disable-next-line no-control-regex
 const plain = (text) => String(text ?? "").replace(/\x1b\[[0-9;]*m/g, "");
 
-/** The first JSON value in `text` (wrangler may print a banner or a warning before it). */
+/** The first JSON value in `text` (wrangler may print a banner before it, or a notice after it). */
 function firstJson(text, what) {
   const t = plain(text);
   const at = t.search(/[[{]/);
   if (at < 0) throw unreadable(what, text);
-  for (let end = t.length; end > at; end = t.lastIndexOf(t[at] === "[" ? "]" : "}", end - 1)) {
+  const close = t[at] === "[" ? "]" : "}";
+  // The longest slice that parses, from the last closing bracket back.
+  for (let end = t.lastIndexOf(close); end > at; end = t.lastIndexOf(close, end - 1)) {
     try {
-      return JSON.parse(t.slice(at, end));
+      return JSON.parse(t.slice(at, end + 1));
     } catch {
-      // a trailing line after the JSON: try a shorter slice
+      // not valid up to there: try the previous closing bracket
     }
-    if (end <= at) break;
   }
   throw unreadable(what, text);
 }
