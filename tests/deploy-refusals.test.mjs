@@ -116,3 +116,21 @@ test("the bootstrap is decided by the account: without a relay the DLQ worker go
   const out = withoutServiceBindings(staged, "staging");
   assert.ok(out.includes('service = "hookrelay"\n') && !out.includes("hookrelay-staging\"\n"));
 });
+
+test("the flags deploy and provision pass are the installed wrangler's: strict parsing accepts them and refuses a made-up one", async () => {
+  const { wrangler } = await import("../scripts/lib/wrangler.mjs");
+  const { offlineEnv } = await import("./support/offline-env.mjs");
+  const outdir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-dry-"));
+  const dry = (flags) => wrangler(["deploy", "--dry-run", "--outdir", outdir, "-c", "dlq/wrangler.toml", ...flags], { baseEnv: offlineEnv(), timeoutMs: 120_000 });
+  try {
+    const ok = await dry(["--experimental-provision=false", "--experimental-auto-create=false"]);
+    assert.equal(ok.code, 0, `${ok.stdout}${ok.stderr}`);
+    assert.match(ok.stdout, /--dry-run: exiting now/);
+    const bogus = await dry(["--experimental-no-such-flag=false"]);
+    assert.notEqual(bogus.code, 0, "wrangler refuses an unknown flag, so the accepted ones are real");
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+  const help = await wrangler(["queues", "create", "--help"], { baseEnv: offlineEnv() });
+  assert.match(help.stdout, /--message-retention-period-secs\s+How long to retain a message in the queue, in seconds\. .* between 60 and 1209600/);
+});

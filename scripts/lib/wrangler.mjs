@@ -20,13 +20,14 @@ export const shown = (args) => ["npx wrangler", ...args].join(" ");
  * secret: never echoed), else stdin is closed so wrangler never prompts.
  * `inherit` streams its output to the user's terminal (a deploy's progress
  * and errors) instead of capturing it. Resolves `{code, stdout, stderr,
- * timedOut}`; never rejects on a non-zero exit.
+ * timedOut}`; never rejects on a non-zero exit. `baseEnv` replaces
+ * process.env (a test's environment without credentials).
  */
-export function wrangler(args, { cwd = ROOT, input, inherit = false, timeoutMs = READ_TIMEOUT_MS, env = {} } = {}) {
+export function wrangler(args, { cwd = ROOT, input, inherit = false, timeoutMs = READ_TIMEOUT_MS, baseEnv = process.env } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [WRANGLER_JS, ...args], {
       cwd,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1", ...env },
+      env: { ...baseEnv, WRANGLER_SEND_METRICS: "false", FORCE_COLOR: "0", NO_COLOR: "1" },
       stdio: [input === undefined ? "ignore" : "pipe", inherit ? "inherit" : "pipe", inherit ? "inherit" : "pipe"],
       detached: true,
     });
