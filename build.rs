@@ -21,7 +21,7 @@
 //!   environment declares every var the top level does;
 //! - the DLQ worker is off workers.dev and preview URLs; the signature
 //!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
-//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
+//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
 use hookrelay_core::config::queues::{QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES};
 use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
@@ -475,6 +475,8 @@ fn check_migrations() -> Result<(), String> {
         .map_err(|e| format!("cannot read migrations/: {e}"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The folder's README (the expand-then-contract rule) is no migration; wrangler reads only *.sql.
+        .filter(|name| name != "README.md")
         .collect();
     names.sort();
     if names.is_empty() {

@@ -8,7 +8,7 @@ import path from "node:path";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
-/** The migration files of `dir` (default: migrations/), in the order they apply. */
+/** The migration files of `dir` (default: migrations/), in the order they apply: *.sql only, as wrangler reads them (the folder also holds its README). */
 export function migrationFiles(dir = MIGRATIONS) {
   return readdirSync(dir).filter((f) => f.endsWith(".sql")).sort().map((f) => path.join(dir, f));
 }
