@@ -591,3 +591,65 @@ test("on generated rows of every swept table, the sweep takes exactly what the r
     assert.equal(entries, stays.jobs.length, `seed ${seed}: job entries go with their job, and only then`);
   }
 });
+
+test("deliveries: an event is kept while any delivery row owes a call, whatever its summary says; one whose deliveries are final goes with them to R2; filtered goes; a legacy event is read by its own column; a drain stays while a delivery is parked for it", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const old = 60_000;
+  // [id, events.delivery_status (the summary), routed, deliveries rows]
+  const events = [
+    ["evt_half_parked", "parked", true, [["dest-a", "delivered"], ["dest-b", "parked"]]],
+    // A summary a writer left behind (it says delivered, a row is still
+    // pending): the rows decide.
+    ["evt_stale_summary", "delivered", true, [["dest-a", "delivered"], ["dest-c", "pending"]]],
+    ["evt_done", "failed", true, [["dest-a", "delivered"], ["dest-b", "dead_lettered"]]],
+    ["evt_filtered", "filtered", true, []],
+    ["evt_legacy_parked", "parked", false, []],
+    ["evt_legacy_delivered", "delivered", false, []],
+  ];
+  for (const [id, status, routed, deliveries] of events) {
+    await insertEvent(db, id, status, old, status === "parked" && !routed ? { parked: "https://down.example/legacy" } : {});
+    const at = Date.now() - old;
+    if (routed) await db.prepare("UPDATE events SET routed_at = ?2 WHERE event_id = ?1").bind(id, at).run();
+    for (const [destination, state] of deliveries) {
+      await db
+        .prepare("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, parked_at) VALUES (?1, ?2, ?3, 1, ?4, ?4, ?5)")
+        .bind(id, destination, state, at, state === "parked" ? at : null)
+        .run();
+    }
+  }
+  // Idle drains, all old enough: one with a parked delivery row, one with
+  // a legacy parked event of its source, one with nothing parked (each
+  // step due tomorrow, so no drain chain touches them meanwhile).
+  for (const dest of ["dest-b", "demo-hmac", "dest-idle"]) {
+    await db.prepare("INSERT INTO drains (destination, generation, next_step_at, updated_at) VALUES (?1, 1, ?2, ?3)").bind(dest, Date.now() + 86_400_000, Date.now() - old).run();
+  }
+  const doneRows = await rows(db, "SELECT * FROM deliveries WHERE event_id = 'evt_done' ORDER BY destination");
+
+  const data = await run(admin);
+  assert.equal(data.archived.events, 3, JSON.stringify(data));
+  assert.equal(data.archived.deliveries, 2, JSON.stringify(data));
+  assert.equal(data.archived.drains, 1, JSON.stringify(data));
+
+  const left = (await rows(db, "SELECT event_id FROM events ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_half_parked", "evt_legacy_parked", "evt_stale_summary"]);
+  const kept = await rows(db, "SELECT event_id, destination, state FROM deliveries ORDER BY event_id, destination");
+  assert.deepEqual(kept.map((r) => [r.event_id, r.destination, r.state]), [
+    ["evt_half_parked", "dest-a", "delivered"],
+    ["evt_half_parked", "dest-b", "parked"],
+    ["evt_stale_summary", "dest-a", "delivered"],
+    ["evt_stale_summary", "dest-c", "pending"],
+  ], "a kept event keeps every delivery row; a swept one's leave D1");
+  const drains = (await rows(db, "SELECT destination FROM drains ORDER BY destination")).map((r) => r.destination);
+  assert.deepEqual(drains, ["demo-hmac", "dest-b"], "a drain with a parked delivery row or a legacy parked event of its source stays");
+
+  const objects = await archived(bucket, "deliveries/");
+  const keys = Object.keys(objects);
+  assert.equal(keys.length, 1, JSON.stringify(keys));
+  const [eventKey] = Object.keys(await archived(bucket, "events/"));
+  assert.equal(keys[0], eventKey.replace(/^events\//, "deliveries/"), "beside its events: same day, range and chunk number");
+  assert.deepEqual(objects[keys[0]].sort((a, b) => a.destination.localeCompare(b.destination)), doneRows, "the archived rows are the rows D1 held");
+  const listing = await admin.get("archive?table=deliveries");
+  assert.equal(listing.status, 200, JSON.stringify(listing.json));
+  assert.deepEqual(listing.data.items.map((i) => [i.key, i.table, i.rows]), [[keys[0], "deliveries", 2]]);
+});
