@@ -653,3 +653,48 @@ test("deliveries: an event is kept while any delivery row owes a call, whatever 
   assert.equal(listing.status, 200, JSON.stringify(listing.json));
   assert.deepEqual(listing.data.items.map((i) => [i.key, i.table, i.rows]), [[keys[0], "deliveries", 2]]);
 });
+
+test("a delivery replayed, rewritten or added while its event's chunk is moved keeps the event and every delivery row in D1; the next run archives them as they are then", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const at = Date.now() - 60_000;
+  const ids = ["evt_a_plain", "evt_b_replayed", "evt_c_rewritten", "evt_d_gains_delivery"];
+  for (const id of ids) {
+    await insertEvent(db, id, "failed", 60_000);
+    await db.prepare("UPDATE events SET routed_at = ?2 WHERE event_id = ?1").bind(id, at).run();
+    await db
+      .prepare("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at) VALUES (?1, 'dest-a', 'dead_lettered', 3, ?2, ?2)")
+      .bind(id, at)
+      .run();
+  }
+  // The journal is written after the chunk's rows were read (same batch):
+  // a real D1 trigger there plays writers landing between read and delete.
+  await db
+    .prepare(
+      `CREATE TRIGGER race_the_sweep AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
+       BEGIN
+         UPDATE deliveries SET state = 'pending', updated_at = updated_at + 1 WHERE event_id = 'evt_b_replayed';
+         UPDATE deliveries SET last_error = 'UPSTREAM_5XX', updated_at = updated_at + 1 WHERE event_id = 'evt_c_rewritten';
+         INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at) VALUES ('evt_d_gains_delivery', 'dest-b', 'delivered', 1, 1, 1);
+       END`,
+    )
+    .run();
+  const first = await run(admin);
+  assert.equal(first.archived.events, 4, JSON.stringify(first));
+  const left = (await rows(db, "SELECT event_id FROM events ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_b_replayed", "evt_c_rewritten", "evt_d_gains_delivery"]);
+  const kept = (await rows(db, "SELECT event_id, destination FROM deliveries ORDER BY event_id, destination")).map((r) => `${r.event_id}/${r.destination}`);
+  assert.deepEqual(kept, ["evt_b_replayed/dest-a", "evt_c_rewritten/dest-a", "evt_d_gains_delivery/dest-a", "evt_d_gains_delivery/dest-b"], "a kept event keeps every delivery row");
+
+  await db.prepare("DROP TRIGGER race_the_sweep").run();
+  await db.prepare("UPDATE deliveries SET state = 'delivered' WHERE event_id = 'evt_b_replayed'").run();
+  const second = await run(admin);
+  assert.equal(second.archived.events, 3, JSON.stringify(second));
+  assert.equal(second.archived.deliveries, 4, JSON.stringify(second));
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM deliveries"))[0].n, 0);
+  const archivedRows = Object.values(await archived(bucket, "deliveries/")).flat();
+  const rewritten = archivedRows.filter((r) => r.event_id === "evt_c_rewritten").map((r) => r.last_error);
+  assert.ok(rewritten.includes("UPSTREAM_5XX"), "the rewritten row is archived as it was when it left D1");
+  const names = new Set(archivedRows.map((r) => `${r.event_id}/${r.destination}`));
+  for (const k of ["evt_a_plain/dest-a", ...kept]) assert.ok(names.has(k), `${k} is in the archive`);
+});
