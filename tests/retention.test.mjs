@@ -465,7 +465,11 @@ function rng(seed) {
 
 // The rule of core/src/retention/tables.rs as this test's oracle (the SQL
 // is built from core's statement; this checks what it does on real rows).
-const SWEEPABLE_DELIVERY = ["none", "delivered", "failed"];
+// A legacy event's (routed_at NULL) own delivery_status it may go in; an
+// event with deliveries rows goes when none of them owes a call.
+const SWEEPABLE_DELIVERY = ["none", "filtered", "delivered", "failed"];
+const DELIVERY_STATES = ["pending", "delivering", "delivered", "parked", "dead_lettered"];
+const OWES_A_CALL = ["pending", "delivering", "parked"];
 const RESOLVED = ["replayed", "poisoned", "archived", "discarded"];
 const FINISHED = ["completed", "aborted", "cancelled"];
 
@@ -476,7 +480,7 @@ async function seedEveryTable(db, random) {
   const pick = (xs) => xs[Math.floor(random() * xs.length)];
   const at = () => (random() < 0.5 ? now - 2 * HOUR : now);
   const old = (t) => t < now - HOUR;
-  const goes = { events: [], attempts: [], payloads: [], dead_letters: [], jobs: [], drains: [], alarms: [], replay_audit: [], dead_letter_tombstones: [] };
+  const goes = { events: [], deliveries: [], attempts: [], payloads: [], dead_letters: [], jobs: [], drains: [], alarms: [], replay_audit: [], dead_letter_tombstones: [] };
   const stays = Object.fromEntries(Object.keys(goes).map((k) => [k, []]));
   const put = (table, id, go) => (go ? goes : stays)[table].push(id);
   const run = (sql, ...args) => db.prepare(sql).bind(...args).run();
@@ -488,6 +492,35 @@ async function seedEveryTable(db, random) {
     const go = old(t) && SWEEPABLE_DELIVERY.includes(status);
     events.push({ id, go });
     put("events", id, go);
+  }
+  const insertRouted = async (id, t, summary) => {
+    await run("INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status, routed_at) VALUES (?1, ?1, 'demo-hmac', ?2, ?2, ?2, '{}', '{}', 2, ?3, ?2)", id, t, summary);
+  };
+  const insertDelivery = (id, dest, state, t) =>
+    run("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, parked_at) VALUES (?1, ?2, ?3, 1, ?4, ?4, ?5)", id, dest, state, t, state === "parked" ? t : null);
+  for (let i = 0; i < 8; i++) {
+    // The summary is drawn apart from the rows: the rows decide.
+    const [id, t, summary] = [`evt_routed_${i}`, at(), pick(["pending", "parked", "failed", "delivered", "filtered"])];
+    const states = Array.from({ length: Math.floor(random() * 3) }, () => pick(DELIVERY_STATES));
+    await insertRouted(id, t, summary);
+    const go = old(t) && !states.some((s) => OWES_A_CALL.includes(s));
+    put("events", id, go);
+    for (const [j, state] of states.entries()) {
+      await insertDelivery(id, `dest-${j}`, state, t);
+      put("deliveries", `${id}/dest-${j}`, go);
+    }
+  }
+  for (let i = 0; i < 4; i++) {
+    const dest = `dest-drain-${i}`;
+    const [t, parked] = [at(), random() < 0.5];
+    await run("INSERT INTO drains (destination, generation, next_step_at, updated_at) VALUES (?1, 1, ?2, ?3)", dest, now + 24 * HOUR, t);
+    if (parked) {
+      await insertRouted(`evt_drain_${i}`, now - 2 * HOUR, "parked");
+      await insertDelivery(`evt_drain_${i}`, dest, "parked", now - 2 * HOUR);
+      put("events", `evt_drain_${i}`, false);
+      put("deliveries", `evt_drain_${i}/${dest}`, false);
+    }
+    put("drains", dest, old(t) && !parked);
   }
   for (let i = 0; i < 6; i++) {
     const dest = `https://d${i}.example/x`;
@@ -548,6 +581,7 @@ async function seedEveryTable(db, random) {
 
 const ID_OF = {
   events: "event_id",
+  deliveries: "(event_id || '/' || destination)",
   attempts: "CAST(id AS TEXT)",
   payloads: "event_id",
   dead_letters: "id",
@@ -561,6 +595,7 @@ const ID_OF = {
 /** A row's id as ID_OF reads it, from its archived copy. */
 const KEY_OF = {
   events: (r) => r.event_id,
+  deliveries: (r) => `${r.event_id}/${r.destination}`,
   attempts: (r) => String(r.id),
   payloads: (r) => r.event_id,
   dead_letters: (r) => r.id,
