@@ -16,8 +16,11 @@ const REAL_ID = "4f5e6d7c-1111-4222-8333-944455556666";
 const PLACEHOLDER = "00000000-0000-4000-8000-000000000001";
 
 const withId = (text) => text.replaceAll(PLACEHOLDER, REAL_ID);
-// The user's own sources in place of the demo's.
-const ownSources = (text) => text.replace(/\[vars\.SOURCES\][\s\S]*$/, '[vars.SOURCES]\nbilling = { scheme = "stripe" }\n');
+// The user's own sources in the top-level [vars] (the first `SOURCES = {}`; [env.staging]'s comes later).
+const ownSources = (text, extra = "") => {
+  assert.match(text, /^SOURCES = \{\}$/m, "wrangler.toml ships SOURCES = {}");
+  return text.replace(/^SOURCES = \{\}$/m, `SOURCES = { ${extra}billing = { scheme = "stripe" } }`);
+};
 
 async function deploy(dir, args = []) {
   try {
@@ -41,11 +44,13 @@ function assertRefused({ code, stdout, stderr }) {
   return lines[0];
 }
 
-test("the committed configs are refused: the placeholder id in both configs and the demo sources, each named", async () => {
+test("the committed configs are refused for the placeholder id in both configs, each named (they declare no source: the demo's are in .dev.vars.example)", async () => {
   const line = assertRefused(await deploy(checkout()));
-  assert.match(line, /wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000001: run npm run provision/);
-  assert.match(line, /dlq\/wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id/);
-  assert.match(line, /SOURCES declares the demo source\(s\) demo-standard, demo-stripe, demo-github, demo-hmac, demo-forward, demo-slack/);
+  assert.match(line, /^deploy: refusing to deploy: wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000001: run npm run provision, [^;]*; dlq\/wrangler\.toml \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000001: [^;]*$/);
+  assert.doesNotMatch(line, /demo source/);
+  // --env staging: the env's own placeholder, and its command.
+  const staged = assertRefused(await deploy(checkout(), ["--env", "staging"]));
+  assert.match(staged, /^deploy: refusing to deploy: wrangler\.toml \[env\.staging\] \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000002: run npm run provision -- --env staging, [^;]*; dlq\/wrangler\.toml \[env\.staging\] \[\[d1_databases\]\] DB has the placeholder database_id 00000000-0000-4000-8000-000000000002: [^;]*$/);
 });
 
 test("a placeholder id in one config only is refused, naming that config", async () => {
@@ -60,10 +65,26 @@ test("HOOKRELAY_TEST_FAULTS in either config's vars is refused", async () => {
 });
 
 test("a demo source by name (demo-*) or listed in the demo configuration is refused", async () => {
-  const oneDemo = (text) => ownSources(text).replace("billing =", 'demo-extra = { scheme = "github" }\nbilling =');
-  assert.match(assertRefused(await deploy(checkout((r, d) => [oneDemo(withId(r)), withId(d)]))), /declares the demo source\(s\) demo-extra, whose secrets are public/);
+  const oneDemo = (text) => ownSources(text, 'demo-extra = { scheme = "github" }, ');
+  assert.match(assertRefused(await deploy(checkout((r, d) => [oneDemo(withId(r)), withId(d)]))), /^deploy: refusing to deploy: wrangler\.toml \[vars\] SOURCES declares the demo source\(s\) demo-extra, whose secrets are public/);
+  // A source .dev.vars.example's SOURCES (single-quoted JSON) lists, whatever its name.
   const demoConfig = `SOURCES='{"billing":{"scheme":"stripe"}}'\n`;
   assert.match(assertRefused(await deploy(checkout((r, d) => [ownSources(withId(r)), withId(d)], demoConfig))), /declares the demo source\(s\) billing,/);
+  // One in [env.staging]'s SOURCES, with --env staging.
+  const stagingDemo = (text) => text.replaceAll("00000000-0000-4000-8000-000000000002", REAL_ID).replace(/(\[env\.staging\.vars\][\s\S]*)^SOURCES = \{\}$/m, '$1SOURCES = { demo-extra = { scheme = "github" } }');
+  assert.match(assertRefused(await deploy(checkout((r, d) => [stagingDemo(r), stagingDemo(d)]), ["--env", "staging"])), /^deploy: refusing to deploy: wrangler\.toml \[env\.staging\] \[vars\] SOURCES declares the demo source\(s\) demo-extra,[^;]*$/);
+});
+
+test("the demo's sources are read from .dev.vars.example's SOURCES (single-quoted JSON)", async () => {
+  const { demoConfigSources } = await import("../scripts/lib/demo-sources.mjs");
+  assert.deepEqual([...demoConfigSources(ROOT)], ["demo-standard", "demo-stripe", "demo-github", "demo-hmac", "demo-forward", "demo-slack"]);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-demo-"));
+  try {
+    writeFileSync(path.join(dir, ".dev.vars.example"), "SOURCES='not json'\n");
+    assert.throws(() => demoConfigSources(dir), /\.dev\.vars\.example \[vars\] SOURCES is neither a table nor a JSON object/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a clean configuration passes the checks and stops only at the missing login, in one line, still before building", async () => {
@@ -111,10 +132,21 @@ test("the bootstrap is decided by the account: without a relay the DLQ worker go
   assert.deepEqual(full.services.map((s) => s.binding), ["RELAY"]);
   assert.deepEqual(boot.services, []);
   for (const key of ["name", "main", "d1_databases", "r2_buckets", "queues", "vars", "triggers"]) assert.deepEqual(boot[key], full[key], key);
-  // With --env, the env's services go, the top level's stay.
-  const staged = `${text}\n[env.staging]\nname = "hookrelay-dlq-staging"\n\n[[env.staging.services]]\nbinding = "RELAY"\nservice = "hookrelay-staging"\n`;
-  const out = withoutServiceBindings(staged, "staging");
-  assert.ok(out.includes('service = "hookrelay"\n') && !out.includes("hookrelay-staging\"\n"));
+  // The committed [env.staging]: the env's bootstrap loses the env's RELAY only; the top level's bootstrap keeps the env's.
+  const dir2 = mkdtempSync(path.join(os.tmpdir(), "hookrelay-bootstrap-"));
+  writeFileSync(path.join(dir2, "a.toml"), text);
+  writeFileSync(path.join(dir2, "b.toml"), withoutServiceBindings(text, "staging"));
+  writeFileSync(path.join(dir2, "c.toml"), withoutServiceBindings(text));
+  const read = (f, env) => unstable_readConfig({ config: path.join(dir2, f), env }, { hideWarnings: true });
+  const [sFull, sBoot, sTop] = [read("a.toml", "staging"), read("b.toml", "staging"), read("c.toml", "staging")];
+  const [topOfEnvBoot] = [read("b.toml")];
+  rmSync(dir2, { recursive: true, force: true });
+  assert.deepEqual(sFull.services.map((s) => s.service), ["hookrelay-staging"]);
+  assert.deepEqual(sBoot.services, []);
+  for (const key of ["name", "main", "d1_databases", "r2_buckets", "queues", "vars", "triggers"]) assert.deepEqual(sBoot[key], sFull[key], key);
+  assert.equal(sBoot.name, "hookrelay-dlq-staging");
+  assert.deepEqual(topOfEnvBoot.services.map((s) => s.service), ["hookrelay"], "the top level's binding is kept in the env's bootstrap");
+  assert.deepEqual(sTop.services.map((s) => s.service), ["hookrelay-staging"], "the env's binding is kept in the top level's bootstrap");
 });
 
 test("the flags deploy and provision pass are the installed wrangler's: strict parsing accepts them and refuses a made-up one", async () => {

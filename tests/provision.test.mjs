@@ -117,7 +117,10 @@ test("an empty account: everything is created, the id written, secrets generated
   assert.deepEqual(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").workers.map((w) => w.script), ["hookrelay-dlq"]);
   assert.match(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").say, /wrangler first creates an empty hookrelay-dlq to hold it; npm run deploy replaces it/);
   assert.deepEqual(plan.steps.at(-1).args, ["d1", "migrations", "apply", "DB", "--remote", "-c", "wrangler.toml"]);
-  assert.ok(plan.toSet.some((s) => s.command === "npx wrangler secret put WEBHOOK_SECRET_DEMO_STRIPE -c wrangler.toml"));
+  // wrangler.toml declares no source (the demo's are in .dev.vars.example): only the optional alert URL is listed.
+  assert.deepEqual(plan.toSet.map((s) => s.command), ["npx wrangler secret put ALERT_WEBHOOK_URL -c wrangler.toml"]);
+  // Only the top level's resources: [env.staging]'s are planned with --env staging alone.
+  assert.ok(!plan.steps.some((s) => /staging/.test(s.say)), plan.steps.map((s) => s.say).join("\n"));
 });
 
 test("run twice: a provisioned account needs nothing but the migrations check and the retention, which are no-ops", () => {
@@ -167,11 +170,20 @@ test("the database id is written into the right table, comments and other tables
   assert.equal(out.replace(ID, "00000000-0000-4000-8000-000000000001"), text, "only the id changed");
   assert.equal(setDatabaseId(out, { databaseName: "hookrelay", id: ID, file: "wrangler.toml" }).changed, false, "a second run changes nothing");
 
-  const staged = `${text}\n[env.staging]\nname = "hookrelay-staging"\n\n[[env.staging.d1_databases]]\nbinding = "DB"\ndatabase_name = "hookrelay-staging"\nmigrations_dir = "migrations"\n\n[[env.staging.r2_buckets]]\nbinding = "ARCHIVE"\nbucket_name = "hookrelay-archive-staging"\n`;
-  const { text: envOut } = setDatabaseId(staged, { databaseName: "hookrelay-staging", id: ID, env: "staging", file: "wrangler.toml" });
-  assert.match(envOut, new RegExp(`database_name = "hookrelay-staging"\\ndatabase_id = "${ID}"\\nmigrations_dir`), "a missing database_id is added");
-  assert.ok(envOut.startsWith(text), "the top level is untouched");
-  assert.throws(() => setDatabaseId(text, { databaseName: "hookrelay", id: ID, env: "staging", file: "wrangler.toml" }), /no \[\[env.staging.d1_databases\]\] table .* set its database_id to 4f5e/);
+  assert.ok(!out.includes("00000000-0000-4000-8000-000000000001") && out.includes("00000000-0000-4000-8000-000000000002"), "[env.staging]'s id is untouched");
+
+  // --env staging writes [env.staging]'s table of the committed config only.
+  const { text: envOut, changed: envChanged } = setDatabaseId(text, { databaseName: "hookrelay-staging", id: ID, env: "staging", file: "wrangler.toml" });
+  assert.equal(envChanged, true);
+  assert.match(envOut, new RegExp(`database_name = "hookrelay-staging"\\n# Replace with[^\\n]*\\ndatabase_id = "${ID}"\\nmigrations_dir`));
+  const at = text.indexOf("[env.staging]");
+  assert.ok(at > 0 && envOut.slice(0, at) === text.slice(0, at), "the top level is untouched");
+  assert.equal(envOut.replace(ID, "00000000-0000-4000-8000-000000000002"), text, "only the env's id changed");
+  // A missing database_id is added.
+  const noId = text.replace('database_id = "00000000-0000-4000-8000-000000000002"\n', "");
+  assert.match(setDatabaseId(noId, { databaseName: "hookrelay-staging", id: ID, env: "staging", file: "wrangler.toml" }).text, new RegExp(`database_name = "hookrelay-staging"\\ndatabase_id = "${ID}"\\n# Replace with[^\\n]*\\nmigrations_dir`), "a missing database_id is added");
+  const noEnv = text.slice(0, at);
+  assert.throws(() => setDatabaseId(noEnv, { databaseName: "hookrelay-staging", id: ID, env: "staging", file: "wrangler.toml" }), /no \[\[env.staging.d1_databases\]\] table .* set its database_id to 4f5e/);
 });
 
 test("npm run provision -- --dry-run with no credentials prints the whole plan, says it could not read the account, and changes nothing", async () => {
@@ -179,9 +191,10 @@ test("npm run provision -- --dry-run with no credentials prints the whole plan, 
   const { code, stdout, stderr } = await runOffline("scripts/provision.mjs", ["--dry-run"]);
   assert.equal(code, 0, stderr);
   assert.match(stdout, /could not read the account/);
-  for (const step of ["create the D1 database hookrelay", "write hookrelay's database_id into wrangler.toml and dlq/wrangler.toml", "create the queue webhooks-dlq with a 14-day retention", "create the queue hookrelay-jobs", "create the R2 bucket hookrelay-archive", "generate RELAY_INTERNAL_SECRET", "apply the D1 migrations remotely", "npx wrangler secret put WEBHOOK_SECRET_DEMO_STRIPE -c wrangler.toml"]) {
+  for (const step of ["create the D1 database hookrelay", "write hookrelay's database_id into wrangler.toml and dlq/wrangler.toml", "create the queue webhooks-dlq with a 14-day retention", "create the queue hookrelay-jobs", "create the R2 bucket hookrelay-archive", "generate RELAY_INTERNAL_SECRET", "apply the D1 migrations remotely", "npx wrangler secret put ALERT_WEBHOOK_URL -c wrangler.toml"]) {
     assert.ok(stdout.includes(step), `the plan names: ${step}\n${stdout}`);
   }
+  assert.doesNotMatch(stdout, /staging|--env|WEBHOOK_SECRET_/, "only the top level's resources, and no source secret (wrangler.toml declares none)");
   assert.deepEqual(["wrangler.toml", "dlq/wrangler.toml"].map((f) => readFileSync(path.join(ROOT, f), "utf8")), before);
   // The plan as printed is describePlan's.
   assert.ok(stdout.includes(describePlan(provisionPlan({ ...configs(), account: null }), { dryRun: true })[1]));
@@ -193,54 +206,8 @@ test("npm run provision without credentials and without --dry-run stops in one l
   assert.deepEqual(stderr.trim().split("\n"), ["provision: not logged in to Cloudflare; run `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), or see the plan with: npm run provision -- --dry-run"]);
 });
 
-// A staging environment, unless the committed configs already declare one.
-const STAGING_RELAY = `
-[env.staging]
-name = "hookrelay-staging"
-
-[[env.staging.d1_databases]]
-binding = "DB"
-database_name = "hookrelay-staging"
-database_id = "00000000-0000-4000-8000-000000000002"
-migrations_dir = "migrations"
-
-[[env.staging.r2_buckets]]
-binding = "ARCHIVE"
-bucket_name = "hookrelay-archive-staging"
-
-[[env.staging.queues.producers]]
-binding = "WEBHOOKS"
-queue = "webhooks-staging"
-
-[[env.staging.queues.consumers]]
-queue = "webhooks-staging"
-dead_letter_queue = "webhooks-dlq-staging"
-
-[[env.staging.services]]
-binding = "DLQ"
-service = "hookrelay-dlq-staging"
-`;
-const STAGING_DLQ = `
-[env.staging]
-name = "hookrelay-dlq-staging"
-
-[[env.staging.d1_databases]]
-binding = "DB"
-database_name = "hookrelay-staging"
-database_id = "00000000-0000-4000-8000-000000000002"
-migrations_dir = "../migrations"
-
-[[env.staging.queues.consumers]]
-queue = "webhooks-dlq-staging"
-
-[[env.staging.services]]
-binding = "RELAY"
-service = "hookrelay-staging"
-`;
-
 test("--env staging plans staging's own database, queues, bucket and workers, and writes the id into [env.staging]", async () => {
-  const staged = (text, block) => (text.includes("[env.staging]") ? text : text + block);
-  const dir = checkout((r, d) => [staged(r, STAGING_RELAY), staged(d, STAGING_DLQ)]);
+  const dir = checkout();
   try {
     const { code, stdout, stderr } = await runOffline(path.join(dir, "scripts/provision.mjs"), ["--dry-run", "--env", "staging"], { cwd: dir });
     assert.equal(code, 0, stderr);
@@ -255,6 +222,10 @@ test("--env staging plans staging's own database, queues, bucket and workers, an
     // None of production's names: staging runs beside it in the same account.
     const prodNames = [...top.queues, ...top.buckets, ...top.databases].map((x) => x.name);
     for (const x of [...need.queues, ...need.buckets, ...need.databases]) assert.ok(!prodNames.includes(x.name), `${x.name} is production's`);
+    for (const name of prodNames) assert.ok(!new RegExp(`(create|write) (the (D1 database|queue|R2 bucket) )?${name}[ ']`).test(stdout), `production's ${name} is planned with --env staging:\n${stdout}`);
+    assert.deepEqual(need.queues.map((q) => q.name).sort(), ["hookrelay-control-staging", "hookrelay-jobs-staging", "webhooks-dlq-staging", "webhooks-staging"]);
+    assert.ok(stdout.includes("npx wrangler d1 migrations apply") || stdout.includes("apply the D1 migrations remotely"), stdout);
+    assert.deepEqual(readFileSync(path.join(dir, "wrangler.toml"), "utf8"), readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"), "a dry run changes nothing");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

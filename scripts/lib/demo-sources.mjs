@@ -16,9 +16,8 @@ export function demoConfigSources(root) {
   for (const file of DEMO_CONFIG_FILES) {
     const full = path.join(root, file);
     if (!existsSync(full)) continue;
-    // readDevVars strips double quotes; a JSON value is usually single-quoted.
-    const vars = Object.fromEntries(Object.entries(readDevVars(full)).map(([k, v]) => [k, v.replace(/^'(.*)'$/s, "$1")]));
-    for (const name of Object.keys(jsonVar(vars, "SOURCES", file))) names.add(name);
+    // readDevVars takes off the quotes (SOURCES='{…}', single-quoted JSON); jsonVar parses it.
+    for (const name of Object.keys(jsonVar(readDevVars(full), "SOURCES", file))) names.add(name);
   }
   return names;
 }
