@@ -1,15 +1,31 @@
 //! Build-time checks of the committed deployment files, so a broken
-//! configuration fails `cargo build` instead of production:
+//! configuration fails `cargo build` instead of production. Each check
+//! runs for the top level and for each `[env.*]` of both configs (wrangler
+//! inherits no bindings or vars into an environment):
 //!
-//! - `wrangler.toml` `[vars]` parse with the same code the worker runs
-//!   (`hookrelay_core::config`), with the secrets from `.dev.vars.example`,
-//!   so each declared source is checked against its scheme's rules;
-//! - the `webhooks` consumer keeps the contract's retry budget and DLQ;
-//! - both workers name the same D1 database, and declare the settings
-//!   both read (`hookrelay_core::config::SHARED_KEYS`) alike or not at all;
-//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
+//! - the user's configuration, `wrangler.toml` `[vars]`, by its schema
+//!   (`hookrelay_core::config`; `DESTINATIONS` and each source's routes,
+//!   filters included, with the validator the startup runs): its `SOURCES`
+//!   may be empty, and its
+//!   secrets are production's (`wrangler secret put`), so none is needed;
+//! - the demo's, `[vars]` overlaid with `.dev.vars.example` (as `wrangler
+//!   dev` runs it), by the demo's rules: loaded whole, each demo source
+//!   with its development secret;
+//! - queue names agree with the queue vars (`QUEUE_*`,
+//!   `hookrelay_core::config::queues`): each worker's consumers, the
+//!   producers' bindings and the `dead_letter_queue`; the `webhooks`
+//!   consumer keeps the contract's retry budget;
+//! - both workers name the same D1 database and R2 bucket, bind each
+//!   other by name, and declare the settings both read
+//!   (`hookrelay_core::config::SHARED_KEYS`) alike or not at all; each
+//!   environment declares every var the top level does;
+//! - the DLQ worker is off workers.dev and preview URLs; the signature
+//!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
+//! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
-use hookrelay_core::config::{check_shared, Declared, RelayConfig};
+use hookrelay_core::config::queues::{QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES};
+use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
+use hookrelay_core::signature_limit;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -28,13 +44,80 @@ fn main() {
     }
 }
 
+/// One environment of one config: the top level, or an `[env.<name>]`.
+struct Env<'a> {
+    /// `wrangler.toml` or `dlq/wrangler.toml`.
+    file: &'static str,
+    /// `None` for the top level.
+    env: Option<&'a str>,
+    table: &'a toml::Value,
+}
+
+impl Env<'_> {
+    fn at(&self) -> String {
+        match self.env {
+            Some(e) => format!("{} [env.{e}]", self.file),
+            None => self.file.to_string(),
+        }
+    }
+    fn get(&self, key: &str) -> Option<&toml::Value> {
+        self.table.get(key)
+    }
+    fn vars(&self) -> Result<BTreeMap<String, Value>, String> {
+        vars_map(self.table)
+    }
+}
+
+/// The top level and each `[env.*]` of a config.
+fn envs<'a>(file: &'static str, cfg: &'a toml::Value) -> Vec<Env<'a>> {
+    let mut out = vec![Env {
+        file,
+        env: None,
+        table: cfg,
+    }];
+    if let Some(named) = cfg.get("env").and_then(toml::Value::as_table) {
+        for (name, table) in named {
+            out.push(Env {
+                file,
+                env: Some(name),
+                table,
+            });
+        }
+    }
+    out
+}
+
 fn check() -> Result<(), String> {
     let relay = read_toml("wrangler.toml")?;
     let dlq = read_toml("dlq/wrangler.toml")?;
-    check_vars(&relay)?;
-    check_consumer(&relay)?;
-    check_same_database(&relay, &dlq)?;
-    check_shared_vars(&relay, &dlq)?;
+    let (relay_envs, dlq_envs) = (
+        envs("wrangler.toml", &relay),
+        envs("dlq/wrangler.toml", &dlq),
+    );
+    let names = |es: &[Env]| {
+        es.iter()
+            .map(|e| e.env.map(String::from))
+            .collect::<Vec<_>>()
+    };
+    if names(&relay_envs) != names(&dlq_envs) {
+        return Err(format!(
+            "wrangler.toml declares the environments {:?} but dlq/wrangler.toml {:?}; both workers deploy together, so declare the same [env.*] in both",
+            names(&relay_envs),
+            names(&dlq_envs)
+        ));
+    }
+    check_demo(&relay)?;
+    for (r, d) in relay_envs.iter().zip(&dlq_envs) {
+        check_user_vars(r)?;
+        check_same_vars_everywhere(r, &relay_envs[0])?;
+        check_same_vars_everywhere(d, &dlq_envs[0])?;
+        check_queues(r, d)?;
+        check_same_storage(r, d)?;
+        check_shared_vars(r.table, d.table)
+            .map_err(|e| format!("{} and {}: {e}", r.at(), d.at()))?;
+        check_dlq_private(d)?;
+        check_rate_limit(r)?;
+    }
     check_migrations()
 }
 
@@ -43,18 +126,43 @@ fn read_toml(path: &str) -> Result<toml::Value, String> {
     toml::from_str(&text).map_err(|e| format!("{path} is not valid TOML: {e}"))
 }
 
-fn check_vars(relay: &toml::Value) -> Result<(), String> {
-    relay
-        .get("vars")
-        .ok_or("wrangler.toml has no [vars]; the demo SOURCES must be declared there")?;
+/// The user's `[vars]` by their schema: every setting the relay parses,
+/// and `SOURCES` (possibly empty) field by field. The sources' secrets are
+/// production's, never in the repository, so they are not asked for.
+fn check_user_vars(relay: &Env) -> Result<(), String> {
+    let mut vars = relay.vars()?;
+    let sources = vars
+        .remove("SOURCES")
+        .unwrap_or(Value::Object(Default::default()));
+    parse_sources(&sources).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
+    vars.insert("SOURCES".into(), Value::Object(Default::default()));
+    RelayConfig::load(&vars).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
+    Ok(())
+}
+
+/// The demo, as `npm start` runs it: the top-level `[vars]` with
+/// `.dev.vars.example` over them (wrangler dev's precedence), loaded whole,
+/// so each demo source has its development secret and declares one.
+fn check_demo(relay: &toml::Value) -> Result<(), String> {
     let mut env = vars_map(relay)?;
     env.extend(dev_vars_example()?);
-    // The same load the worker runs: each declared source is checked
-    // against its scheme's rules (a preset's name, or every field of a
-    // recipe), and its secrets against the key form the scheme needs.
-    RelayConfig::load(&env)
-        .map_err(|e| format!("wrangler.toml [vars] with .dev.vars.example: {e}"))?;
+    let config = RelayConfig::load(&env).map_err(|e| {
+        format!("the demo (wrangler.toml [vars] with .dev.vars.example over them): {e}")
+    })?;
+    if config.sources.is_empty() {
+        return Err(".dev.vars.example declares no demo SOURCES; `npm start`, `npm run demo` and the tests need them".into());
+    }
     Ok(())
+}
+
+/// A dotenv value without a matched pair of quotes around it.
+fn unquote(v: &str) -> &str {
+    for q in ['"', '\'', '`'] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return &v[1..v.len() - 1];
+        }
+    }
+    v
 }
 
 fn dev_vars_example() -> Result<BTreeMap<String, Value>, String> {
@@ -68,60 +176,221 @@ fn dev_vars_example() -> Result<BTreeMap<String, Value>, String> {
         .map(|(k, v)| {
             (
                 k.trim().to_string(),
-                Value::String(v.trim().trim_matches('"').to_string()),
+                Value::String(unquote(v.trim()).to_string()),
             )
         })
         .collect())
 }
 
-fn check_consumer(relay: &toml::Value) -> Result<(), String> {
-    let consumers = relay
-        .get("queues")
-        .and_then(|q| q.get("consumers"))
-        .and_then(toml::Value::as_array)
-        .ok_or("wrangler.toml has no [[queues.consumers]]")?;
-    let webhooks = consumers
+/// The names of `table`'s queues in `e`: its vars, or their defaults.
+fn queue_names<C: Copy>(e: &Env, table: &[QueueVar<C>]) -> Result<Vec<String>, String> {
+    let vars = e.vars()?;
+    QueueNames::load(&vars, table).map_err(|err| format!("{} [vars]: {err}", e.at()))?;
+    Ok(table
         .iter()
-        .find(|c| c.get("queue").and_then(toml::Value::as_str) == Some("webhooks"))
-        .ok_or("wrangler.toml has no consumer for queue `webhooks`")?;
-    let int = |k: &str| webhooks.get(k).and_then(toml::Value::as_integer);
-    if int("max_retries") != Some(5) {
-        return Err("the `webhooks` consumer must set max_retries = 5".into());
-    }
-    if webhooks
-        .get("dead_letter_queue")
-        .and_then(toml::Value::as_str)
-        != Some("webhooks-dlq")
-    {
-        return Err("the `webhooks` consumer must set dead_letter_queue = \"webhooks-dlq\"".into());
-    }
-    if int("max_batch_size").is_none() || int("max_batch_timeout").is_none() {
-        return Err(
-            "the `webhooks` consumer must set max_batch_size and max_batch_timeout explicitly"
-                .into(),
-        );
+        .map(|row| match vars.get(row.var) {
+            Some(Value::String(s)) => s.clone(),
+            _ => row.default.to_string(),
+        })
+        .collect())
+}
+
+/// Every queue name in both configs agrees with the queue vars: the
+/// consumers are exactly the queues the vars name, the producers send to
+/// them, and the relay's dead letters go to the DLQ worker's queue.
+fn check_queues(relay: &Env, dlq: &Env) -> Result<(), String> {
+    let r = queue_names(relay, RELAY_QUEUES)?;
+    let d = queue_names(dlq, DLQ_QUEUES)?;
+    let (webhooks, control, deliveries) = (&r[0], &r[1], &r[2]);
+    let (dead, jobs) = (&d[0], &d[1]);
+    expect_consumers(relay, &r)?;
+    expect_consumers(dlq, &d)?;
+    expect_producer(relay, "WEBHOOKS", webhooks, "QUEUE_WEBHOOKS")?;
+    expect_producer(relay, "CONTROL", control, "QUEUE_CONTROL")?;
+    expect_producer(relay, "DELIVERIES", deliveries, "QUEUE_DELIVERIES")?;
+    expect_producer(relay, "WEBHOOKS_DLQ", dead, "QUEUE_DLQ (dlq/wrangler.toml)")?;
+    expect_producer(dlq, "JOBS", jobs, "QUEUE_JOBS")?;
+    // Both consumers that call out keep the contract's retry budget and
+    // dead-letter to the DLQ worker's queue (DESIGN §3).
+    for queue in [webhooks, deliveries] {
+        expect_retry_contract(relay, dlq, queue, dead)?;
     }
     Ok(())
 }
 
-fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
-    let id = |t: &toml::Value| {
-        t.get("d1_databases")
-            .and_then(toml::Value::as_array)
-            .and_then(|dbs| {
-                dbs.iter()
-                    .find(|d| d.get("binding").and_then(toml::Value::as_str) == Some("DB"))
-            })
-            .and_then(|d| d.get("database_id"))
-            .and_then(toml::Value::as_str)
-            .map(str::to_string)
-    };
-    match (id(relay), id(dlq)) {
-        (Some(a), Some(b)) if a == b => Ok(()),
-        (a, b) => Err(format!(
-            "both workers must bind DB to the same D1 database (wrangler.toml: {a:?}, dlq/wrangler.toml: {b:?})"
-        )),
+/// The consumer of `queue` sets `max_retries = 5`, dead-letters to `dead`
+/// and sets its batch size and timeout explicitly.
+fn expect_retry_contract(relay: &Env, dlq: &Env, queue: &str, dead: &str) -> Result<(), String> {
+    let main = consumer(relay, queue).expect("expect_consumers checked it");
+    let int = |k: &str| main.get(k).and_then(toml::Value::as_integer);
+    let at = relay.at();
+    if int("max_retries") != Some(5) {
+        return Err(format!(
+            "{at}: the consumer of {queue:?} must set max_retries = 5"
+        ));
     }
+    if main.get("dead_letter_queue").and_then(toml::Value::as_str) != Some(dead) {
+        return Err(format!(
+            "{at}: the consumer of {queue:?} must set dead_letter_queue = {dead:?}, the queue the DLQ worker consumes (QUEUE_DLQ in {})",
+            dlq.at()
+        ));
+    }
+    if int("max_batch_size").is_none() || int("max_batch_timeout").is_none() {
+        return Err(format!(
+            "{at}: the consumer of {queue:?} must set max_batch_size and max_batch_timeout explicitly"
+        ));
+    }
+    Ok(())
+}
+
+fn queue_tables<'a>(e: &'a Env, kind: &str) -> Vec<&'a toml::Value> {
+    e.get("queues")
+        .and_then(|q| q.get(kind))
+        .and_then(toml::Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn consumer<'a>(e: &'a Env, queue: &str) -> Option<&'a toml::Value> {
+    queue_tables(e, "consumers")
+        .into_iter()
+        .find(|c| c.get("queue").and_then(toml::Value::as_str) == Some(queue))
+}
+
+/// The consumers are exactly the queues the vars name.
+fn expect_consumers(e: &Env, names: &[String]) -> Result<(), String> {
+    let mut declared: Vec<String> = queue_tables(e, "consumers")
+        .iter()
+        .filter_map(|c| {
+            c.get("queue")
+                .and_then(toml::Value::as_str)
+                .map(String::from)
+        })
+        .collect();
+    let mut wanted = names.to_vec();
+    declared.sort();
+    wanted.sort();
+    if declared != wanted {
+        return Err(format!(
+            "{}: [[queues.consumers]] consume {declared:?} but the queue vars (QUEUE_*) name {wanted:?}; the worker dispatches a batch by these vars, so make them agree",
+            e.at()
+        ));
+    }
+    Ok(())
+}
+
+fn expect_producer(e: &Env, binding: &str, queue: &str, var: &str) -> Result<(), String> {
+    let bound = queue_tables(e, "producers").into_iter().find_map(|p| {
+        (p.get("binding")?.as_str()? == binding).then(|| p.get("queue")?.as_str())?
+    });
+    if bound != Some(queue) {
+        return Err(format!(
+            "{}: the producer {binding} must send to {queue:?} (named by {var}), not {bound:?}",
+            e.at()
+        ));
+    }
+    Ok(())
+}
+
+/// Both workers of one environment share its D1 database and R2 bucket.
+fn check_same_storage(relay: &Env, dlq: &Env) -> Result<(), String> {
+    for (list, binding, fields) in [
+        ("d1_databases", "DB", &["database_id", "database_name"][..]),
+        ("r2_buckets", "ARCHIVE", &["bucket_name"][..]),
+    ] {
+        let find = |e: &Env| -> Option<toml::Value> {
+            e.get(list)?
+                .as_array()?
+                .iter()
+                .find(|d| d.get("binding").and_then(toml::Value::as_str) == Some(binding))
+                .cloned()
+        };
+        let (a, b) = (find(relay), find(dlq));
+        for field in fields {
+            let value = |t: &Option<toml::Value>| {
+                t.as_ref()
+                    .and_then(|t| t.get(*field))
+                    .and_then(toml::Value::as_str)
+                    .map(String::from)
+            };
+            match (value(&a), value(&b)) {
+                (Some(x), Some(y)) if x == y => {}
+                (x, y) => {
+                    return Err(format!(
+                        "both workers must bind {binding} to the same {list} entry ({field}: {} has {x:?}, {} has {y:?})",
+                        relay.at(),
+                        dlq.at()
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An environment declares every var its top level does: wrangler does not
+/// inherit `[vars]`, so a var left out would run on its default there.
+fn check_same_vars_everywhere(e: &Env, top: &Env) -> Result<(), String> {
+    if e.env.is_none() {
+        return Ok(());
+    }
+    let (mine, top_vars) = (e.vars()?, top.vars()?);
+    if let Some(key) = top_vars.keys().find(|k| !mine.contains_key(*k)) {
+        return Err(format!(
+            "{} [vars] does not declare {key}, which the top level does; wrangler does not inherit vars into an environment, so repeat it",
+            e.at()
+        ));
+    }
+    Ok(())
+}
+
+/// The DLQ worker is reached only through the relay's service binding.
+fn check_dlq_private(dlq: &Env) -> Result<(), String> {
+    for key in ["workers_dev", "preview_urls"] {
+        if dlq.get(key).and_then(toml::Value::as_bool) != Some(false) {
+            return Err(format!(
+                "{} must set {key} = false: the DLQ worker serves the admin API and is reached only through the relay",
+                dlq.at()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The signature rate limit is bound, with the period the relay remembers
+/// a block for.
+fn check_rate_limit(relay: &Env) -> Result<(), String> {
+    let limiter = relay
+        .get("ratelimits")
+        .and_then(toml::Value::as_array)
+        .and_then(|a| {
+            a.iter().find(|r| {
+                r.get("name").and_then(toml::Value::as_str) == Some(signature_limit::BINDING)
+            })
+        })
+        .ok_or_else(|| {
+            format!(
+                "{} declares no [[ratelimits]] named {}; the relay counts failed signature checks on it",
+                relay.at(),
+                signature_limit::BINDING
+            )
+        })?;
+    let simple = limiter.get("simple");
+    let period = simple
+        .and_then(|s| s.get("period"))
+        .and_then(toml::Value::as_integer);
+    let limit = simple
+        .and_then(|s| s.get("limit"))
+        .and_then(toml::Value::as_integer);
+    if period != Some(i64::from(signature_limit::PERIOD_S)) || limit.is_none_or(|l| l < 1) {
+        return Err(format!(
+            "{}: [[ratelimits]] {} must set simple = {{ limit = <at least 1>, period = {} }} (the period the relay keeps an address blocked, hookrelay_core::signature_limit::PERIOD_S)",
+            relay.at(),
+            signature_limit::BINDING,
+            signature_limit::PERIOD_S
+        ));
+    }
+    Ok(())
 }
 
 /// Replays in the DLQ worker deliver like the consumer does, so the
@@ -132,6 +401,7 @@ fn check_same_database(relay: &toml::Value, dlq: &toml::Value) -> Result<(), Str
 fn check_shared_vars(relay: &toml::Value, dlq: &toml::Value) -> Result<(), String> {
     for key in [
         "SOURCES",
+        "DESTINATIONS",
         "RETRY_DELAYS_S",
         "DELIVERY_TIMEOUT_MS",
         "BREAKER_FAILURE_THRESHOLD",
@@ -218,6 +488,8 @@ fn check_migrations() -> Result<(), String> {
         .map_err(|e| format!("cannot read migrations/: {e}"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The folder's README (the expand-then-contract rule) is no migration; wrangler reads only *.sql.
+        .filter(|name| name != "README.md")
         .collect();
     names.sort();
     if names.is_empty() {

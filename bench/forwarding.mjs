@@ -12,7 +12,7 @@ import { capacityLine, fmt, median, say, targetTable } from "./report.mjs";
 
 export const FORWARD_SOURCE = "bench-forward";
 
-/** The relay's vars for one forwarding source (see wrangler.toml [vars.SOURCES] and .dev.vars.example). */
+/** The relay's vars for one forwarding source (like the demo sources in .dev.vars.example). */
 export function forwardingVars(downstreamUrl) {
   return {
     SOURCES: JSON.stringify({ [FORWARD_SOURCE]: { scheme: "hmac-sha256", downstream: downstreamUrl } }),

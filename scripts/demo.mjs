@@ -12,6 +12,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { localDevVars } from "./dev-vars.mjs";
 import { hmacSha256Headers, secretNameFor, slackHeaders, stripeSignatureHeader } from "./webhook-signatures.mjs";
 import { mintToken } from "./admin-jwt.mjs";
+import { fail, run } from "./lib/fail.mjs";
 
 const BASE = process.env.HOOKRELAY_URL ?? "http://127.0.0.1:8787";
 const { vars } = localDevVars();
@@ -50,13 +51,15 @@ const server = http.createServer((req, res) => {
 
 async function main() {
   const health = await fetch(`${BASE}/healthz`).then((r) => r.json()).catch(() => null);
-  if (!health) throw new Error(`no relay at ${BASE}; start it with: npm start -- --var RETRY_DELAYS_S:2,2,2,2,2`);
+  if (!health) fail(`no relay answers at ${BASE}; start it with: npm start -- --var RETRY_DELAYS_S:2,2,2,2,2 (or point at another port with HOOKRELAY_URL=http://127.0.0.1:<port>)`);
   for (const source of ["demo-forward", "demo-slack"]) {
-    if (!health.sources?.includes(source)) throw new Error(`the running relay has no ${source} source; start it from this checkout's wrangler.toml`);
+    if (!health.sources?.includes(source)) fail(`the running relay has no ${source} source; start it from this checkout (the demo sources are in .dev.vars, copied from .dev.vars.example)`);
   }
   const firstDelay = health.retry_delays_s?.[0] ?? 30;
   if (firstDelay > 5) console.log(`note: the retry delays are ${health.retry_delays_s.join(",")} s, so the transient event takes a few minutes.\n      For a one-minute demo, restart with: npm start -- --var RETRY_DELAYS_S:2,2,2,2,2\n`);
-  await new Promise((resolve, reject) => server.once("error", reject).listen(8799, "127.0.0.1", resolve));
+  await new Promise((resolve, reject) => server.once("error", reject).listen(8799, "127.0.0.1", resolve)).catch((e) =>
+    fail(e.code === "EADDRINUSE" ? "port 8799 (the demo's downstream) is in use; stop what listens there (another npm run demo?) and run again" : `the demo's downstream cannot listen on 127.0.0.1:8799: ${e.message}`),
+  );
 
   const run = randomUUID().slice(0, 8);
   const stripeBody = JSON.stringify({ id: `evt_demo_${run}`, object: "event", type: "invoice.paid" });
@@ -117,9 +120,4 @@ async function main() {
   console.log(`\nNext: open the poison entry with\n  curl -H "Authorization: Bearer $(npm run -s admin-token)" ${BASE}/api/v1/admin/webhook-dlq/${cases[3].dl?.id ?? "<id>"}`);
 }
 
-main()
-  .catch((e) => {
-    console.error(`demo failed: ${e.message}`);
-    process.exitCode = 1;
-  })
-  .finally(() => server.close());
+await run("demo", () => main().finally(() => server.close()));

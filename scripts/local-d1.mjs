@@ -8,16 +8,15 @@ import path from "node:path";
 
 const MIGRATIONS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations");
 
-/**
- * Runs the migrations against `db`, in order: every one, or those whose
- * number is in `after` < n <= `upTo` (a database migrated part of the way,
- * as an older deployment left it).
- */
-export async function applyMigrations(db, { after = 0, upTo = Infinity } = {}) {
-  for (const file of readdirSync(MIGRATIONS).sort()) {
-    const n = Number.parseInt(file, 10);
-    if (!(n > after && n <= upTo)) continue;
-    const sql = readFileSync(path.join(MIGRATIONS, file), "utf8");
+/** The migration files of `dir` (default: migrations/), in the order they apply: *.sql only, as wrangler reads them (the folder also holds its README). */
+export function migrationFiles(dir = MIGRATIONS) {
+  return readdirSync(dir).filter((f) => f.endsWith(".sql")).sort().map((f) => path.join(dir, f));
+}
+
+/** Runs the migrations `files` (default: every one in migrations/) against `db`, in order. */
+export async function applyMigrations(db, files = migrationFiles()) {
+  for (const file of files) {
+    const sql = readFileSync(file, "utf8");
     for (const statement of wrangler.unstable_splitSqlQuery(sql)) {
       if (statement.trim()) await db.prepare(statement).run();
     }

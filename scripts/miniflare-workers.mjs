@@ -24,12 +24,12 @@ export const SECRETS = EXAMPLE_SECRETS;
  * consumer settings by queue name; `null` detaches that consumer (the broker
  * then accepts and drops its messages).
  */
-export function workerOptions(configPath, name, { vars = {}, consumers = {} } = {}) {
+export function workerOptions(configPath, name, { vars = {}, consumers = {}, env } = {}) {
   const config = path.join(ROOT, configPath);
   // envFiles keeps wrangler from reading a .dev.vars beside the config: a
   // developer's edits, or the dlq/.dev.vars that `npm start -- --var …`
   // writes, must not leak into tests and benchmarks.
-  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(config, undefined, { envFiles: [EXAMPLE_VARS] });
+  const { workerOptions: opts } = wrangler.unstable_getMiniflareWorkerOptions(config, env, { envFiles: [EXAMPLE_VARS] });
   const dir = path.dirname(config);
   const queueConsumers = {};
   for (const [queue, settings] of Object.entries(opts.queueConsumers ?? {})) {
@@ -61,20 +61,27 @@ export const SHARED_KEYS = [...readFileSync(path.join(ROOT, "core/src/config/sha
 
 /**
  * Both hookrelay workers. `vars` apply to both, `relayVars` / `dlqVars` to
- * one (after `vars`); `consumers` as in workerOptions. A setting both
+ * one (after `vars`); `consumers` as in workerOptions; `env` an
+ * `[env.<name>]` of both configs (staging). A setting both
  * workers read (SHARED_KEYS) goes in `vars`: given to one worker only, the
  * other would run on its default, which build.rs refuses for the real
  * configs.
  */
-export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {} } = {}) {
+export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, env } = {}) {
   for (const [which, given] of [["relayVars", relayVars], ["dlqVars", dlqVars]]) {
     const key = SHARED_KEYS.find((k) => k in given);
     if (key) throw new Error(`${which} sets ${key}, which both workers read; pass it in vars, so that both get it`);
   }
+  const [relay, dlq] = workerNames(env);
   return [
-    workerOptions("wrangler.toml", "hookrelay", { vars: { ...vars, ...relayVars }, consumers }),
-    workerOptions("dlq/wrangler.toml", "hookrelay-dlq", { vars: { ...vars, ...dlqVars }, consumers }),
+    workerOptions("wrangler.toml", relay, { vars: { ...vars, ...relayVars }, consumers, env }),
+    workerOptions("dlq/wrangler.toml", dlq, { vars: { ...vars, ...dlqVars }, consumers, env }),
   ];
+}
+
+/** The two workers' names in an environment of the committed configs (each binds the other by it). */
+export function workerNames(env) {
+  return env ? [`hookrelay-${env}`, `hookrelay-dlq-${env}`] : ["hookrelay", "hookrelay-dlq"];
 }
 
 /** A handleRuntimeStdio that calls `onLine` for each whole line of the workers' stdout and stderr. */
@@ -104,9 +111,11 @@ function d1DatabaseId(d1Databases) {
  * fetch) and applies the D1 migrations to the `DB` of worker `dbWorker`.
  * `db` reaches that database through a probe worker (scripts/d1-probe.mjs);
  * `setWorkers(workers)` restarts with other worker options, keeping the data.
- * `options` are passed to Miniflare (log, handleRuntimeStdio, …).
+ * `migrate(db)` replaces the migrations applied at start (the upgrade test
+ * starts on an older schema). `options` are passed to Miniflare (log,
+ * handleRuntimeStdio, …).
  */
-export async function startMiniflare(workers, { dbWorker = workers[0].name, migrateUpTo = Infinity, ...options } = {}) {
+export async function startMiniflare(workers, { dbWorker = workers[0].name, migrate = applyMigrations, ...options } = {}) {
   const databaseId = d1DatabaseId(workers.find((w) => w.name === dbWorker)?.d1Databases);
   if (!databaseId) throw new Error(`worker ${dbWorker} has no D1 binding DB`);
   const all = (ws) => ({ cf: false, host: "127.0.0.1", port: 0, ...options, workers: [...ws, d1ProbeWorker(databaseId)] });
@@ -114,7 +123,7 @@ export async function startMiniflare(workers, { dbWorker = workers[0].name, migr
   try {
     const url = await mf.ready;
     const db = d1ProbeClient(mf);
-    await applyMigrations(db, { upTo: migrateUpTo });
+    await migrate(db);
     // Restarts the workers with new options on the same port, keeping D1
     // and R2 (Miniflare keeps unpersisted storage until dispose).
     const setWorkers = (ws) => mf.setOptions(all(ws));

@@ -21,6 +21,7 @@
 //   SOAK_N=2000 npm run soak
 //
 // Exits non-zero when any of that fails.
+import { fail, run } from "./lib/fail.mjs";
 import { startRelay, rows, waitFor } from "../tests/support/harness.mjs";
 import { startDownstream } from "../tests/support/downstream.mjs";
 import { hmacHeaders } from "../tests/support/signers.mjs";
@@ -310,11 +311,15 @@ export function failures(r) {
 export const summary = (r) => Object.entries(r).filter(([k]) => k !== "problems").map(([k, v]) => `${k}=${v}`).join(" ");
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const n = Number(process.env.SOAK_N ?? 10_000);
-  const result = await soak({ n, drainRate: Number(process.env.SOAK_DRAIN_RATE ?? 200), log: (l) => console.log(`[soak] ${l}`) });
-  for (const p of result.problems.slice(0, 50)) console.log(`[soak] problem: ${p}`);
-  console.log(summary(result));
-  const failed = failures(result);
-  if (failed.length) console.log(`[soak] FAILED: ${failed.join(", ")}`);
-  process.exit(failed.length ? 1 : 0);
+  await run("soak", async () => {
+    const n = Number(process.env.SOAK_N ?? 10_000);
+    if (!Number.isInteger(n) || n < 20) fail(`SOAK_N=${process.env.SOAK_N} is not a whole number of events of at least 20; unset it for 10,000`, 2);
+    const result = await soak({ n, drainRate: Number(process.env.SOAK_DRAIN_RATE ?? 200), log: (l) => console.log(`[soak] ${l}`) });
+    for (const p of result.problems.slice(0, 50)) console.log(`[soak] problem: ${p}`);
+    console.log(summary(result));
+    const failed = failures(result);
+    if (failed.length) fail(`FAILED: ${failed.join(", ")} (the counts and problems are above)`);
+  });
+  // Miniflare may keep a handle open after dispose; the verdict is in.
+  process.exit(process.exitCode ?? 0);
 }

@@ -71,3 +71,28 @@ export function slackHeaders(body, { secret, timestamp = unixSeconds() }) {
   const sig = createHmac("sha256", secret).update(`v0:${timestamp}:`).update(body).digest("hex");
   return { "x-slack-request-timestamp": timestamp, "x-slack-signature": `v0=${sig}` };
 }
+
+/** The schemes `headersFor` signs (the presets keyed by an HMAC secret that the scripts know). */
+export const SIGNABLE_SCHEMES = ["standard-webhooks", "stripe", "github", "hmac-sha256", "slack"];
+
+/**
+ * Every header of a request to a source of `scheme` carrying `body`, signed
+ * with `secret`; `null` for a scheme the scripts cannot sign.
+ */
+export function headersFor(scheme, body, { secret, operationId = `op_${randomUUID()}` }) {
+  switch (scheme) {
+    case "standard-webhooks":
+      return { "content-type": "application/json", ...standardWebhooksHeaders(body, { secret }) };
+    case "stripe":
+      return { "content-type": "application/json", "stripe-signature": stripeSignatureHeader(body, { secret }) };
+    case "github":
+      return { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": randomUUID(), "x-hub-signature-256": githubSignatureHeader(body, { secret }) };
+    case "hmac-sha256":
+      return hmacSha256Headers(body, { secret, operationId });
+    case "slack":
+      // Slack's commands and interactivity post forms; its Events API posts JSON.
+      return { "content-type": body.trimStart().startsWith("{") ? "application/json" : "application/x-www-form-urlencoded", ...slackHeaders(body, { secret }) };
+    default:
+      return null;
+  }
+}

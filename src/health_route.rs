@@ -1,5 +1,6 @@
-//! `GET /healthz`: version, configured source and destination names and the retry
-//! schedule; never a secret.
+//! `GET /healthz`: version, configured source and destination names and
+//! the retry schedule; never a secret (nor a destination's URL, which may
+//! hold a token in its path).
 
 use crate::{config_cache::relay_config, responses, VERSION};
 use serde_json::json;
@@ -17,7 +18,7 @@ pub fn handle(req: &Request, env: &Env) -> Result<Response> {
             "status": "ok",
             "version": VERSION,
             "sources": config.sources.keys().collect::<Vec<_>>(),
-            "destinations": config.delivery.destinations.keys().collect::<Vec<_>>(),
+            "destinations": config.delivery.destination_names().collect::<Vec<_>>(),
             "retry_delays_s": config.retry.delays_s(),
         })),
         Err(e) => responses::config_invalid(e),

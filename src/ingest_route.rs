@@ -28,7 +28,7 @@
 //! these plain objects, which the two small constructors below make in one
 //! call each.
 
-use crate::{config_cache::relay_config, responses, signature_failures};
+use crate::{config_cache::relay_config, responses, signature_failures, signature_limit};
 use hookrelay_core::claim_check::fits_inline;
 use hookrelay_core::front_door::{
     accept, accept_signed, precheck, Accepted, Admission, Inbound, Rejection,
@@ -66,7 +66,9 @@ const RETRY_AFTER_S: u32 = 30;
 
 /// Step 1: the configuration and the precheck (method, source, declared
 /// length), before the body is read. The refusal (as a promise that
-/// drains the body first), or the go-ahead, `{ limit, drain, source }`.
+/// drains the body first), the 429 of an address blocked for failing
+/// signature checks (its body never read), or the go-ahead,
+/// `{ limit, drain, source }`.
 /// The entry then reads the body and calls [`body_read`]. A
 /// body of undeclared length (sent chunked) is read up to `limit` + 1
 /// bytes and drained, unkept, up to `drain`, so an oversized one is
@@ -77,12 +79,15 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
         Ok(c) => c,
         Err(e) => return answer(&env, &ctx, responses::config_invalid(e).map(Into::into)),
     };
-    let (method, content_length) = raw_http::precheck_parts(&req);
-    if let Err(r) = precheck(config, &method, source, content_length) {
+    let pre = raw_http::precheck_parts(&req);
+    if let Err(r) = precheck(config, &pre.method, source, pre.content_length) {
         return Ok(later(env, ctx, async move {
             body::drain(&worker::Request::from(req)).await;
             responses::rejection(&r).map(Into::into)
         }));
+    }
+    if let Some(r) = signature_limit::still_blocked(source, pre.client_ip.as_deref(), now_ms()) {
+        return answer(&env, &ctx, responses::rejection(&r).map(Into::into));
     }
     Ok(go_ahead(
         config.max_body_bytes as f64,
@@ -121,6 +126,14 @@ pub fn body_read(
     let parsed = raw_http::head(head);
     let inbound = inbound(&parsed, source, &body, now_ms);
     match accept(config, &inbound) {
+        Err(r @ Rejection::Signature(_)) => {
+            let ip = client_ip(&parsed);
+            let source = source.to_string();
+            let request_ctx = ctx.clone();
+            Ok(later(env.clone(), ctx, async move {
+                refused_signature(&env, &request_ctx, &source, ip.as_deref(), &r, now_ms).await
+            }))
+        }
         Err(r) => answer(&env, &ctx, refused(&env, &ctx, source, &r, now_ms)),
         Ok(Admission::Event(accepted)) => enqueue(env, ctx, accepted, now_ms),
         Ok(Admission::Handshake(reply)) => answer(&env, &ctx, handshake(source, &reply)),
@@ -134,7 +147,16 @@ pub fn body_read(
             Ok(later(env.clone(), ctx, async move {
                 if !webcrypto::holds(&check, public_key.as_deref(), &js_body).await? {
                     let r = Rejection::Signature(SignatureError::Mismatch);
-                    return refused(&env, &request_ctx, &source, &r, now_ms);
+                    let ip = client_ip(&raw_http::head(&head));
+                    return refused_signature(
+                        &env,
+                        &request_ctx,
+                        &source,
+                        ip.as_deref(),
+                        &r,
+                        now_ms,
+                    )
+                    .await;
                 }
                 signed_in_webcrypto(&env, &request_ctx, &head, &source, &body, now_ms, verified)
                     .await
@@ -179,6 +201,10 @@ async fn signed_in_webcrypto(
     };
     let parsed = raw_http::head(head);
     match accept_signed(config, &inbound(&parsed, source, body, now_ms), verified) {
+        Err(r @ Rejection::Signature(_)) => {
+            let ip = client_ip(&parsed);
+            refused_signature(env, ctx, source, ip.as_deref(), &r, now_ms).await
+        }
         Err(r) => refused(env, ctx, source, &r, now_ms),
         Ok(Admission::Event(accepted)) => {
             let answer = accepted.answer;
@@ -231,6 +257,31 @@ pub fn sent(env: Env, ctx: JsValue, source: &str, event_id: &str, failure: JsVal
         sent_failed(event_id, source, &failure.into())
     };
     answer(&env, &ctx, response)
+}
+
+/// `CF-Connecting-IP` among the request's headers.
+fn client_ip(head: &raw_http::Head<'_>) -> Option<String> {
+    head.headers
+        .iter()
+        .find(|(name, _)| name == "cf-connecting-ip")
+        .map(|(_, value)| value.clone())
+}
+
+/// A failed signature check: refused as any refusal (401), and counted on
+/// the rate limit, which turns it into a 429 once the address is over.
+async fn refused_signature(
+    env: &Env,
+    ctx: &JsValue,
+    source: &str,
+    ip: Option<&str>,
+    r: &Rejection,
+    now_ms: i64,
+) -> Result<Response> {
+    let answer = refused(env, ctx, source, r, now_ms);
+    match signature_limit::count_failure(env, source, ip, now_ms).await {
+        Some(limited) => responses::rejection(&limited).map(Into::into),
+        None => answer,
+    }
 }
 
 /// A refusal, logged; a failed signature check (401) is also counted for

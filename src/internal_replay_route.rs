@@ -6,7 +6,7 @@
 //!   a `DeliveryMessage`) replays to that destination only: an operator's
 //!   try, so an open breaker fails it and nothing parks; a delivery
 //!   already `delivered` succeeds without a call. A destination no longer
-//!   configured is refused (`Refusal::DestinationNotConfigured`, which the
+//!   configured is refused (`RefusalCode::DestinationUnknown`, which the
 //!   DLQ worker answers with 409), and nothing changes.
 //! - An `ingest` entry ingests again and routes; its deliveries are
 //!   enqueued and go their own way, so it succeeds once ingested.
@@ -18,8 +18,8 @@
 
 use crate::internal_auth;
 use crate::responses;
-use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::config::Routed;
 use hookrelay_core::deliveries::legacy::legacy_entry_destination;
 use hookrelay_core::deliveries::message::DeliveryMessage;
 use hookrelay_core::disposition::Outcome;
@@ -27,7 +27,7 @@ use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{decode_value, QueuedEvent};
-use hookrelay_core::replay_call::{Refusal, ReplayAnswer, ReplayCall};
+use hookrelay_core::replay_call::{RefusalCode, ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::now_ms;
@@ -62,16 +62,16 @@ fn failed(failure: Failure) -> ReplayAnswer {
         downstream: DownstreamResult::NotForwarded,
         failure: Some(failure),
         refused: None,
-        refusal: None,
+        refusal_code: None,
     }
 }
 
-fn refused(why: String, refusal: Option<Refusal>) -> ReplayAnswer {
+fn refused(why: String, refusal: Option<RefusalCode>) -> ReplayAnswer {
     ReplayAnswer {
         downstream: DownstreamResult::NotForwarded,
         failure: None,
         refused: Some(why),
-        refusal,
+        refusal_code: refusal,
     }
 }
 
@@ -80,7 +80,7 @@ fn answer_of(p: &pipeline::Processed) -> ReplayAnswer {
         downstream: p.downstream,
         failure: verdict(&p.outcome, p.downstream).err(),
         refused: None,
-        refusal: None,
+        refusal_code: None,
     }
 }
 
@@ -127,7 +127,7 @@ fn refused_target(cfg: &RelayConfig, t: &Target, entry_code: ErrorCode) -> Optio
     let d = t.destination.as_deref()?;
     cfg.delivery.destination(d).is_none().then(|| {
         let why = format!("destination '{d}' is not configured in the relay (DESTINATIONS, or a source's downstream), so this delivery cannot be replayed; configure it again, or archive the entry");
-        refused(why, Some(Refusal::DestinationNotConfigured))
+        refused(why, Some(RefusalCode::DestinationUnknown))
     })
 }
 

@@ -27,6 +27,7 @@ mod parking;
 mod queue_entry;
 mod responses;
 mod signature_failures;
+mod signature_limit;
 mod test_fault_route;
 
 use hookrelay_core::metrics::Component;

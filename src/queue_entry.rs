@@ -6,22 +6,19 @@
 use crate::consumer;
 use crate::delivery_consumer;
 use crate::parking::drain_consumer;
+use hookrelay_core::config::queues::{RelayConsumer, RELAY_QUEUES};
+use hookrelay_core::metrics::Component;
 use hookrelay_platform::parking::drain_resume::resume_if_due;
+use hookrelay_platform::queue_dispatch::consumer_of;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};
 
-/// The queue of drain steps (`wrangler.toml`, producer binding `CONTROL`).
-pub const CONTROL_QUEUE: &str = "hookrelay-control";
-
-/// The queue of deliveries, one message per (event, destination)
-/// (`wrangler.toml`, producer binding `DELIVERIES`).
-pub const DELIVERIES_QUEUE: &str = "deliveries";
-
-/// Entry point for batches from `webhooks`, `deliveries` and `hookrelay-control`,
-/// dispatched by the batch's queue name. It never throws: each message is
+/// Entry point for batches from the queues named by `QUEUE_WEBHOOKS`,
+/// `QUEUE_DELIVERIES` and `QUEUE_CONTROL` (`webhooks`, `deliveries`,
+/// `hookrelay-control` by default), dispatched by the batch's queue name. It never throws: each message is
 /// acked or retried on its own, so a failure never turns into a batch-wide
-/// retry.
+/// retry; a batch from any other queue is logged and retried.
 #[wasm_bindgen(js_name = queue, wasm_bindgen_futures = ::worker::wasm_bindgen_futures)]
 pub async fn queue(
     batch: worker_sys::MessageBatch,
@@ -30,13 +27,13 @@ pub async fn queue(
 ) -> Result<JsValue, JsValue> {
     console_error_panic_hook::set_once();
     let name: String = batch.queue().map(String::from).unwrap_or_default();
-    // A queue that is not the control queue is `webhooks` (or a renamed one).
-    if name == CONTROL_QUEUE {
-        drain_consumer::consume(read_batch(&batch), &env).await;
-    } else if name == DELIVERIES_QUEUE {
-        delivery_consumer::consume(read_batch(&batch), &env).await;
-    } else {
-        consumer::consume(read_batch(&batch), &env).await;
+    let messages = read_batch(&batch);
+    match consumer_of(&env, RELAY_QUEUES, &name, &messages, Component::Relay) {
+        Some(RelayConsumer::Webhooks) => consumer::consume(messages, &env).await,
+        Some(RelayConsumer::Control) => drain_consumer::consume(messages, &env).await,
+        Some(RelayConsumer::Deliveries) => delivery_consumer::consume(messages, &env).await,
+        // Retried and logged by consumer_of.
+        None => {}
     }
     // Lost drain chains (a restart dropped the local queues) are resent.
     resume_if_due(&env).await;

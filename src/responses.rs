@@ -17,8 +17,12 @@ pub fn error(status: u16, code: &str, message: &str) -> Result<Response> {
 /// The response for a refused webhook.
 pub fn rejection(r: &Rejection) -> Result<Response> {
     let resp = error(r.status(), r.code(), &r.message())?;
-    if matches!(r, Rejection::MethodNotAllowed) {
-        resp.headers().set("Allow", "POST")?;
+    match r {
+        Rejection::MethodNotAllowed => resp.headers().set("Allow", "POST")?,
+        Rejection::SignatureRateLimited { retry_after_s } => resp
+            .headers()
+            .set("Retry-After", &retry_after_s.to_string())?,
+        _ => {}
     }
     Ok(resp)
 }

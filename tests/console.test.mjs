@@ -158,7 +158,7 @@ test("the overview shows the figures of the stats answer it fetched", async () =
     assert.equal(shown[key].value, JSON.stringify(want), key);
   }
   const breakers = await page.$$eval("table caption", (cs) => cs.map((c) => c.textContent));
-  assert.ok(breakers.includes("Breakers"), "the park destination's breaker is listed");
+  assert.ok(breakers.includes("Destinations"), "the park destination and its breaker are listed");
   await assertPlotShows(stats.hourly);
   await screenshot(page, "overview");
 });

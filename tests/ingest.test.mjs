@@ -116,15 +116,17 @@ test("unknown sources, wrong methods, oversized and unacceptable bodies get 404,
   assert.equal((await relay.fetch("/elsewhere")).status, 404);
 });
 
-test("GET /healthz reports the version and source names and no secret", async () => {
+test("GET /healthz reports the version, source and destination names and no secret", async () => {
   const res = await relay.fetch("/healthz");
   assert.equal(res.status, 200);
   const json = await res.json();
   assert.equal(json.status, "ok");
   assert.match(json.version, /^\d+\.\d+\.\d+/);
   assert.deepEqual([...json.sources].sort(), ["demo-forward", "demo-github", "demo-hmac", "demo-slack", "demo-standard", "demo-stripe"]);
+  assert.deepEqual(json.destinations, ["demo-forward", "demo-slack"], "a downstream is a destination named after its source");
   assert.deepEqual(json.retry_delays_s, [1, 1, 1, 1, 1]);
   const text = JSON.stringify(json);
+  assert.ok(!text.includes("127.0.0.1:8799"), "no destination URL");
   for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret));
 });
 

@@ -293,9 +293,14 @@ test("each JS signer re-signs its preset's golden vectors exactly as the provide
         continue;
       }
     }
+    // A Twilio vector noted "another form of its URL" was signed over its
+    // URL with the default port added, or with it removed.
+    const url = /another form of its URL/.test(v.note ?? "")
+      ? (v.url.includes(":443/") ? v.url.replace(":443/", "/") : v.url.replace(/^(https:\/\/[^/]+)/, "$1:443"))
+      : v.url;
     const ours = await signer.sign({
       secret: v.secret, privateKey, body: v.body, contentType: v.content_type, ts: vectorTimestamp(signer, v),
-      id: signer.idHeader && headerOf(v, signer.idHeader), url: v.url, method: v.method,
+      id: signer.idHeader && headerOf(v, signer.idHeader), url, method: v.method,
     });
     const theirs = headerOf(v, signer.signature);
     const mine = ours[signer.signature];

@@ -108,6 +108,36 @@ test("twilio is answered with TwiML, signed over the source's url and its sorted
   assert.equal(tampered.status, 401);
 });
 
+test("twilio accepts a signature over its url with :443 when the source's url has none, for a form and a JSON body; no other port", async () => {
+  const withPort = (port) => TWILIO_URL.replace("hooks.example.com/", `hooks.example.com:${port}/`);
+  const fields = { To: "+18005551212", CallSid: "CA1234567890ABCDE", From: "+12349013030", Digits: "4321" };
+  const body = new URLSearchParams(fields).toString();
+  const sorted = Object.keys(fields).sort().map((k) => k + fields[k]).join("");
+  const formHeaders = (port, token) => ({
+    "content-type": FORM, "i-twilio-idempotency-token": token,
+    "x-twilio-signature": hmac("sha1", SECRETS.WEBHOOK_SECRET_TWILIO, withPort(port) + sorted).toString("base64"),
+  });
+  const form = await post("twilio", body, formHeaders(443, "twilio-port-form"));
+  assert.equal(form.status, 200, await form.clone().text());
+  const otherPort = await post("twilio", body, formHeaders(8443, "twilio-port-8443"));
+  assert.equal(otherPort.status, 401, "only the default port is added");
+
+  // A JSON body: Twilio appends bodySHA256 to the url's query, and signs the url alone.
+  const json = JSON.stringify({ type: "com.twilio.messaging.message.delivered", to: "+18005551212" });
+  const sha = crypto.createHash("sha256").update(json).digest("hex");
+  const sig = hmac("sha1", SECRETS.WEBHOOK_SECRET_TWILIO, `${withPort(443)}&bodySHA256=${sha}`).toString("base64");
+  const jsonHeaders = { "content-type": "application/json", "x-twilio-signature": sig, "i-twilio-idempotency-token": "twilio-port-json" };
+  const res = await relay.fetch(`/webhooks/twilio?foo=1&bodySHA256=${sha}`, { method: "POST", body: json, headers: jsonHeaders });
+  assert.equal(res.status, 200, await res.clone().text());
+  const tampered = await relay.fetch(`/webhooks/twilio?foo=1&bodySHA256=${sha}`, { method: "POST", body: json.replace("delivered", "failed"), headers: jsonHeaders });
+  assert.equal(tampered.status, 401);
+  const keys = await waitFor(async () => {
+    const got = (await eventsOf("twilio")).map((e) => e.idempotency_key);
+    return got.includes("twilio:twilio-port-form") && got.includes("twilio:twilio-port-json") && got;
+  }, { what: "both twilio events signed over :443 ingested" });
+  assert.ok(!keys.includes("twilio:twilio-port-8443"));
+});
+
 test("zoom's endpoint.url_validation is answered with the token and its HMAC; a zoom event is answered 200", async () => {
   const zoomHeaders = (body, ts = now()) => ({
     "content-type": "application/json", "x-zm-request-timestamp": ts,

@@ -465,7 +465,11 @@ function rng(seed) {
 
 // The rule of core/src/retention/tables.rs as this test's oracle (the SQL
 // is built from core's statement; this checks what it does on real rows).
-const SWEEPABLE_DELIVERY = ["none", "delivered", "failed"];
+// A legacy event's (routed_at NULL) own delivery_status it may go in; an
+// event with deliveries rows goes when none of them owes a call.
+const SWEEPABLE_DELIVERY = ["none", "filtered", "delivered", "failed"];
+const DELIVERY_STATES = ["pending", "delivering", "delivered", "parked", "dead_lettered"];
+const OWES_A_CALL = ["pending", "delivering", "parked"];
 const RESOLVED = ["replayed", "poisoned", "archived", "discarded"];
 const FINISHED = ["completed", "aborted", "cancelled"];
 
@@ -476,7 +480,7 @@ async function seedEveryTable(db, random) {
   const pick = (xs) => xs[Math.floor(random() * xs.length)];
   const at = () => (random() < 0.5 ? now - 2 * HOUR : now);
   const old = (t) => t < now - HOUR;
-  const goes = { events: [], attempts: [], payloads: [], dead_letters: [], jobs: [], drains: [], alarms: [], replay_audit: [], dead_letter_tombstones: [] };
+  const goes = { events: [], deliveries: [], attempts: [], payloads: [], dead_letters: [], jobs: [], drains: [], alarms: [], replay_audit: [], dead_letter_tombstones: [] };
   const stays = Object.fromEntries(Object.keys(goes).map((k) => [k, []]));
   const put = (table, id, go) => (go ? goes : stays)[table].push(id);
   const run = (sql, ...args) => db.prepare(sql).bind(...args).run();
@@ -488,6 +492,35 @@ async function seedEveryTable(db, random) {
     const go = old(t) && SWEEPABLE_DELIVERY.includes(status);
     events.push({ id, go });
     put("events", id, go);
+  }
+  const insertRouted = async (id, t, summary) => {
+    await run("INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status, routed_at) VALUES (?1, ?1, 'demo-hmac', ?2, ?2, ?2, '{}', '{}', 2, ?3, ?2)", id, t, summary);
+  };
+  const insertDelivery = (id, dest, state, t) =>
+    run("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, parked_at) VALUES (?1, ?2, ?3, 1, ?4, ?4, ?5)", id, dest, state, t, state === "parked" ? t : null);
+  for (let i = 0; i < 8; i++) {
+    // The summary is drawn apart from the rows: the rows decide.
+    const [id, t, summary] = [`evt_routed_${i}`, at(), pick(["pending", "parked", "failed", "delivered", "filtered"])];
+    const states = Array.from({ length: Math.floor(random() * 3) }, () => pick(DELIVERY_STATES));
+    await insertRouted(id, t, summary);
+    const go = old(t) && !states.some((s) => OWES_A_CALL.includes(s));
+    put("events", id, go);
+    for (const [j, state] of states.entries()) {
+      await insertDelivery(id, `dest-${j}`, state, t);
+      put("deliveries", `${id}/dest-${j}`, go);
+    }
+  }
+  for (let i = 0; i < 4; i++) {
+    const dest = `dest-drain-${i}`;
+    const [t, parked] = [at(), random() < 0.5];
+    await run("INSERT INTO drains (destination, generation, next_step_at, updated_at) VALUES (?1, 1, ?2, ?3)", dest, now + 24 * HOUR, t);
+    if (parked) {
+      await insertRouted(`evt_drain_${i}`, now - 2 * HOUR, "parked");
+      await insertDelivery(`evt_drain_${i}`, dest, "parked", now - 2 * HOUR);
+      put("events", `evt_drain_${i}`, false);
+      put("deliveries", `evt_drain_${i}/${dest}`, false);
+    }
+    put("drains", dest, old(t) && !parked);
   }
   for (let i = 0; i < 6; i++) {
     const dest = `https://d${i}.example/x`;
@@ -548,6 +581,7 @@ async function seedEveryTable(db, random) {
 
 const ID_OF = {
   events: "event_id",
+  deliveries: "(event_id || '/' || destination)",
   attempts: "CAST(id AS TEXT)",
   payloads: "event_id",
   dead_letters: "id",
@@ -561,6 +595,7 @@ const ID_OF = {
 /** A row's id as ID_OF reads it, from its archived copy. */
 const KEY_OF = {
   events: (r) => r.event_id,
+  deliveries: (r) => `${r.event_id}/${r.destination}`,
   attempts: (r) => String(r.id),
   payloads: (r) => r.event_id,
   dead_letters: (r) => r.id,
@@ -590,4 +625,111 @@ test("on generated rows of every swept table, the sweep takes exactly what the r
     const entries = (await rows(db, "SELECT count(*) AS n FROM job_entries"))[0].n;
     assert.equal(entries, stays.jobs.length, `seed ${seed}: job entries go with their job, and only then`);
   }
+});
+
+test("deliveries: an event is kept while any delivery row owes a call, whatever its summary says; one whose deliveries are final goes with them to R2; filtered goes; a legacy event is read by its own column; a drain stays while a delivery is parked for it", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const old = 60_000;
+  // [id, events.delivery_status (the summary), routed, deliveries rows]
+  const events = [
+    ["evt_half_parked", "parked", true, [["dest-a", "delivered"], ["dest-b", "parked"]]],
+    // A summary a writer left behind (it says delivered, a row is still
+    // pending): the rows decide.
+    ["evt_stale_summary", "delivered", true, [["dest-a", "delivered"], ["dest-c", "pending"]]],
+    ["evt_done", "failed", true, [["dest-a", "delivered"], ["dest-b", "dead_lettered"]]],
+    ["evt_filtered", "filtered", true, []],
+    ["evt_legacy_parked", "parked", false, []],
+    ["evt_legacy_delivered", "delivered", false, []],
+  ];
+  for (const [id, status, routed, deliveries] of events) {
+    await insertEvent(db, id, status, old, status === "parked" && !routed ? { parked: "https://down.example/legacy" } : {});
+    const at = Date.now() - old;
+    if (routed) await db.prepare("UPDATE events SET routed_at = ?2 WHERE event_id = ?1").bind(id, at).run();
+    for (const [destination, state] of deliveries) {
+      await db
+        .prepare("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, parked_at) VALUES (?1, ?2, ?3, 1, ?4, ?4, ?5)")
+        .bind(id, destination, state, at, state === "parked" ? at : null)
+        .run();
+    }
+  }
+  // Idle drains, all old enough: one with a parked delivery row, one with
+  // a legacy parked event of its source, one with nothing parked (each
+  // step due tomorrow, so no drain chain touches them meanwhile).
+  for (const dest of ["dest-b", "demo-hmac", "dest-idle"]) {
+    await db.prepare("INSERT INTO drains (destination, generation, next_step_at, updated_at) VALUES (?1, 1, ?2, ?3)").bind(dest, Date.now() + 86_400_000, Date.now() - old).run();
+  }
+  const doneRows = await rows(db, "SELECT * FROM deliveries WHERE event_id = 'evt_done' ORDER BY destination");
+
+  const data = await run(admin);
+  assert.equal(data.archived.events, 3, JSON.stringify(data));
+  assert.equal(data.archived.deliveries, 2, JSON.stringify(data));
+  assert.equal(data.archived.drains, 1, JSON.stringify(data));
+
+  const left = (await rows(db, "SELECT event_id FROM events ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_half_parked", "evt_legacy_parked", "evt_stale_summary"]);
+  const kept = await rows(db, "SELECT event_id, destination, state FROM deliveries ORDER BY event_id, destination");
+  assert.deepEqual(kept.map((r) => [r.event_id, r.destination, r.state]), [
+    ["evt_half_parked", "dest-a", "delivered"],
+    ["evt_half_parked", "dest-b", "parked"],
+    ["evt_stale_summary", "dest-a", "delivered"],
+    ["evt_stale_summary", "dest-c", "pending"],
+  ], "a kept event keeps every delivery row; a swept one's leave D1");
+  const drains = (await rows(db, "SELECT destination FROM drains ORDER BY destination")).map((r) => r.destination);
+  assert.deepEqual(drains, ["demo-hmac", "dest-b"], "a drain with a parked delivery row or a legacy parked event of its source stays");
+
+  const objects = await archived(bucket, "deliveries/");
+  const keys = Object.keys(objects);
+  assert.equal(keys.length, 1, JSON.stringify(keys));
+  const [eventKey] = Object.keys(await archived(bucket, "events/"));
+  assert.equal(keys[0], eventKey.replace(/^events\//, "deliveries/"), "beside its events: same day, range and chunk number");
+  assert.deepEqual(objects[keys[0]].sort((a, b) => a.destination.localeCompare(b.destination)), doneRows, "the archived rows are the rows D1 held");
+  const listing = await admin.get("archive?table=deliveries");
+  assert.equal(listing.status, 200, JSON.stringify(listing.json));
+  assert.deepEqual(listing.data.items.map((i) => [i.key, i.table, i.rows]), [[keys[0], "deliveries", 2]]);
+});
+
+test("a delivery replayed, rewritten or added while its event's chunk is moved keeps the event and every delivery row in D1; the next run archives them as they are then", async () => {
+  const { relay, admin, bucket } = await start({ EVENT_RETENTION: "2s" });
+  const db = relay.db;
+  const at = Date.now() - 60_000;
+  const ids = ["evt_a_plain", "evt_b_replayed", "evt_c_rewritten", "evt_d_gains_delivery"];
+  for (const id of ids) {
+    await insertEvent(db, id, "failed", 60_000);
+    await db.prepare("UPDATE events SET routed_at = ?2 WHERE event_id = ?1").bind(id, at).run();
+    await db
+      .prepare("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at) VALUES (?1, 'dest-a', 'dead_lettered', 3, ?2, ?2)")
+      .bind(id, at)
+      .run();
+  }
+  // The journal is written after the chunk's rows were read (same batch):
+  // a real D1 trigger there plays writers landing between read and delete.
+  await db
+    .prepare(
+      `CREATE TRIGGER race_the_sweep AFTER UPDATE OF journal ON sweep_state WHEN NEW.journal IS NOT NULL
+       BEGIN
+         UPDATE deliveries SET state = 'pending', updated_at = updated_at + 1 WHERE event_id = 'evt_b_replayed';
+         UPDATE deliveries SET last_error = 'UPSTREAM_5XX', updated_at = updated_at + 1 WHERE event_id = 'evt_c_rewritten';
+         INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at) VALUES ('evt_d_gains_delivery', 'dest-b', 'delivered', 1, 1, 1);
+       END`,
+    )
+    .run();
+  const first = await run(admin);
+  assert.equal(first.archived.events, 4, JSON.stringify(first));
+  const left = (await rows(db, "SELECT event_id FROM events ORDER BY event_id")).map((r) => r.event_id);
+  assert.deepEqual(left, ["evt_b_replayed", "evt_c_rewritten", "evt_d_gains_delivery"]);
+  const kept = (await rows(db, "SELECT event_id, destination FROM deliveries ORDER BY event_id, destination")).map((r) => `${r.event_id}/${r.destination}`);
+  assert.deepEqual(kept, ["evt_b_replayed/dest-a", "evt_c_rewritten/dest-a", "evt_d_gains_delivery/dest-a", "evt_d_gains_delivery/dest-b"], "a kept event keeps every delivery row");
+
+  await db.prepare("DROP TRIGGER race_the_sweep").run();
+  await db.prepare("UPDATE deliveries SET state = 'delivered' WHERE event_id = 'evt_b_replayed'").run();
+  const second = await run(admin);
+  assert.equal(second.archived.events, 3, JSON.stringify(second));
+  assert.equal(second.archived.deliveries, 4, JSON.stringify(second));
+  assert.equal((await rows(db, "SELECT count(*) AS n FROM deliveries"))[0].n, 0);
+  const archivedRows = Object.values(await archived(bucket, "deliveries/")).flat();
+  const rewritten = archivedRows.filter((r) => r.event_id === "evt_c_rewritten").map((r) => r.last_error);
+  assert.ok(rewritten.includes("UPSTREAM_5XX"), "the rewritten row is archived as it was when it left D1");
+  const names = new Set(archivedRows.map((r) => `${r.event_id}/${r.destination}`));
+  for (const k of ["evt_a_plain/dest-a", ...kept]) assert.ok(names.has(k), `${k} is in the archive`);
 });

@@ -85,7 +85,8 @@ test("npm start's preparation replaces the old symlink without touching .dev.var
   const rootText = readFileSync(path.join(root, ".dev.vars"), "utf8");
   assert.match(rootText, /^ADMIN_JWT_SECRET="mine"\n/, "the developer's value is kept");
   assert.match(rootText, /WEBHOOK_SECRET_DEMO_HMAC=/, "missing secrets are added from the example");
-  assert.doesNotMatch(rootText, /DLQ_CAPACITY|SOURCES/, "the --var values never reach the root file");
+  assert.doesNotMatch(rootText, /DLQ_CAPACITY/, "the --var values never reach the root file");
+  assert.ok(!rootText.includes(SOURCES), "the --var SOURCES never reaches the root file (the demo's SOURCES, added from the example, is overridden in dlq/.dev.vars)");
   assert.ok(!lstatSync(path.join(root, "dlq/.dev.vars")).isSymbolicLink());
   const first = readFileSync(path.join(root, "dlq/.dev.vars"), "utf8");
   const bound = wranglerReads(tmp(t), first);

@@ -3,9 +3,11 @@
 //! history the consumer recorded in D1.
 //!
 //! Two kinds of DLQ message arrive: a [`PoisonHandoff`] the consumer sent
-//! with its reason, and an original `webhooks` message that Cloudflare
-//! moved after `max_retries` with no reason at all. Both become one
-//! envelope shape.
+//! with its reason, and an original message that Cloudflare moved after
+//! `max_retries` with no reason at all. Both become one envelope shape. The
+//! original is a `webhooks` message (an entry of kind `ingest`) or a
+//! `deliveries` message (kind `delivery`: one destination's failure, whose
+//! event is read from its row, see [`delivery`]).
 
 pub use crate::attempt::AttemptRecord;
 use crate::error_code::{ErrorCode, Failure, FailureClass};
@@ -14,6 +16,7 @@ use crate::poison_handoff::PoisonHandoff;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::redact::redact_map;
 use crate::root_cause::root_cause;
+use crate::state::EntryKind;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,6 +49,13 @@ impl DeadLetterKind {
 /// Who the event is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Identity {
+    /// `ingest` or `delivery`; an envelope stored before entries had a
+    /// kind reads as `ingest`.
+    #[serde(default)]
+    pub kind: EntryKind,
+    /// The destination whose delivery failed (kind `delivery`).
+    #[serde(default)]
+    pub destination: Option<String>,
     /// The event id, when the message decoded.
     pub event_id: Option<String>,
     /// The idempotency key, when the message decoded.
@@ -117,8 +127,13 @@ pub struct Input {
     pub body_bytes: u64,
     /// Where a claim-checked body is stored (`payloads.event_id`).
     pub body_ref: Option<String>,
-    /// SHA-256 of source and body: the dedupe key.
+    /// The dedupe key: SHA-256 of kind, source, destination and body
+    /// ([`delivery::dedupe_hash`]).
     pub content_hash: String,
+    /// A delivery whose event's row was not in D1 (swept): `original` is
+    /// the delivery message alone, and the body is unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub event_missing: bool,
 }
 
 /// The whole dead-letter envelope.
@@ -298,14 +313,23 @@ fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) 
             .and_then(Value::as_str)
             .map(str::to_string)
     };
+    // A message that says it is a delivery but does not read as one is
+    // still filed as that destination's failure.
+    let delivery = hint("kind").as_deref() == Some(crate::deliveries::message::DELIVERY_KIND);
     Identity {
+        kind: if delivery {
+            EntryKind::Delivery
+        } else {
+            EntryKind::Ingest
+        },
+        destination: hint("destination").filter(|_| delivery),
         event_id: event.map_or_else(|| hint("event_id"), |e| Some(e.event_id.clone())),
         idempotency_key: event.map_or_else(
             || hint("idempotency_key"),
             |e| Some(e.idempotency_key.clone()),
         ),
         source: event.map_or_else(|| hint("source"), |e| Some(e.source.clone())),
-        queue: "webhooks".to_string(),
+        queue: if delivery { "deliveries" } else { "webhooks" }.to_string(),
         queue_message_id: original_id,
     }
 }
@@ -384,7 +408,9 @@ fn headers_of_object(headers: &Value) -> BTreeMap<String, String> {
     redact_map(&strings)
 }
 
+pub mod delivery;
 mod prepared;
+pub use delivery::EventRow;
 pub use prepared::Prepared;
 
 #[cfg(test)]

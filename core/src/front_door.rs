@@ -103,6 +103,12 @@ pub enum Rejection {
         /// Where the id came from, e.g. `x-operation-id`.
         header: String,
     },
+    /// This address's signature checks for this source kept failing
+    /// (`crate::signature_limit`): refused before its body is read.
+    SignatureRateLimited {
+        /// Seconds until the block ends (`Retry-After`).
+        retry_after_s: u32,
+    },
 }
 
 impl Rejection {
@@ -114,6 +120,7 @@ impl Rejection {
             Rejection::TooLarge { .. } => 413,
             Rejection::Signature(_) => 401,
             Rejection::BadBody(_) | Rejection::BadDeliveryId { .. } => 400,
+            Rejection::SignatureRateLimited { .. } => 429,
         }
     }
 
@@ -128,6 +135,7 @@ impl Rejection {
             Rejection::Signature(_) => "SIGNATURE_INVALID",
             Rejection::BadBody(_) => "BAD_PAYLOAD",
             Rejection::BadDeliveryId { .. } => "BAD_DELIVERY_ID",
+            Rejection::SignatureRateLimited { .. } => "SIGNATURE_RATE_LIMITED",
         }
     }
 
@@ -145,6 +153,9 @@ impl Rejection {
             Rejection::BadBody(m) => m.clone(),
             Rejection::BadDeliveryId { header } => format!(
                 "{header} must be 1-{MAX_DELIVERY_ID_LEN} printable ASCII characters; it becomes part of the idempotency key and of the headers sent downstream. Send a plain ASCII id"
+            ),
+            Rejection::SignatureRateLimited { retry_after_s } => format!(
+                "too many requests from this address failed their signature check for this source; nothing is read from it until the block ends: retry after {retry_after_s}s, signed with the source's current secret"
             ),
         }
     }

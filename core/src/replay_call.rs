@@ -40,20 +40,29 @@ pub struct ReplayAnswer {
     pub failure: Option<Failure>,
     /// Why nothing was attempted, if the replay was refused.
     pub refused: Option<String>,
-    /// What kind of refusal it was, when the DLQ worker answers it with a
-    /// status of its own (DESIGN §4: an entry whose destination is no
-    /// longer configured is refused with `409`, and nothing changes).
+    /// What kind of refusal, when a client answers it apart (absent from a
+    /// relay that predates it: a plain refusal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<Refusal>,
+    pub refusal_code: Option<RefusalCode>,
 }
 
-/// A refusal the DLQ worker tells apart.
+/// A refusal the DLQ worker answers with its own stable code (a `409`),
+/// nothing changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Refusal {
-    /// The entry's destination is not in the relay's configuration: answer
-    /// `409` naming it; nothing was called or changed.
-    DestinationNotConfigured,
+pub enum RefusalCode {
+    /// A `delivery` entry whose destination is no longer in `DESTINATIONS`
+    /// (DESIGN §4: refused with `409` saying so).
+    DestinationUnknown,
+}
+
+impl RefusalCode {
+    /// The admin API's error code for it.
+    pub fn api_code(self) -> &'static str {
+        match self {
+            RefusalCode::DestinationUnknown => "DESTINATION_UNKNOWN",
+        }
+    }
 }
 
 #[cfg(test)]
@@ -73,5 +82,22 @@ mod tests {
         assert_eq!(serde_json::from_str::<ReplayCall>(&text).unwrap(), call);
         let extra = json!({"event": {}, "queue_message_id": "m", "entry_code": "UNKNOWN", "x": 1});
         assert!(serde_json::from_value::<ReplayCall>(extra).is_err());
+    }
+
+    #[test]
+    fn a_refusal_may_name_its_code_and_an_older_answer_has_none() {
+        let old = json!({"downstream": "not_forwarded", "failure": null, "refused": "no"});
+        let read: ReplayAnswer = serde_json::from_value(old).unwrap();
+        assert_eq!(read.refusal_code, None);
+        let gone = json!({"downstream": "not_forwarded", "failure": null,
+            "refused": "destination 'billing' is no longer configured", "refusal_code": "destination_unknown"});
+        let read: ReplayAnswer = serde_json::from_value(gone).unwrap();
+        assert_eq!(read.refusal_code, Some(RefusalCode::DestinationUnknown));
+        assert_eq!(
+            RefusalCode::DestinationUnknown.api_code(),
+            "DESTINATION_UNKNOWN"
+        );
+        let text = serde_json::to_string(&read).unwrap();
+        assert_eq!(serde_json::from_str::<ReplayAnswer>(&text).unwrap(), read);
     }
 }

@@ -39,6 +39,11 @@ fn config(v: &Value) -> RelayConfig {
     if let Some(pk) = v["public_key"].as_str() {
         source["public_key"] = json!(pk);
     }
+    // The source's own `url` (set by this file's tests, never by a golden
+    // vector, whose `url` is the one received).
+    if let Some(url) = v["source_url"].as_str() {
+        source["url"] = json!(url);
+    }
     let mut env: BTreeMap<String, Value> = BTreeMap::new();
     env.insert("SOURCES".into(), json!({ "acme": source }));
     if let Some(secret) = v["secret"].as_str() {
@@ -109,29 +114,32 @@ fn run(
     }
 }
 
-/// What the glue asks WebCrypto: does any signature match under any key?
+/// What the glue asks WebCrypto: does any signature match any message
+/// under any key?
 fn hmac_holds(check: &HmacCheck, body: &[u8]) -> bool {
     use hmac::{Hmac, Mac};
-    let message = check.message.concat(body);
-    check.keys.iter().any(|key| {
-        let computed = match check.alg {
-            MacAlg::Sha1 => {
-                let mut m = Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
-                m.update(&message);
-                m.finalize().into_bytes().to_vec()
-            }
-            MacAlg::Sha256 => {
-                let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
-                m.update(&message);
-                m.finalize().into_bytes().to_vec()
-            }
-            _ => {
-                let mut m = Hmac::<sha2::Sha512>::new_from_slice(key).unwrap();
-                m.update(&message);
-                m.finalize().into_bytes().to_vec()
-            }
-        };
-        check.signatures.contains(&computed)
+    let texts = check.messages.iter().map(|m| m.concat(body));
+    texts.into_iter().any(|message| {
+        check.keys.iter().any(|key| {
+            let computed = match check.alg {
+                MacAlg::Sha1 => {
+                    let mut m = Hmac::<sha1::Sha1>::new_from_slice(key).unwrap();
+                    m.update(&message);
+                    m.finalize().into_bytes().to_vec()
+                }
+                MacAlg::Sha256 => {
+                    let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+                    m.update(&message);
+                    m.finalize().into_bytes().to_vec()
+                }
+                _ => {
+                    let mut m = Hmac::<sha2::Sha512>::new_from_slice(key).unwrap();
+                    m.update(&message);
+                    m.finalize().into_bytes().to_vec()
+                }
+            };
+            check.signatures.contains(&computed)
+        })
     })
 }
 
@@ -386,5 +394,107 @@ fn a_request_signed_with_another_secret_is_refused() {
         .err()
         .unwrap_or_else(|| panic!("{name}: accepted"));
         assert_eq!(err.status(), 401, "{name}: {}", err.message());
+    }
+}
+
+/// Twilio's signature of `url` and, for a form, its fields sorted, as
+/// twilio's getExpectedTwilioSignature computes it (the golden vectors
+/// prove that): HMAC-SHA1 by the `sha1` crate here.
+fn twilio_signature(token: &str, url: &str, form: Option<&str>) -> String {
+    use base64::Engine;
+    use hmac::{Hmac, Mac};
+    let mut fields: Vec<(String, String)> = form
+        .into_iter()
+        .flat_map(|f| f.split('&'))
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.into(), v.replace("%2B", "+"))
+        })
+        .collect();
+    fields.sort();
+    let mut mac = Hmac::<sha1::Sha1>::new_from_slice(token.as_bytes()).unwrap();
+    mac.update(url.as_bytes());
+    for (k, v) in fields {
+        mac.update(k.as_bytes());
+        mac.update(v.as_bytes());
+    }
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+fn twilio_headers(signature: &str, content_type: &str) -> Vec<(String, String)> {
+    [
+        ("x-twilio-signature", signature),
+        ("i-twilio-idempotency-token", "tok-1"),
+        ("content-type", content_type),
+    ]
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .into()
+}
+
+/// Twilio signs the URL as configured there, with or without the port:
+/// a source's `url` is accepted in either form, for a form and for a JSON
+/// body (whose `bodySHA256` the relay received), but no other port is
+/// added.
+#[test]
+fn twilio_accepts_its_url_with_and_without_the_default_port() {
+    let token = "twilio-port-test-token";
+    let form = "To=%2B15017122661&Body=hi&From=%2B14158675310";
+    let json_body = r#"{"type":"com.twilio.messaging.message.delivered"}"#;
+    let q = {
+        use sha2::Digest;
+        format!(
+            "?bodySHA256={}",
+            hex::encode(sha2::Sha256::digest(json_body))
+        )
+    };
+    let h = "https://h.example.com";
+    // (the source's url, the URL signed, a JSON body, accepted)
+    let table = [
+        (
+            format!("{h}/tw?a=1"),
+            format!("{h}:443/tw?a=1"),
+            false,
+            true,
+        ),
+        (format!("{h}:443/tw"), format!("{h}/tw"), false, true),
+        (
+            "http://h.example.com/tw".into(),
+            "http://h.example.com:80/tw".into(),
+            false,
+            true,
+        ),
+        (format!("{h}/tw"), format!("{h}/tw"), false, true),
+        (format!("{h}/tw"), format!("{h}:80/tw"), false, false),
+        (format!("{h}/tw"), format!("{h}:8443/tw"), false, false),
+        (format!("{h}/tw"), format!("{h}:443/tw{q}"), true, true),
+        (format!("{h}:443/tw"), format!("{h}/tw{q}"), true, true),
+        (format!("{h}/tw"), format!("{h}:444/tw{q}"), true, false),
+    ];
+    for (configured, signed_url, json_sent, accepted) in table {
+        let case = format!("{configured} signed over {signed_url}");
+        let (body, content_type, query) = if json_sent {
+            (json_body, "application/json", q.as_str())
+        } else {
+            (form, "application/x-www-form-urlencoded", "")
+        };
+        let sig = twilio_signature(token, &signed_url, (!json_sent).then_some(form));
+        let v = json!({
+            "preset": "twilio", "secret": token, "method": "POST", "source_url": configured,
+            "url": format!("https://relay.internal/webhooks/acme{query}"),
+        });
+        let hs = twilio_headers(&sig, content_type);
+        match run(&v, &hs, body, 1_700_000_000) {
+            Ok(Admission::Event(e)) => {
+                assert!(accepted, "{case}: accepted");
+                assert_eq!(e.delivery_id.as_deref(), Some("tok-1"), "{case}");
+            }
+            Err(e) => assert!(!accepted && e.status() == 401, "{case}: {}", e.message()),
+            Ok(other) => panic!("{case}: {other:?}"),
+        }
+        if accepted && json_sent {
+            let tampered = json_body.replace("delivered", "failed");
+            let err = run(&v, &hs, &tampered, 1_700_000_000).err();
+            assert_eq!(err.map(|e| e.status()), Some(401), "{case}: tampered JSON");
+        }
     }
 }

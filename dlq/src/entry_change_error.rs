@@ -9,6 +9,9 @@ pub enum EntryChangeError {
     /// entry's status, a concurrent change won, or the relay refused the
     /// replay (the 409 message).
     Refused(String),
+    /// The relay refused the replay for a reason the API answers with its
+    /// own code (a `delivery` entry whose destination is gone).
+    RefusedAs(hookrelay_core::replay_call::RefusalCode, String),
     /// D1 could not apply or record it.
     Storage(worker::Error),
 }

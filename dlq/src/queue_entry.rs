@@ -1,17 +1,19 @@
 //! The `queue` export, written by hand for the same reason as the relay's:
-//! to read the platform's `attempts`. It serves two queues: `webhooks-dlq`
-//! (triage) and `hookrelay-jobs` (one step of a job per message).
+//! to read the platform's `attempts`. It serves two queues, named by
+//! `QUEUE_DLQ` (triage; `webhooks-dlq` by default) and `QUEUE_JOBS` (one
+//! step of a job per message; `hookrelay-jobs`).
 
 use crate::{job_queue, triage};
+use hookrelay_core::config::queues::{DlqConsumer, DLQ_QUEUES};
+use hookrelay_core::metrics::Component;
+use hookrelay_platform::queue_dispatch::consumer_of;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env};
 
-/// The queue of job steps.
-pub const JOBS_QUEUE: &str = "hookrelay-jobs";
-
 /// Entry point for every batch. Never throws: each message is acked once
-/// handled, or retried on its own.
+/// handled, or retried on its own; a batch from a queue no var names is
+/// logged and retried.
 #[wasm_bindgen(js_name = queue, wasm_bindgen_futures = ::worker::wasm_bindgen_futures)]
 pub async fn queue(
     batch: worker_sys::MessageBatch,
@@ -21,10 +23,11 @@ pub async fn queue(
     console_error_panic_hook::set_once();
     let name: String = batch.queue().map(String::from).unwrap_or_default();
     let messages = read_batch(&batch);
-    if name == JOBS_QUEUE {
-        job_queue::consume(messages, &env).await;
-    } else {
-        triage::triage(messages, &env).await;
+    match consumer_of(&env, DLQ_QUEUES, &name, &messages, Component::Dlq) {
+        Some(DlqConsumer::Triage) => triage::triage(messages, &env).await,
+        Some(DlqConsumer::Jobs) => job_queue::consume(messages, &env).await,
+        // Retried and logged by consumer_of.
+        None => {}
     }
     Ok(JsValue::UNDEFINED)
 }

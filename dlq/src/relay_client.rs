@@ -35,7 +35,7 @@ impl Relay {
                 downstream: hookrelay_core::state::DownstreamResult::NotForwarded,
                 failure: Some(Failure::new(ErrorCode::Unknown, message)),
                 refused: None,
-                refusal: None,
+                refusal_code: None,
             },
         }
     }

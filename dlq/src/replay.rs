@@ -14,7 +14,7 @@ use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_plan::after_replay;
 use hookrelay_core::replay_verdict::outcome_of;
-use hookrelay_core::state::{AuditAction, DownstreamResult, EntryStatus, ReplayOutcome};
+use hookrelay_core::state::{AuditAction, DownstreamResult, EntryKind, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRecord};
 use hookrelay_platform::{log, metrics};
@@ -84,29 +84,33 @@ pub struct ReplayResult {
 /// Why a replay changed nothing.
 pub type ReplayError = crate::entry_change_error::EntryChangeError;
 
-/// Asks the relay to replay the entry's original event.
-async fn attempt(relay: &Relay, entry: &EntryRow) -> ReplayAnswer {
+/// Asks the relay to replay the entry's original event: a `delivery`
+/// entry to its destination alone. Answers the destination asked for too.
+async fn attempt(relay: &Relay, entry: &EntryRow) -> (ReplayAnswer, Option<String>) {
     let failed = |failure: Failure| ReplayAnswer {
         downstream: DownstreamResult::NotForwarded,
         failure: Some(failure),
         refused: None,
-        refusal: None,
+        refusal_code: None,
     };
     let Ok(envelope) = serde_json::from_str::<Envelope>(&entry.envelope) else {
-        return failed(Failure::new(
+        let failure = Failure::new(
             ErrorCode::SchemaMismatch,
             "the stored envelope cannot be read",
-        ));
+        );
+        return (failed(failure), None);
+    };
+    let destination = match envelope.identity.kind {
+        EntryKind::Delivery => envelope.identity.destination,
+        EntryKind::Ingest => None,
     };
     let call = ReplayCall {
         event: envelope.input.original,
         queue_message_id: envelope.identity.queue_message_id,
         entry_code: envelope.failure.code,
-        // Every entry is an `ingest` entry until the DLQ worker files
-        // delivery entries (issue 33).
-        destination: None,
+        destination,
     };
-    relay.replay(&call).await
+    (relay.replay(&call).await, call.destination)
 }
 
 /// Replays one entry (which the caller checked is pending) and records the
@@ -117,9 +121,12 @@ pub async fn replay_entry(
     entry: &EntryRow,
     ctx: &ReplayContext<'_>,
 ) -> Result<ReplayResult, ReplayError> {
-    let answer = attempt(relay, entry).await;
+    let (answer, destination) = attempt(relay, entry).await;
     if let Some(why) = answer.refused {
-        return Err(ReplayError::Refused(why));
+        return Err(match answer.refusal_code {
+            Some(code) => ReplayError::RefusedAs(code, why),
+            None => ReplayError::Refused(why),
+        });
     }
     let s = &entry.summary;
     let ok = answer.failure.is_none();
@@ -144,12 +151,13 @@ pub async fn replay_entry(
         delivery: answer.downstream,
         error,
     };
-    report(entry, &result, ctx);
+    report(entry, &result, destination.as_deref(), ctx);
     Ok(result)
 }
 
-/// The replay's counters and its log line.
-fn report(entry: &EntryRow, r: &ReplayResult, ctx: &ReplayContext<'_>) {
+/// The replay's counters and its log line (with the destination the call
+/// asked for: none for an `ingest` entry).
+fn report(entry: &EntryRow, r: &ReplayResult, destination: Option<&str>, ctx: &ReplayContext<'_>) {
     let source = entry.summary.source.as_deref().unwrap_or("");
     let metric = match &r.error {
         Some(f) => Metric::new(MetricName::ReplayFailed, COMPONENT)
@@ -174,6 +182,6 @@ fn report(entry: &EntryRow, r: &ReplayResult, ctx: &ReplayContext<'_>) {
         None,
         COMPONENT,
         "replay",
-        log::fields! {"id": r.id, "event_id": entry.summary.event_id, "outcome": r.outcome, "status": r.status, "replay_attempts": r.replay_attempts, "actor": ctx.actor, "code": r.error.as_ref().map(|f| f.code), "run_id": ctx.run_id},
+        log::fields! {"id": r.id, "event_id": entry.summary.event_id, "destination": destination, "outcome": r.outcome, "status": r.status, "replay_attempts": r.replay_attempts, "actor": ctx.actor, "code": r.error.as_ref().map(|f| f.code), "run_id": ctx.run_id},
     );
 }

@@ -179,7 +179,10 @@ fuzz_target!(|data: &[u8]| {
         .zip(&values)
         .map(|(n, v)| (n.to_ascii_uppercase(), v.clone()))
         .collect();
-    let map: BTreeMap<String, String> = names.iter().cloned().zip(values.iter().cloned()).collect();
+    // `BTreeMap`'s lookup lower-cases the name it is asked for, so its keys
+    // are lower-case (a delivery id's name keeps its provider's spelling).
+    let map: BTreeMap<String, String> =
+        names.iter().map(|n| n.to_ascii_lowercase()).zip(values.iter().cloned()).collect();
     let form = hookrelay_core::form::is_form(map.get("content-type").map(String::as_str));
 
     let content_type = map.get("content-type").cloned().unwrap_or_default();
@@ -198,7 +201,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(by_slice, by_map, "{} at now={now_s}", scheme.name);
         }
         let own = own_headers(scheme, &values, &content_type);
-        let own_map: BTreeMap<String, String> = own.iter().cloned().collect();
+        let own_map: BTreeMap<String, String> =
+            own.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())).collect();
         for (now_s, tolerance_s) in &CLOCKS[..2] {
             let slice_req = Request { method: "POST", url: URL, headers: &own[..], body, form };
             let map_req = Request { method: "POST", url: URL, headers: &own_map, body, form };

@@ -20,8 +20,10 @@ pub mod paced;
 pub mod parking;
 pub mod pipeline;
 pub mod post_request;
+pub mod queue_dispatch;
 pub mod queue_message;
 pub mod queue_send;
+pub mod rate_limit;
 pub mod raw_http;
 pub mod webcrypto;
 

@@ -35,7 +35,7 @@ fn path_of(url: &str) -> &str {
 
 #[wasm_bindgen(inline_js = r#"
 export function precheck_text(req) {
-  return req.method + "\n" + (req.headers.get("content-length") ?? "");
+  return req.method + "\n" + (req.headers.get("content-length") ?? "") + "\n" + (req.headers.get("cf-connecting-ip") ?? "");
 }
 const JSON_HEADERS = new Headers({ "content-type": "application/json" });
 export function json_response(status, text) {
@@ -48,12 +48,28 @@ extern "C" {
     fn json_response(status: u16, text: &str) -> Result<Response, JsValue>;
 }
 
-/// What the ingest checks before reading a body: the method and the
-/// declared `Content-Length` (`None` when absent or not a number).
-pub fn precheck_parts(req: &Request) -> (String, Option<u64>) {
+/// What the ingest checks before reading a body.
+pub struct Precheck {
+    /// The method.
+    pub method: String,
+    /// The declared `Content-Length` (`None` when absent or not a number).
+    pub content_length: Option<u64>,
+    /// `CF-Connecting-IP`, the client's address (`None` when absent).
+    pub client_ip: Option<String>,
+}
+
+/// Reads the method, the declared length and the client's address, in one call.
+pub fn precheck_parts(req: &Request) -> Precheck {
     let text = precheck_text(req);
-    let (method, length) = text.split_once('\n').unwrap_or((&text, ""));
-    (method.to_string(), length.trim().parse().ok())
+    let mut parts = text.splitn(3, '\n');
+    let method = parts.next().unwrap_or("").to_string();
+    let content_length = parts.next().and_then(|l| l.trim().parse().ok());
+    let client_ip = parts.next().filter(|ip| !ip.is_empty()).map(String::from);
+    Precheck {
+        method,
+        content_length,
+        client_ip,
+    }
 }
 
 /// The request's head, from its text: the method, the URL, and every

@@ -43,13 +43,16 @@ export function verify_signature(ed25519, key, signature, before, body, after) {
   };
   return check();
 }
-export async function verify_hmac(hash, keys, signatures, before, body, after) {
-  // HMAC verify compares in constant time; any signature under any key.
-  const message = joined(before, body, after);
+export async function verify_hmac(hash, keys, signatures, messages, body) {
+  // HMAC verify compares in constant time; any signature of any message
+  // (each [before, signs the body, after]) under any key.
+  const texts = messages.map(([before, signsBody, after]) => joined(before, signsBody ? body : undefined, after));
   for (const key of keys) {
     const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash }, false, ["verify"]);
-    for (const signature of signatures) {
-      if (await crypto.subtle.verify("HMAC", imported, signature, message)) return true;
+    for (const text of texts) {
+      for (const signature of signatures) {
+        if (await crypto.subtle.verify("HMAC", imported, signature, text)) return true;
+      }
     }
   }
   return false;
@@ -68,9 +71,8 @@ extern "C" {
         hash: &str,
         keys: Array,
         signatures: Array,
-        before: Uint8Array,
-        body: Option<&Uint8Array>,
-        after: Uint8Array,
+        messages: Array,
+        body: &Uint8Array,
     ) -> Promise;
 }
 
@@ -113,15 +115,19 @@ pub async fn holds(
                 MacAlg::Sha256 => "SHA-256",
                 MacAlg::Sha512 => "SHA-512",
             };
-            let (before, body, after) = pieces(&h.message, body);
-            verify_hmac(
-                hash,
-                arrays(&h.keys),
-                arrays(&h.signatures),
-                before,
-                body,
-                after,
-            )
+            let messages: Array = h
+                .messages
+                .iter()
+                .map(|m| {
+                    let (before, signs_body, after) = (
+                        Uint8Array::from(&m.before[..]),
+                        JsValue::from_bool(m.body),
+                        Uint8Array::from(&m.after[..]),
+                    );
+                    Array::of3(&before, &signs_body, &after)
+                })
+                .collect();
+            verify_hmac(hash, arrays(&h.keys), arrays(&h.signatures), messages, body)
         }
     };
     let verdict = JsFuture::from(promise).await?;

@@ -189,7 +189,7 @@ export async function twilioPreset() {
     preset: "twilio", checked_by: `${L} getExpectedTwilioSignature, accepted by validateRequest`, secret: token, url: formUrl,
     headers: { "X-Twilio-Signature": twilio.getExpectedTwilioSignature(token, formUrl, params), "I-Twilio-Idempotency-Token": "2f7bd2d4-4a0d-4b38-9b0e-8d1b9e0c6a11" },
     content_type: "application/x-www-form-urlencoded", body: form, now_s: T0, valid: true, delivery_id: "2f7bd2d4-4a0d-4b38-9b0e-8d1b9e0c6a11",
-    note: "signed: the URL with its query as received, then each decoded field, sorted by name, as name then value. twilio's validateRequest also accepts the URL with the default port added or removed (:443), sorts a repeated field's values and drops duplicates; Twilio's SharedKey webhooks (X-Twilio-Webhooks-Signature-Settings: algorithm=HMAC_SHA256) sign the same text with HMAC-SHA256, which DESIGN §2 does not cover",
+    note: "signed: the URL with its query as received, then each decoded field, sorted by name, as name then value. twilio's validateRequest also accepts the URL with the default port added or the port removed (checked by the port vectors that follow), sorts a repeated field's values and drops duplicates; Twilio's SharedKey webhooks (X-Twilio-Webhooks-Signature-Settings: algorithm=HMAC_SHA256) sign the same text with HMAC-SHA256, which DESIGN §2 does not cover",
   });
   const json = '{"sid":"KE1234567890abcdef1234567890abcdef","type":"com.twilio.messaging.message.delivered","data":{"to":"+15017122661"}}';
   const jsonUrl = `${RELAY}/twilio?bodySHA256=${sha256Hex(json)}`;
@@ -199,10 +199,32 @@ export async function twilioPreset() {
     body: json, now_s: T0, valid: true, delivery_id: "6a1c3f0e-1b2d-4e5f-8a9b-0c1d2e3f4a5b",
     note: "a JSON body: only the URL is signed, and its bodySHA256 (hex SHA-256 of the body) must match the body",
   });
+  // Twilio signs the URL as configured there, port or not; validateRequest
+  // tries the URL with the port and without it. The URL a vector gives is
+  // the one received (or set as the source's url); its signature is over
+  // the other form.
+  const withPort = (url) => url.replace("relay.example.com/", "relay.example.com:443/");
+  const formOverPort = vector({
+    ...formVector, checked_by: `${L} getExpectedTwilioSignature over the URL with :443, accepted by validateRequest at the URL without a port`,
+    headers: { ...formVector.headers, "X-Twilio-Signature": twilio.getExpectedTwilioSignature(token, withPort(formUrl), params) },
+    note: "another form of its URL: signed over the URL with the default port (:443) added, received at the URL without one",
+  });
+  const jsonAtPort = vector({
+    ...jsonVector, url: withPort(jsonUrl), checked_by: `${L} getExpectedTwilioSignature over the URL without a port, accepted by validateRequestWithBody at the URL with :443`,
+    note: "another form of its URL: signed over the URL without a port, received at the URL with :443; its bodySHA256 must still match",
+  });
+  const otherPort = vector({
+    ...formVector, checked_by: `${L} getExpectedTwilioSignature over the URL with :8443, refused by validateRequest at the URL without a port`,
+    headers: { ...formVector.headers, "X-Twilio-Signature": twilio.getExpectedTwilioSignature(token, formUrl.replace("relay.example.com/", "relay.example.com:8443/"), params) },
+    valid: false, delivery_id: null,
+    note: "signed over the URL with another port (:8443): only the default port may be added to a URL that has none",
+  });
   const out = [
-    formVector, jsonVector,
+    formVector, jsonVector, formOverPort, jsonAtPort,
     tampered(formVector, form.replace("ToCountry=US", "ToCountry=CA")),
     { ...tampered(jsonVector, json.replace("delivered", "failed")), note: "tampered: the body no longer matches the signed URL's bodySHA256" },
+    { ...tampered(jsonAtPort, json.replace("delivered", "failed")), note: "tampered: the body no longer matches the signed URL's bodySHA256, at the URL with :443" },
+    otherPort,
   ];
   for (const v of out) {
     const sig = v.headers["X-Twilio-Signature"];

@@ -1,9 +1,10 @@
 // One Miniflare running both compiled workers, configured from the committed
 // wrangler.toml files (through wrangler's own mapping), with local D1 and
 // local queues. Tests override vars and secrets, never code paths.
+import path from "node:path";
 import { _enableControlEndpoints } from "miniflare";
-import { SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../../scripts/miniflare-workers.mjs";
-import { applyMigrations, rows } from "../../scripts/local-d1.mjs";
+import { SECRETS, hookrelayWorkers, lineStdio, startMiniflare, workerNames } from "../../scripts/miniflare-workers.mjs";
+import { applyMigrations, migrationFiles, rows } from "../../scripts/local-d1.mjs";
 import { waitFor } from "./wait-for.mjs";
 
 export { SECRETS, rows, waitFor };
@@ -20,18 +21,22 @@ _enableControlEndpoints();
  * edits the relay's Miniflare options (a function of them), for faults such
  * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
  * restarts both with more vars, as a deploy of a changed setting would.
- * `migrateUpTo` stops the migrations at that number; `migrateRest()` then
- * applies the others.
+ * `migrate(db)` replaces the migrations applied at start; `env` runs an
+ * `[env.<name>]` of the committed configs (staging) instead of the top level.
+ * `migrateUpTo` stops the migrations at that number (a database an older
+ * release left); `migrateRest()` then applies the others.
  */
-export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o, migrateUpTo = Infinity } = {}) {
+export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, extraWorkers = [], relayOptions = (o) => o, dlqOptions = (o) => o, migrate, env, migrateUpTo = Infinity } = {}) {
+  const numbered = (keep) => migrationFiles().filter((f) => keep(Number.parseInt(path.basename(f), 10)));
+  if (!migrate && migrateUpTo !== Infinity) migrate = (db) => applyMigrations(db, numbered((n) => n <= migrateUpTo));
   const logs = [];
   const workers = (more) => {
-    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers });
+    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers, env });
     return [relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers];
   };
   const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
-    migrateUpTo,
+    ...(migrate ? { migrate } : {}),
   });
   return {
     mf,
@@ -40,14 +45,14 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     logs,
     fetch: (p, init) => fetch(new URL(p, url), init),
     async producer(binding = "WEBHOOKS") {
-      return mf.getQueueProducer(binding, "hookrelay");
+      return mf.getQueueProducer(binding, workerNames(env)[0]);
     },
     async broker(queue) {
       return brokerControl(mf, queue);
     },
     /** Applies the migrations after `migrateUpTo` (a database migrated part of the way, then upgraded). */
     async migrateRest() {
-      await applyMigrations(db, { after: migrateUpTo });
+      await applyMigrations(db, numbered((n) => n > migrateUpTo));
     },
     /** Restarts both workers with `vars` over the first ones (a changed configuration), keeping D1 and R2. */
     async reconfigure(more) {

@@ -3,10 +3,12 @@
 //! the replay-all body. Both validate through one `DeadLetterField::check`,
 //! so the two forms cannot drift apart.
 
-use super::params::{check_source, name_shown, one_of, refuse_unknown, set_once};
+use super::params::{
+    check_destination, check_source, name_shown, one_of, refuse_unknown, set_once,
+};
 use super::QueryError;
 use crate::error_code::{ErrorCode, FailureClass};
-use crate::state::EntryStatus;
+use crate::state::{EntryKind, EntryStatus};
 use crate::strict_json::{unknown_field, Field};
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,11 +19,13 @@ pub const DEAD_LETTER_STATUSES: [&str; 5] =
 /// The failure classes a filter may name, as `FailureClass::as_str` spells them.
 pub const FAILURE_CLASSES: [&str; 3] = ["transient", "poison", "unknown"];
 /// The query parameters the dead-letter listing accepts; any other is refused.
-pub const DEAD_LETTER_PARAMS: [&str; 7] = [
+pub const DEAD_LETTER_PARAMS: [&str; 9] = [
     "status",
     "class",
     "code",
     "source",
+    "destination",
+    "kind",
     "signature",
     "limit",
     "cursor",
@@ -39,6 +43,12 @@ pub struct DeadLetterFilter {
     pub code: Option<ErrorCode>,
     /// A source name.
     pub source: Option<String>,
+    /// A destination name (entries of kind `delivery`).
+    #[serde(default)]
+    pub destination: Option<String>,
+    /// An entry kind, `ingest` or `delivery`.
+    #[serde(default)]
+    pub kind: Option<EntryKind>,
     /// An error signature (`sig_` and 16 lowercase hex), grouping entries
     /// that failed the same way.
     pub signature: Option<String>,
@@ -51,15 +61,19 @@ enum DeadLetterField {
     Class,
     Code,
     Source,
+    Destination,
+    Kind,
     Signature,
 }
 
 impl DeadLetterField {
-    const ALL: [DeadLetterField; 5] = [
+    const ALL: [DeadLetterField; 7] = [
         DeadLetterField::Status,
         DeadLetterField::Class,
         DeadLetterField::Code,
         DeadLetterField::Source,
+        DeadLetterField::Destination,
+        DeadLetterField::Kind,
         DeadLetterField::Signature,
     ];
 
@@ -70,6 +84,8 @@ impl DeadLetterField {
             DeadLetterField::Class => "class",
             DeadLetterField::Code => "code",
             DeadLetterField::Source => "source",
+            DeadLetterField::Destination => "destination",
+            DeadLetterField::Kind => "kind",
             DeadLetterField::Signature => "signature",
         }
     }
@@ -99,6 +115,14 @@ impl DeadLetterField {
                 set_once(&mut f.code, param, code)
             }
             DeadLetterField::Source => set_once(&mut f.source, param, check_source(param, value)?),
+            DeadLetterField::Destination => {
+                set_once(&mut f.destination, param, check_destination(param, value)?)
+            }
+            DeadLetterField::Kind => {
+                let kind = EntryKind::parse(value)
+                    .map_err(|_| one_of(param, value, &["ingest", "delivery"]))?;
+                set_once(&mut f.kind, param, kind)
+            }
             DeadLetterField::Signature => {
                 set_once(&mut f.signature, param, check_signature(param, value)?)
             }
@@ -120,7 +144,7 @@ fn check_signature(param: &str, value: &str) -> Result<String, QueryError> {
 }
 
 /// Parses the dead-letter filter from decoded query pairs: `status`,
-/// `class`, `code`, `source`, `signature`. Empty values count as absent.
+/// `class`, `code`, `source`, `destination`, `kind`, `signature`. Empty values count as absent.
 /// A name outside `DEAD_LETTER_PARAMS` is refused; `limit` and `cursor` are
 /// accepted here and read by `parse_page`.
 pub fn parse_dead_letter_filter(
@@ -149,24 +173,29 @@ struct FilterJson {
     class: Field<String>,
     code: Field<String>,
     source: Field<String>,
+    destination: Field<String>,
+    kind: Field<String>,
     signature: Field<String>,
 }
 
 impl FilterJson {
-    fn into_fields(self) -> [(DeadLetterField, Field<String>); 5] {
-        let [status, class, code, source, signature] = DeadLetterField::ALL;
+    fn into_fields(self) -> [(DeadLetterField, Field<String>); 7] {
+        let [status, class, code, source, destination, kind, signature] = DeadLetterField::ALL;
         [
             (status, self.status),
             (class, self.class),
             (code, self.code),
             (source, self.source),
+            (destination, self.destination),
+            (kind, self.kind),
             (signature, self.signature),
         ]
     }
 }
 
 /// The dead-letter filter as the JSON body of replay-all: an object with
-/// optional string fields `status`, `class`, `code`, `source`, `signature`.
+/// optional string fields `status`, `class`, `code`, `source`,
+/// `destination`, `kind`, `signature`.
 /// `null` (the whole filter or a field) and `""` count as absent.
 ///
 /// An unknown field is refused under `filter.<name>`: replay-all acts on
@@ -179,7 +208,7 @@ pub fn dead_letter_filter_from_json(v: &Value) -> Result<DeadLetterFilter, Query
         Value::Object(_) => {}
         _ => return Err(QueryError::new(
             "filter",
-            "must be a JSON object with optional string fields status, class, code, source and signature",
+            "must be a JSON object with optional string fields status, class, code, source, destination, kind and signature",
         )),
     }
     let body = FilterJson::deserialize(v).map_err(|e| json_refusal(&e))?;
@@ -203,7 +232,7 @@ fn json_refusal(err: &serde_json::Error) -> QueryError {
     match unknown_field(err) {
         Some(name) => QueryError::new(
             format!("filter.{}", name_shown(&name)),
-            "is not a filter field; the fields are status, class, code, source and signature",
+            "is not a filter field; the fields are status, class, code, source, destination, kind and signature",
         ),
         None => QueryError::new("filter", format!("could not be read: {err}")),
     }

@@ -10,8 +10,9 @@ use crate::calendar::parse_rfc3339_ms;
 pub const MAX_KEY_LEN: usize = 400;
 /// The delivery statuses an event filter may name, as the `events` table
 /// stores them.
-pub const DELIVERY_STATUSES: [&str; 6] = [
+pub const DELIVERY_STATUSES: [&str; 7] = [
     "none",
+    "filtered",
     "pending",
     "delivering",
     "delivered",

@@ -1,6 +1,6 @@
 //! The query of `GET /webhook-dlq/groups`: which entries are grouped by
 //! error signature. It takes the dead-letter filter's `status`, `source`,
-//! `code` and `class` (validated by the same rules), refuses everything
+//! `destination`, `kind`, `code` and `class` (validated by the same rules), refuses everything
 //! else, and groups pending entries unless `status` says otherwise: the
 //! groups answer "what is failing now?".
 
@@ -9,7 +9,7 @@ use super::{parse_dead_letter_filter, DeadLetterFilter, QueryError};
 use crate::state::EntryStatus;
 
 /// The query parameters the groups route accepts; any other is refused.
-pub const GROUP_PARAMS: [&str; 4] = ["status", "source", "code", "class"];
+pub const GROUP_PARAMS: [&str; 6] = ["status", "source", "destination", "kind", "code", "class"];
 
 /// At most this many groups are answered, largest first: past that the
 /// tail is noise for an incident view, and the answer stays bounded.
@@ -89,7 +89,7 @@ mod tests {
         let err = parse_group_filter(&pairs(&[("limit", "1")])).unwrap_err();
         assert_eq!(
             err.message,
-            "unknown query parameter; this route accepts status, source, code, class"
+            "unknown query parameter; this route accepts status, source, destination, kind, code, class"
         );
         let twice = pairs(&[("code", "BAD_PAYLOAD"), ("code", "UNKNOWN")]);
         assert_eq!(parse_group_filter(&twice).unwrap_err().param, "code");

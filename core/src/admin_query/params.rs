@@ -54,6 +54,16 @@ pub(super) fn set_once<T>(slot: &mut Option<T>, param: &str, value: T) -> Result
 
 /// A source name, or the error saying what one looks like.
 pub(super) fn check_source(param: &str, value: &str) -> Result<String, QueryError> {
+    check_name(param, value, "source")
+}
+
+/// A destination name, by the same rule as a source name (a `downstream`
+/// source's destination is named after it).
+pub(super) fn check_destination(param: &str, value: &str) -> Result<String, QueryError> {
+    check_name(param, value, "destination")
+}
+
+fn check_name(param: &str, value: &str, what: &str) -> Result<String, QueryError> {
     let ok = !value.is_empty()
         && value.len() <= MAX_SOURCE_LEN
         && value
@@ -65,7 +75,7 @@ pub(super) fn check_source(param: &str, value: &str) -> Result<String, QueryErro
         Err(QueryError::new(
             param,
             format!(
-                "must be a source name of 1-{MAX_SOURCE_LEN} characters of a-z, 0-9, '-' or '_'; got {}",
+                "must be a {what} name of 1-{MAX_SOURCE_LEN} characters of a-z, 0-9, '-' or '_'; got {}",
                 shown(value)
             ),
         ))

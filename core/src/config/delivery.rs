@@ -1,8 +1,11 @@
-//! Downstream delivery settings: where each source forwards, how calls are
-//! signed and timed, and the breaker and parking rules around them.
+//! Delivery settings: the destinations and each source's routes to them
+//! (a `downstream` being one unfiltered route to a destination named after
+//! its source), how calls are signed and timed, and the breaker and
+//! parking rules around them.
 
-use super::destinations::{load_destinations, Destination, Routed};
+use super::destinations::{load_destinations, Destination};
 use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
+use super::routes::{evaluate, Route, Routed};
 use super::sources::SourceSpec;
 use crate::breaker::{BreakerConfig, BreakerOpenAction};
 use crate::parking::config::ParkingConfig;
@@ -12,15 +15,21 @@ use std::collections::BTreeMap;
 /// Default `DELIVERY_TIMEOUT_MS`.
 pub const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 10_000;
 
+/// A source's name and its routes, in order.
+pub type SourceRoutes = (String, Vec<Route>);
+
 /// Downstream delivery settings, shared by the consumer and by replay.
 #[derive(Debug, Clone)]
 pub struct DeliveryConfig {
-    /// Every destination by name: `DESTINATIONS`, and one per
-    /// `downstream` source, named after it.
-    pub destinations: BTreeMap<String, Destination>,
-    /// Source name to the destinations it routes to, for sources that
-    /// forward (a `downstream` source routes to its own destination).
-    pub routes: BTreeMap<String, Vec<String>>,
+    /// Source name to downstream URL, for sources with `downstream` (the
+    /// path today's consumer delivers by).
+    pub downstreams: BTreeMap<String, String>,
+    /// Every destination, in name order: the declared ones and one per
+    /// `downstream`, named after its source.
+    pub destinations: Vec<Destination>,
+    /// Each source's routes, in source order; a source without routes is
+    /// absent.
+    pub routes: Vec<SourceRoutes>,
     /// The key from `DOWNSTREAM_SIGNING_SECRET`; required when any source forwards.
     pub signing_key: Option<SigningKey>,
     /// `DELIVERY_TIMEOUT_MS`: per-attempt timeout.
@@ -36,54 +45,66 @@ pub struct DeliveryConfig {
 impl DeliveryConfig {
     /// Whether events of `source` are forwarded to a downstream.
     pub fn forwards(&self, source: &str) -> bool {
-        self.routes.contains_key(source)
+        self.routes.iter().any(|(s, _)| s == source)
     }
 
-    /// Where an event of `source` goes (routes are unfiltered in this
-    /// stand-in: every route matches; the headers, body and content type
-    /// are what A's filters read).
+    /// The destination named `name`.
+    pub fn destination(&self, name: &str) -> Option<&Destination> {
+        self.destinations.iter().find(|d| d.name == name)
+    }
+
+    /// A destination's per-call timeout (ms): its own `timeout_ms`, which
+    /// defaults to `DELIVERY_TIMEOUT_MS`.
+    pub fn timeout_of(&self, name: &str) -> u64 {
+        self.destination(name)
+            .map(|d| u64::from(d.timeout_ms))
+            .unwrap_or(self.timeout_ms)
+    }
+
+    /// The destinations' names, in order.
+    pub fn destination_names(&self) -> impl Iterator<Item = &str> {
+        self.destinations.iter().map(|d| d.name.as_str())
+    }
+
+    /// Which of `source`'s routes one event takes (pure; the body is
+    /// parsed only when a filter reads it).
     pub fn route(
         &self,
         source: &str,
-        _headers: &BTreeMap<String, String>,
-        _body: &str,
-        _content_type: Option<&str>,
+        headers: &[(String, String)],
+        body: &[u8],
+        content_type: Option<&str>,
     ) -> Routed {
-        match self.routes.get(source) {
+        match self.routes.iter().find(|(s, _)| s == source) {
+            Some((_, routes)) => evaluate(routes, headers, body, content_type),
             None => Routed::NoRoutes,
-            Some(to) => Routed::Routed {
-                matched: to.clone(),
-                unmatched: Vec::new(),
-            },
         }
-    }
-
-    /// The destination named `name`, if configured.
-    pub fn destination(&self, name: &str) -> Option<&Destination> {
-        self.destinations.get(name)
-    }
-
-    /// A destination's per-call timeout: its own `timeout_ms`, else
-    /// `DELIVERY_TIMEOUT_MS`.
-    pub fn timeout_of(&self, name: &str) -> u64 {
-        self.destination(name)
-            .and_then(|d| d.timeout_ms)
-            .unwrap_or(self.timeout_ms)
     }
 
     /// Reads the delivery settings for the declared sources.
     pub fn load(env: &impl ConfigEnv, specs: &[SourceSpec]) -> Result<DeliveryConfig, ConfigError> {
         // Inserted one by one: `collect` into a map sorts first, and that
         // sort is a few KB of wasm for this one type.
-        let mut destinations = load_destinations(env)?;
-        let routes = routes_of(specs, &mut destinations)?;
+        let mut downstreams = BTreeMap::new();
+        for s in specs {
+            if let Some(d) = &s.downstream {
+                downstreams.insert(s.name.clone(), d.clone());
+            }
+        }
+        let timeout_ms = parse_bounded(
+            env,
+            "DELIVERY_TIMEOUT_MS",
+            DEFAULT_DELIVERY_TIMEOUT_MS,
+            100..=120_000,
+        )?;
+        let (destinations, routes) = routes_of(env, specs, timeout_ms as u32)?;
         let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")
             .and_then(|s| SigningKey::from_secret(KeyForm::Raw, &s).ok());
         if signing_key.is_none() && !routes.is_empty() {
-            let names: Vec<&str> = routes.keys().map(String::as_str).collect();
+            let names: Vec<&str> = routes.iter().map(|(s, _)| s.as_str()).collect();
             return Err(ConfigError::new(
                 "DOWNSTREAM_SIGNING_SECRET",
-                format!("is not set, but source(s) {} forward to a downstream; set it with `wrangler secret put DOWNSTREAM_SIGNING_SECRET`", names.join(", ")),
+                format!("is not set, but source(s) {} forward to a downstream or route to destinations; set it with `wrangler secret put DOWNSTREAM_SIGNING_SECRET`", names.join(", ")),
             ));
         }
         let breaker_open_action = match text(env, "BREAKER_OPEN_ACTION") {
@@ -96,15 +117,11 @@ impl DeliveryConfig {
             })?,
         };
         Ok(DeliveryConfig {
+            downstreams,
             destinations,
             routes,
             signing_key,
-            timeout_ms: parse_bounded(
-                env,
-                "DELIVERY_TIMEOUT_MS",
-                DEFAULT_DELIVERY_TIMEOUT_MS,
-                100..=120_000,
-            )?,
+            timeout_ms,
             breaker: BreakerConfig {
                 failure_threshold: parse_bounded(env, "BREAKER_FAILURE_THRESHOLD", 5, 1..=1000)?
                     as u32,
@@ -119,45 +136,65 @@ impl DeliveryConfig {
     }
 }
 
-/// Each forwarding source's routes: a `downstream` source's one route to
-/// the destination named after it (added to `destinations`), else its
-/// `routes`, each naming a declared destination.
+/// The destinations (declared, and one per `downstream`) and each source's
+/// routes, refusing the conflicts of DESIGN §3: a declared destination
+/// named like a source that uses `downstream`, and a route to no
+/// destination. (A route listed twice and `routes` beside `downstream`
+/// are refused with the source, `super::sources`.)
 fn routes_of(
+    env: &impl ConfigEnv,
     specs: &[SourceSpec],
-    destinations: &mut BTreeMap<String, Destination>,
-) -> Result<BTreeMap<String, Vec<String>>, ConfigError> {
-    let mut routes = BTreeMap::new();
-    for s in specs {
-        if let Some(url) = &s.downstream {
-            if destinations.contains_key(&s.name) {
-                return Err(ConfigError::new(
-                    format!("DESTINATIONS.{}", s.name),
-                    format!("is named like source '{}', which uses downstream (a destination named after it); rename the destination, or give the source routes", s.name),
-                ));
-            }
-            let own = Destination {
-                name: s.name.clone(),
-                url: url.clone(),
-                rate_per_s: None,
-                timeout_ms: None,
-            };
-            destinations.insert(s.name.clone(), own);
-            routes.insert(s.name.clone(), vec![s.name.clone()]);
-        }
-    }
-    for s in specs {
-        let Some(to) = &s.routes else { continue };
-        if let Some((i, name)) = to
-            .iter()
-            .enumerate()
-            .find(|(_, n)| !destinations.contains_key(*n))
-        {
+    default_timeout_ms: u32,
+) -> Result<(Vec<Destination>, Vec<SourceRoutes>), ConfigError> {
+    let mut destinations = load_destinations(env, default_timeout_ms)?;
+    for spec in specs {
+        let Some(url) = &spec.downstream else {
+            continue;
+        };
+        let at = destinations.partition_point(|d| d.name < spec.name);
+        if destinations.get(at).is_some_and(|d| d.name == spec.name) {
             return Err(ConfigError::new(
-                format!("SOURCES.{}.routes[{i}].to", s.name),
-                format!("names '{name}', which is not a destination; declare it in DESTINATIONS"),
+                format!("DESTINATIONS.{}", spec.name),
+                format!("is named like source '{0}', whose downstream is the destination '{0}'; rename this destination, or give source '{0}' routes instead of downstream", spec.name),
             ));
         }
-        routes.insert(s.name.clone(), to.clone());
+        destinations.insert(
+            at,
+            Destination {
+                name: spec.name.clone(),
+                url: url.clone(),
+                rate_per_s: None,
+                timeout_ms: default_timeout_ms,
+            },
+        );
     }
-    Ok(routes)
+    let mut routes = Vec::new();
+    for spec in specs {
+        if spec.downstream.is_some() {
+            let to = spec.name.clone();
+            routes.push((to.clone(), vec![Route { to, filter: None }]));
+            continue;
+        }
+        for (i, route) in spec.routes.iter().enumerate() {
+            if !destinations.iter().any(|d| d.name == route.to) {
+                let known: Vec<&str> = destinations.iter().map(|d| d.name.as_str()).collect();
+                let known = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                return Err(ConfigError::new(
+                    format!("SOURCES.{}.routes[{i}].to", spec.name),
+                    format!(
+                        "names no destination '{}'; declare it in DESTINATIONS (declared: {known})",
+                        route.to
+                    ),
+                ));
+            }
+        }
+        if !spec.routes.is_empty() {
+            routes.push((spec.name.clone(), spec.routes.clone()));
+        }
+    }
+    Ok((destinations, routes))
 }

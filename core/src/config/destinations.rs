@@ -1,165 +1,250 @@
-//! `DESTINATIONS` (URL destinations) and the routing of an event to them.
-//!
-//! STAND-IN for issue 33's configuration work (branch i-a): only `url`
-//! destinations and unfiltered `routes`, under the names A's version uses
-//! (`Destination`, `Routed`, `DeliveryConfig::route`,
-//! `DeliveryConfig::destination`), so the lead keeps A's file at merge.
+//! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name. This
+//! version has URL destinations only; `queue`, `service` and `auth` are
+//! refused as not supported yet, never accepted and ignored.
 
-use super::env::{ConfigEnv, ConfigError};
-use serde_json::Value;
-use std::collections::BTreeMap;
+use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
+use super::sources::{is_http_url, is_valid_name};
+use serde_json::{Map, Value};
 
-/// One configured destination.
+/// A destination: a URL that gets the signed POST.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Destination {
-    /// Its name (a `DESTINATIONS` key, or a `downstream` source's name).
+    /// Its name (the key of the breaker, parking, stats and alarms).
     pub name: String,
-    /// Where the signed POST goes.
+    /// `url`: where the signed POST goes.
     pub url: String,
-    /// `rate_per_s`, when set (0.1–100).
+    /// `rate_per_s` (0.1-100): the most calls it takes per second;
+    /// `None`: no rate of its own.
     pub rate_per_s: Option<f64>,
-    /// `timeout_ms`, when set (100–120000); else `DELIVERY_TIMEOUT_MS`.
-    pub timeout_ms: Option<u64>,
+    /// `timeout_ms` (100-120000), else `DELIVERY_TIMEOUT_MS`.
+    pub timeout_ms: u32,
 }
 
-/// What routing an event came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Routed {
-    /// The source has no route (`delivery_status = none`).
-    NoRoutes,
-    /// The destinations whose route matched, and those whose did not.
-    Routed {
-        /// One delivery each.
-        matched: Vec<String>,
-        /// Shown in the story.
-        unmatched: Vec<String>,
-    },
-}
-
+const KEY: &str = "DESTINATIONS";
 const FIELDS: [&str; 3] = ["url", "rate_per_s", "timeout_ms"];
+/// Specified by DESIGN §3, built in a later version.
+const NOT_YET: [&str; 3] = ["queue", "service", "auth"];
 
-/// Parses `DESTINATIONS` (a JSON object, or a JSON string holding one);
-/// absent is none.
+/// Reads `DESTINATIONS`, which is optional (absent: none declared), in
+/// name order; `default_timeout_ms` is `DELIVERY_TIMEOUT_MS`.
 pub fn load_destinations(
     env: &impl ConfigEnv,
-) -> Result<BTreeMap<String, Destination>, ConfigError> {
-    const KEY: &str = "DESTINATIONS";
-    let mut out = BTreeMap::new();
-    let raw = match env.get(KEY) {
-        None | Some(Value::Null) => return Ok(out),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(out),
-        Some(Value::String(s)) => serde_json::from_str::<Value>(&s).map_err(|e| {
-            ConfigError::new(KEY, format!("is a string but not JSON ({e}); expected a JSON object of destination name to {{\"url\": …}}"))
-        })?,
-        Some(v) => v,
-    };
-    let Value::Object(map) = raw else {
-        return Err(ConfigError::new(
-            KEY,
-            "must be a JSON object of destination name to {\"url\": …}",
-        ));
-    };
-    for (name, decl) in &map {
-        out.insert(name.clone(), parse_destination(name, decl)?);
+    default_timeout_ms: u32,
+) -> Result<Vec<Destination>, ConfigError> {
+    match env.get(KEY) {
+        None => Ok(Vec::new()),
+        Some(raw) => parse_destinations(&raw, default_timeout_ms),
+    }
+}
+
+/// Parses `DESTINATIONS`: a JSON object, or a JSON string holding one.
+pub fn parse_destinations(
+    raw: &Value,
+    default_timeout_ms: u32,
+) -> Result<Vec<Destination>, ConfigError> {
+    let object = object_var(KEY, raw, "destination name to {\"url\": …}")?;
+    // A JSON object's keys come sorted, so the list is in name order. A
+    // loop, not `collect` into a `Result` (a second copy of the parser in
+    // wasm).
+    let mut out = Vec::with_capacity(object.len());
+    for (name, decl) in object.iter() {
+        match destination(name, decl, default_timeout_ms) {
+            Ok(d) => out.push(d),
+            Err((field, problem)) => {
+                return Err(ConfigError::new(format!("{KEY}.{name}{field}"), problem))
+            }
+        }
     }
     Ok(out)
 }
 
-/// One destination's declaration; every error names its field.
-fn parse_destination(name: &String, decl: &Value) -> Result<Destination, ConfigError> {
-    const KEY: &str = "DESTINATIONS";
-    let at = |field: &str| format!("{KEY}.{name}{field}");
-    if !super::sources::valid_name(name) {
-        return Err(ConfigError::new(
-            at(""),
+fn destination(
+    name: &str,
+    decl: &Value,
+    default_timeout_ms: u32,
+) -> Result<Destination, FieldError> {
+    if !is_valid_name(name) {
+        return fail(
+            "",
             "a destination name must be 1-64 characters of a-z, 0-9, '-' or '_'",
-        ));
+        );
     }
     let Value::Object(fields) = decl else {
-        return Err(ConfigError::new(
-            at(""),
-            "must be an object such as {\"url\": \"https://…\"}",
-        ));
+        return fail("", "must be an object such as {\"url\": \"https://…\"}");
     };
-    if let Some(f) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
-        return Err(ConfigError::new(
-            at(&format!(".{f}")),
+    if let Some(field) = fields.keys().find(|f| NOT_YET.contains(&f.as_str())) {
+        return fail(
+            &format!(".{field}"),
+            "is not supported in this version yet: a destination is {\"url\": …} with optional rate_per_s and timeout_ms",
+        );
+    }
+    if let Some(field) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
+        return fail(
+            &format!(".{field}"),
             format!("unknown field; expected {}", FIELDS.join(", ")),
-        ));
+        );
     }
     let url = match fields.get("url") {
-        Some(Value::String(u)) if super::sources::is_http_url(u) => u.clone(),
-        _ => {
-            return Err(ConfigError::new(
-                at(".url"),
-                "must be an http:// or https:// URL",
-            ))
+        Some(Value::String(url)) if is_http_url(url) => url.clone(),
+        Some(_) => return fail(".url", "must be an http:// or https:// URL"),
+        None => {
+            return fail(
+                ".url",
+                "is required: the http:// or https:// URL events are POSTed to",
+            )
         }
     };
-    let rate_per_s = match fields.get("rate_per_s") {
-        None => None,
-        Some(v) => match v.as_f64().filter(|r| (0.1..=100.0).contains(r)) {
-            Some(r) => Some(r),
-            None => {
-                return Err(ConfigError::new(
-                    at(".rate_per_s"),
-                    "must be a number from 0.1 to 100",
-                ))
-            }
-        },
-    };
-    let timeout_ms = match fields.get("timeout_ms") {
-        None => None,
-        Some(v) => match v.as_u64().filter(|t| (100..=120_000).contains(t)) {
-            Some(t) => Some(t),
-            None => {
-                return Err(ConfigError::new(
-                    at(".timeout_ms"),
-                    "must be a whole number of milliseconds from 100 to 120000",
-                ))
-            }
-        },
-    };
     Ok(Destination {
-        name: name.clone(),
+        name: name.to_string(),
         url,
-        rate_per_s,
-        timeout_ms,
+        rate_per_s: rate_of(fields)?,
+        timeout_ms: timeout_of(fields, default_timeout_ms)?,
     })
+}
+
+fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
+    match fields.get("rate_per_s") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64().filter(|r| (0.1..=100.0).contains(r)) {
+            Some(r) => Ok(Some(r)),
+            None => fail(
+                ".rate_per_s",
+                "must be a number of calls per second from 0.1 to 100",
+            ),
+        },
+    }
+}
+
+fn timeout_of(fields: &Map<String, Value>, default_ms: u32) -> Result<u32, FieldError> {
+    match fields.get("timeout_ms") {
+        None | Some(Value::Null) => Ok(default_ms),
+        Some(v) => match v.as_u64().filter(|t| (100..=120_000).contains(t)) {
+            Some(t) => Ok(t as u32),
+            None => fail(
+                ".timeout_ms",
+                "must be a whole number of milliseconds from 100 to 120000",
+            ),
+        },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::env::test_env as env;
     use serde_json::json;
 
     #[test]
-    fn destinations_parse_and_every_error_names_its_path() {
-        let e = env(&[(
-            "DESTINATIONS",
-            json!(r#"{"a": {"url": "http://127.0.0.1:1/a", "timeout_ms": 500}}"#),
-        )]);
-        let d = load_destinations(&e).unwrap();
-        assert_eq!(d["a"].url, "http://127.0.0.1:1/a");
-        assert_eq!(d["a"].timeout_ms, Some(500));
+    fn destinations_are_read_from_an_object_or_a_json_string_with_defaults() {
+        let object = json!({"billing": {"url": "https://billing.example/hook", "rate_per_s": 2.5, "timeout_ms": 3000}, "analytics": {"url": "http://127.0.0.1:9/a"}});
+        let parsed = parse_destinations(&object, 10_000).unwrap();
+        assert_eq!(
+            parse_destinations(&json!(object.to_string()), 10_000).unwrap(),
+            parsed
+        );
+        assert_eq!(
+            parsed,
+            [
+                Destination {
+                    name: "analytics".into(),
+                    url: "http://127.0.0.1:9/a".into(),
+                    rate_per_s: None,
+                    timeout_ms: 10_000,
+                },
+                Destination {
+                    name: "billing".into(),
+                    url: "https://billing.example/hook".into(),
+                    rate_per_s: Some(2.5),
+                    timeout_ms: 3000,
+                },
+            ]
+        );
+        let absent = std::collections::BTreeMap::<String, Value>::new();
+        assert_eq!(load_destinations(&absent, 10_000).unwrap(), []);
+        assert_eq!(parse_destinations(&json!({}), 10_000).unwrap(), []);
+    }
+
+    #[test]
+    fn a_bad_destination_names_its_path() {
+        let url = "https://x.example/h";
         let table = [
-            (json!({"a": {"url": "ftp://x"}}), "DESTINATIONS.a.url"),
+            (json!(42), "DESTINATIONS", "must be a JSON object"),
+            (json!("{not json"), "DESTINATIONS", "not JSON"),
+            (json!("[1]"), "DESTINATIONS", "must be a JSON object"),
             (
-                json!({"a": {"url": "http://x", "q": 1}}),
-                "DESTINATIONS.a.q",
+                json!({"Bad Name": {"url": url}}),
+                "DESTINATIONS.Bad Name",
+                "1-64 characters",
             ),
-            (json!({"A!": {"url": "http://x"}}), "DESTINATIONS.A!"),
+            (json!({"b": url}), "DESTINATIONS.b", "must be an object"),
+            (json!({"b": {}}), "DESTINATIONS.b.url", "is required"),
             (
-                json!({"a": {"url": "http://x", "rate_per_s": 0}}),
-                "DESTINATIONS.a.rate_per_s",
+                json!({"b": {"url": "ftp://x"}}),
+                "DESTINATIONS.b.url",
+                "http://",
             ),
-            (json!([1]), "DESTINATIONS"),
+            (
+                json!({"b": {"url": url, "method": "PUT"}}),
+                "DESTINATIONS.b.method",
+                "unknown field",
+            ),
+            (
+                json!({"b": {"url": url, "rate_per_s": 0.05}}),
+                "DESTINATIONS.b.rate_per_s",
+                "0.1 to 100",
+            ),
+            (
+                json!({"b": {"url": url, "rate_per_s": 101}}),
+                "DESTINATIONS.b.rate_per_s",
+                "0.1 to 100",
+            ),
+            (
+                json!({"b": {"url": url, "rate_per_s": "5"}}),
+                "DESTINATIONS.b.rate_per_s",
+                "0.1 to 100",
+            ),
+            (
+                json!({"b": {"url": url, "timeout_ms": 99}}),
+                "DESTINATIONS.b.timeout_ms",
+                "100 to 120000",
+            ),
+            (
+                json!({"b": {"url": url, "timeout_ms": 120_001}}),
+                "DESTINATIONS.b.timeout_ms",
+                "100 to 120000",
+            ),
+            (
+                json!({"b": {"url": url, "timeout_ms": 1.5}}),
+                "DESTINATIONS.b.timeout_ms",
+                "100 to 120000",
+            ),
+        ];
+        for (raw, key, fragment) in table {
+            let err = parse_destinations(&raw, 10_000).unwrap_err();
+            assert_eq!(err.key, key, "{raw}: {err}");
+            assert!(err.problem.contains(fragment), "{raw}: {err}");
+        }
+    }
+
+    #[test]
+    fn queue_service_and_auth_are_refused_as_not_supported_yet_never_ignored() {
+        let table = [
+            (json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue"),
+            (
+                json!({"s": {"service": "BILLING"}}),
+                "DESTINATIONS.s.service",
+            ),
+            (
+                json!({"a": {"url": "https://x.example/h", "auth": "bearer"}}),
+                "DESTINATIONS.a.auth",
+            ),
         ];
         for (raw, key) in table {
-            let err = load_destinations(&env(&[("DESTINATIONS", raw)])).unwrap_err();
-            assert_eq!(err.key, key);
+            let err = parse_destinations(&raw, 10_000).unwrap_err();
+            assert_eq!(err.key, key, "{raw}");
+            assert!(
+                err.problem.contains("not supported in this version yet"),
+                "{err}"
+            );
         }
-        assert!(load_destinations(&env(&[])).unwrap().is_empty());
     }
 }

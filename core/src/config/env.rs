@@ -55,6 +55,50 @@ pub fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
     }
 }
 
+/// A field of a declaration (`.scheme.encoding`, `.routes[1].to`, or ``
+/// for the declaration itself) and what is wrong with it; the caller adds
+/// the declaration's key (`SOURCES.shop`) once.
+pub(super) type FieldError = (String, String);
+
+pub(super) fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
+    Err(field_error(field, problem.into()))
+}
+
+/// Out of line, not inlined per error site (wasm bytes).
+#[inline(never)]
+fn field_error(field: &str, problem: String) -> FieldError {
+    (field.to_string(), problem)
+}
+
+/// A var holding a JSON object, given as one (a TOML table) or as a JSON
+/// string holding one (so `wrangler dev --var KEY:'{…}'` works);
+/// `expected` says what the object maps, for the error.
+pub(super) fn object_var<'a>(
+    key: &str,
+    raw: &'a Value,
+    expected: &str,
+) -> Result<std::borrow::Cow<'a, serde_json::Map<String, Value>>, ConfigError> {
+    use std::borrow::Cow;
+    match raw {
+        Value::Object(map) => Ok(Cow::Borrowed(map)),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(Cow::Owned(map)),
+            Ok(_) => Err(ConfigError::new(
+                key,
+                format!("must be a JSON object of {expected}"),
+            )),
+            Err(e) => Err(ConfigError::new(
+                key,
+                format!("is a string but not JSON ({e}); expected a JSON object of {expected}"),
+            )),
+        },
+        _ => Err(ConfigError::new(
+            key,
+            format!("must be a JSON object of {expected}"),
+        )),
+    }
+}
+
 /// An optional integer key within `range`; absent means `default`.
 pub fn parse_bounded(
     env: &impl ConfigEnv,

@@ -3,21 +3,26 @@
 //! A bad value is refused with an error that names the key; nothing falls
 //! back silently to a default. An absent optional key takes its documented
 //! default. `build.rs` runs the same parsers over the committed
-//! `wrangler.toml`, so a broken demo configuration fails the build.
+//! `wrangler.toml` (the user's configuration, by its schema) and over it
+//! with `.dev.vars.example` (the demo's), so either, broken, fails the build.
 
 mod alarms;
 mod delivery;
-pub mod destinations;
+mod destinations;
 pub mod env;
+pub mod queues;
 mod retention;
+mod routes;
 mod shared;
 mod sources;
 
 pub use crate::parking::config::ParkingConfig;
 pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
-pub use delivery::{DeliveryConfig, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use delivery::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use destinations::{load_destinations, parse_destinations, Destination};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
+pub use routes::{evaluate as evaluate_routes, Route, Routed};
 pub use shared::{check_shared, Declared, SHARED_KEYS};
 pub use sources::{
     decode_public_key, load_sources, parse_sources, secret_name, Source, SourceSpec, Sources,
@@ -56,6 +61,9 @@ pub struct RelayConfig {
 impl RelayConfig {
     /// Reads and validates the relay's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<RelayConfig, ConfigError> {
+        // Checked here too, so a bad queue name fails at startup (every
+        // request answers CONFIG_INVALID), not only at the first batch.
+        queues::QueueNames::load(env, queues::RELAY_QUEUES)?;
         let specs = load_sources(env)?;
         // `specs` are in name order (a JSON object's keys, read sorted).
         let mut sources = Vec::with_capacity(specs.len());
@@ -152,10 +160,7 @@ mod tests {
             (3, 2000)
         );
         assert_eq!(d.breaker_open_action, BreakerOpenAction::DeadLetter);
-        assert_eq!(
-            d.destination("demo-standard").map(|d| d.url.as_str()),
-            Some("http://127.0.0.1:9/x")
-        );
+        assert_eq!(d.downstreams["demo-standard"], "http://127.0.0.1:9/x");
         assert!(!format!("{d:?}").contains("down-secret"));
     }
 
@@ -240,48 +245,6 @@ mod tests {
         assert_eq!(err.key, "WEBHOOK_SECRET_DEMO_STANDARD");
         assert!(!err.to_string().contains("not-base64-secretvalue"));
     }
-
-    #[test]
-    fn routes_name_declared_destinations_and_the_conflicts_are_errors_naming_their_path() {
-        let with = |sources: Value, destinations: Value| {
-            let mut e = demo_env();
-            e.insert("SOURCES".into(), sources);
-            e.insert("DESTINATIONS".into(), destinations);
-            e.insert("WEBHOOK_SECRET_SHOP".into(), json!("s"));
-            RelayConfig::load(&e)
-        };
-        let ok = with(
-            json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}, {"to": "b"}]}, "demo-standard": {"scheme": "standard-webhooks", "downstream": "http://127.0.0.1:9/x"}}),
-            json!({"a": {"url": "http://127.0.0.1:1/a"}, "b": {"url": "http://127.0.0.1:1/b"}}),
-        )
-        .unwrap();
-        assert_eq!(ok.delivery.routes["shop"], ["a", "b"]);
-        assert_eq!(ok.delivery.routes["demo-standard"], ["demo-standard"]);
-        assert_eq!(
-            ok.delivery.destination("demo-standard").unwrap().url,
-            "http://127.0.0.1:9/x"
-        );
-        let table = [
-            (
-                json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}, {"to": "nope"}]}}),
-                json!({"a": {"url": "http://x"}}),
-                "SOURCES.shop.routes[1].to",
-            ),
-            (
-                json!({"shop": {"scheme": "stripe", "routes": [{"to": "a"}], "downstream": "http://x"}}),
-                json!({"a": {"url": "http://x"}}),
-                "SOURCES.shop.routes",
-            ),
-            (
-                json!({"shop": {"scheme": "stripe", "downstream": "http://x"}}),
-                json!({"shop": {"url": "http://y"}}),
-                "DESTINATIONS.shop",
-            ),
-        ];
-        for (sources, destinations, key) in table {
-            assert_eq!(with(sources, destinations).unwrap_err().key, key);
-        }
-    }
 }
 
 /// Everything the DLQ worker needs, validated.
@@ -302,6 +265,7 @@ pub struct DlqConfig {
 impl DlqConfig {
     /// Reads and validates the DLQ worker's configuration.
     pub fn load(env: &impl ConfigEnv) -> Result<DlqConfig, ConfigError> {
+        queues::QueueNames::load(env, queues::DLQ_QUEUES)?;
         Ok(DlqConfig {
             capacity: dlq_capacity(env)?,
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,

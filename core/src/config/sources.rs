@@ -1,6 +1,7 @@
 //! `SOURCES`: the declared webhook sources, and the secret each one needs.
 
-use super::env::{text, ConfigEnv, ConfigError};
+use super::env::{fail, object_var, text, ConfigEnv, ConfigError, FieldError};
+use super::routes::{parse_routes, Route};
 use crate::signature::{preset, preset_names, recipe, Check, PublicKeyAlg, Scheme, SigningKey};
 use serde_json::Value;
 
@@ -24,11 +25,12 @@ pub struct SourceSpec {
     pub url: Option<String>,
     /// `public_key`: the provider's public key, for the public-key schemes.
     pub public_key: Option<String>,
-    /// Where ingested events are forwarded, if anywhere.
+    /// `downstream`: the shorthand for one unfiltered route to a URL
+    /// destination named after the source.
     pub downstream: Option<String>,
-    /// `routes`: the destinations (by name) every event is routed to;
-    /// `None` when the source declares none.
-    pub routes: Option<Vec<String>>,
+    /// `routes`, as declared (their destinations are checked against
+    /// `DESTINATIONS` by `DeliveryConfig::load`); empty with `downstream`.
+    pub routes: Vec<Route>,
     /// `expect_every`: the `source_silent` alarm fires when nothing arrived
     /// from this source for this long (milliseconds); `None` never alarms.
     pub expect_every_ms: Option<i64>,
@@ -153,36 +155,9 @@ impl Sources {
 /// `wrangler dev --var SOURCES:'{…}'` works).
 pub fn parse_sources(raw: &Value) -> Result<Vec<SourceSpec>, ConfigError> {
     const KEY: &str = "SOURCES";
-    let parsed;
-    let object = match raw {
-        Value::Object(map) => map,
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text).map_err(|e| {
-                ConfigError::new(KEY, format!("is a string but not JSON ({e}); expected a JSON object of source name to {{\"scheme\": …}}"))
-            })?;
-            match &parsed {
-                Value::Object(map) => map,
-                _ => {
-                    return Err(ConfigError::new(
-                        KEY,
-                        "must be a JSON object of source name to {\"scheme\": …}",
-                    ))
-                }
-            }
-        }
-        _ => {
-            return Err(ConfigError::new(
-                KEY,
-                "must be a JSON object of source name to {\"scheme\": …}",
-            ))
-        }
-    };
-    if object.is_empty() {
-        return Err(ConfigError::new(
-            KEY,
-            "declares no sources; add at least one",
-        ));
-    }
+    let object = object_var(KEY, raw, "source name to {\"scheme\": …}")?;
+    // An empty object is valid: a deployment before its first source (the
+    // committed wrangler.toml ships so) answers 404 to every source.
     let specs = object
         .iter()
         .map(|(name, decl)| parse_source(name, decl))
@@ -219,22 +194,17 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
         .map_err(|(field, problem)| ConfigError::new(format!("SOURCES.{name}{field}"), problem))
 }
 
-/// A field of a source (`.scheme.encoding`, or `` for the source itself)
-/// and what is wrong with it.
-type FieldError = (String, String);
-
-fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
-    Err(field_error(field, problem.into()))
-}
-
-/// Out of line, not inlined per error site (wasm bytes).
-#[inline(never)]
-fn field_error(field: &str, problem: String) -> FieldError {
-    (field.to_string(), problem)
+/// The rule for source and destination names: 1-64 of a-z, 0-9, `-`, `_`.
+pub(super) fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
-    if !valid_name(name) {
+    if !is_valid_name(name) {
         return fail(
             "",
             "a source name must be 1-64 characters of a-z, 0-9, '-' or '_'",
@@ -253,15 +223,13 @@ fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
     let tolerance_s = tolerance_of(fields, &scheme)?;
     let downstream = url_of(fields, "downstream", "must be an http:// or https:// URL")?;
     let routes = match fields.get("routes") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(parse_routes(v)?),
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) if downstream.is_some() => return fail(
+            ".downstream",
+            "cannot be given beside routes: downstream is the shorthand for one unfiltered route to a destination named after the source; list that destination in routes instead",
+        ),
+        Some(raw) => parse_routes(raw)?,
     };
-    if routes.is_some() && downstream.is_some() {
-        return fail(
-            ".routes",
-            "a source has either routes or downstream, not both; move the downstream URL into DESTINATIONS and route to it",
-        );
-    }
     let url = url_of(
         fields,
         "url",
@@ -336,45 +304,6 @@ const FIELDS: [&str; 7] = [
     "routes",
     "expect_every",
 ];
-
-/// A source's `routes`: `[{"to": "<destination>"}]`, each destination at
-/// most once; the names, or the field and problem.
-pub(super) fn parse_routes(v: &Value) -> Result<Vec<String>, (String, String)> {
-    let fail = |field: String, problem: &str| Err((field, problem.to_string()));
-    let Value::Array(list) = v else {
-        return fail(
-            ".routes".into(),
-            "must be a list such as [{\"to\": \"billing\"}]",
-        );
-    };
-    let mut names: Vec<String> = Vec::new();
-    for (i, route) in list.iter().enumerate() {
-        let at = format!(".routes[{i}]");
-        let Value::Object(fields) = route else {
-            return fail(at, "must be an object such as {\"to\": \"billing\"}");
-        };
-        if let Some(f) = fields.keys().find(|f| f.as_str() != "to") {
-            return fail(format!("{at}.{f}"), "unknown field; expected to");
-        }
-        let Some(Value::String(to)) = fields.get("to") else {
-            return fail(format!("{at}.to"), "must name a destination");
-        };
-        if names.contains(to) {
-            return fail(format!("{at}.to"), "this destination is routed to twice");
-        }
-        names.push(to.clone());
-    }
-    Ok(names)
-}
-
-/// Source and destination names: 1-64 characters of a-z, 0-9, '-' or '_'.
-pub(super) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-}
 
 /// A preset's name, or a recipe object.
 fn scheme_of(fields: &serde_json::Map<String, Value>) -> Result<Scheme, FieldError> {
@@ -497,11 +426,16 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_sources_object_declares_no_source() {
+        assert!(parse_sources(&json!({})).unwrap().is_empty());
+        assert!(parse_sources(&json!("{}")).unwrap().is_empty());
+    }
+
+    #[test]
     fn a_bad_source_declaration_names_its_key() {
         let table = [
             (json!(42), "SOURCES"),
             (json!("not json"), "SOURCES"),
-            (json!({}), "SOURCES"),
             (
                 json!({"Bad Name": {"scheme": "stripe"}}),
                 "SOURCES.Bad Name",
@@ -671,24 +605,5 @@ mod tests {
         assert_eq!(by_name("quiet"), Some(21_600_000));
         assert_eq!(by_name("loud"), None);
         assert_eq!(by_name("nulled"), None);
-    }
-
-    #[test]
-    fn routes_parse_and_refuse_twice_and_unknown_fields() {
-        assert_eq!(
-            parse_routes(&json!([{"to": "a"}, {"to": "b"}])).unwrap(),
-            ["a", "b"]
-        );
-        assert_eq!(
-            parse_routes(&json!([{"to": "a"}, {"to": "a"}]))
-                .unwrap_err()
-                .0,
-            ".routes[1].to"
-        );
-        assert_eq!(
-            parse_routes(&json!([{"to": "a", "x": 1}])).unwrap_err().0,
-            ".routes[0].x"
-        );
-        assert_eq!(parse_routes(&json!({})).unwrap_err().0, ".routes");
     }
 }

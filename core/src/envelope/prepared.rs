@@ -3,16 +3,20 @@
 //! came from, the event inside it, its entry id, the dedupe key of a body it
 //! carries inline) is read first, for every message of the batch; the
 //! attempt histories and claim-checked bodies those messages name are then
-//! read together, and each envelope is finished from them.
+//! read together, and each envelope is finished from them. A delivery
+//! message's event is read from its row ([`Prepared::attach_event`]), so its
+//! dedupe key is only known after the read.
 
+use super::delivery::{dedupe_hash, queued_event, EventRow};
 use super::{
     body_parts, entry_id, error_signature, final_failure, headers_of, identity, merged_history,
-    origin, AttemptRecord, DeliveryState, Envelope, FailureEvidence, Identity, Input, Origin,
-    Timing, Transport, EXCERPT_BYTES,
+    origin, redact_original, AttemptRecord, DeliveryState, Envelope, FailureEvidence, Identity,
+    Input, Origin, Timing, Transport, EXCERPT_BYTES,
 };
-use crate::idempotency::content_hash;
+use crate::deliveries::message::DeliveryMessage;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::redact::truncate;
+use crate::state::EntryKind;
 use crate::UnixMillis;
 use serde_json::Value;
 
@@ -21,26 +25,67 @@ pub struct Prepared {
     origin: Origin,
     event: Option<QueuedEvent>,
     identity: Identity,
-    /// The dedupe key, when the body is in the message (not claim-checked).
+    /// The dedupe key, when the body is in the message (not claim-checked,
+    /// not a delivery's).
     inline_hash: Option<String>,
+    /// The `deliveries` message, when the dead letter is one.
+    delivery: Option<DeliveryMessage>,
+    /// A delivery's claim-checked body, read with its event's row.
+    stored_body: Option<String>,
+    /// A delivery whose event's row was not found.
+    event_missing: bool,
 }
 
 impl Prepared {
     /// Reads one DLQ message (`body`, its queue message id and timestamp).
     pub fn new(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Prepared {
         let origin = origin(body, queue_message_id, enqueued_at_ms);
-        let event = decode_value(&origin.original).ok();
-        let identity = identity(event.as_ref(), &origin.original, origin.original_id.clone());
+        let delivery = DeliveryMessage::read(&origin.original).and_then(Result::ok);
+        let (event, identity) = match &delivery {
+            Some(d) => (None, delivery_identity(d, origin.original_id.clone())),
+            None => {
+                let event = decode_value(&origin.original).ok();
+                let id = identity(event.as_ref(), &origin.original, origin.original_id.clone());
+                (event, id)
+            }
+        };
         let mut prepared = Prepared {
             origin,
             event,
             identity,
             inline_hash: None,
+            // An event missing until its row is attached.
+            event_missing: delivery.is_some(),
+            delivery,
+            stored_body: None,
         };
-        if prepared.body_ref().is_none() {
+        if prepared.body_ref().is_none() && prepared.delivery.is_none() {
             prepared.inline_hash = Some(prepared.content_hash(None));
         }
         prepared
+    }
+
+    /// The (event id, destination) of a delivery message: its event's row
+    /// and that destination's attempts are read for it.
+    pub fn delivery_key(&self) -> Option<(&str, &str)> {
+        self.delivery
+            .as_ref()
+            .map(|d| (d.event_id.as_str(), d.destination.as_str()))
+    }
+
+    /// Gives a delivery message its event, read from the event's row: the
+    /// original becomes the event as the `webhooks` message carried it.
+    /// `None` (the row is gone, swept) keeps the delivery message as the
+    /// original and says so in the envelope.
+    pub fn attach_event(&mut self, row: Option<EventRow>) {
+        let (Some(d), Some(row)) = (&self.delivery, row) else {
+            return;
+        };
+        let event = queued_event(d, &row);
+        self.origin.original = redact_original(serde_json::to_value(&event).unwrap_or_default());
+        self.event = Some(event);
+        self.stored_body = row.stored_body;
+        self.event_missing = false;
     }
 
     /// The original queue message id: the consumer recorded its attempts
@@ -77,9 +122,12 @@ impl Prepared {
         if let Some(hash) = &self.inline_hash {
             return hash.clone();
         }
+        let stored_body = stored_body.or(self.stored_body.as_deref());
         let (text, _, _) = body_parts(self.event.as_ref(), &self.origin.original, stored_body);
-        content_hash(
+        dedupe_hash(
+            self.identity.kind,
             self.identity.source.as_deref().unwrap_or(""),
+            self.identity.destination.as_deref(),
             text.as_bytes(),
         )
     }
@@ -97,8 +145,12 @@ impl Prepared {
             origin: o,
             event,
             identity,
+            stored_body: own_body,
+            event_missing,
+            delivery,
             ..
         } = self;
+        let stored_body = stored_body.or(own_body.as_deref());
         let history = merged_history(history, o.handoff.as_ref());
         let failure = final_failure(o.handoff.as_ref(), &history);
         let attempts = history
@@ -116,7 +168,10 @@ impl Prepared {
             identity,
             timing: Timing {
                 enqueued_at_ms: o.enqueued_at_ms,
-                received_at_ms: event.as_ref().map(|e| e.received_at_ms),
+                received_at_ms: event
+                    .as_ref()
+                    .map(|e| e.received_at_ms)
+                    .or(delivery.map(|d| d.received_at_ms)),
                 first_attempt_at_ms: history.first().map(|a| a.at_ms),
                 last_attempt_at_ms: history.last().map(|a| a.at_ms),
                 dead_lettered_at_ms: now_ms,
@@ -139,7 +194,21 @@ impl Prepared {
                 body_ref,
                 content_hash: hash,
                 original: o.original,
+                event_missing,
             },
         }
+    }
+}
+
+/// Who a delivery message's event is, and which destination failed.
+fn delivery_identity(d: &DeliveryMessage, original_id: String) -> Identity {
+    Identity {
+        kind: EntryKind::Delivery,
+        destination: Some(d.destination.clone()),
+        event_id: Some(d.event_id.clone()),
+        idempotency_key: Some(d.idempotency_key.clone()),
+        source: Some(d.source.clone()),
+        queue: "deliveries".to_string(),
+        queue_message_id: original_id,
     }
 }

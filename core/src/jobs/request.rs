@@ -229,7 +229,7 @@ fn parse_filter(raw: Option<&Value>, action: JobAction) -> Result<JobFilter, Bod
         return Ok(pending_only(JobFilter::default()));
     };
     let Value::Object(map) = v else {
-        return Err(err("filter", "must be a JSON object with optional status, class, code, source, signature, since, until"));
+        return Err(err("filter", "must be a JSON object with optional status, class, code, source, destination, kind, signature, since, until"));
     };
     let mut rest = map.clone();
     let mut time = |name: &str| -> Result<Option<i64>, BodyError> {

@@ -221,7 +221,7 @@ fn an_unknown_replay_all_field_at_any_depth_is_refused_naming_its_path() {
     let err = parse_replay_all(&with_reason(json!({"filter": {"sourse": "a"}}))).unwrap_err();
     assert!(
         err.message
-            .contains("status, class, code, source and signature"),
+            .contains("status, class, code, source, destination, kind and signature"),
         "{}",
         err.message
     );

@@ -7,8 +7,9 @@
 //!   rewrites its own key, and a new chunk never reuses one, so an object
 //!   whose rows left D1 is never overwritten by a later chunk that happens
 //!   to start and end on the same rows. The rows linked to a chunk of
-//!   events (attempts, payloads, steps) or of jobs (their entries) use the
-//!   same day, range and number under their own table. Keys written before
+//!   events (attempts, payloads, steps, deliveries) or of jobs (their
+//!   entries) use the same day, range and number under their own table.
+//!   Keys written before
 //!   the number (`{first}~{last}.ndjson`) still parse;
 //! - one dead-letter entry, evicted or swept:
 //!   `dead_letters/{YYYY-MM-DD}/{entry_id}.ndjson`, the UTC day it was

@@ -89,8 +89,8 @@ fn payload_of<'a>(payloads: &'a [Row], event_id: &str) -> Option<&'a Row> {
         .find(|p| p.get("event_id").and_then(Value::as_str) == Some(event_id))
 }
 
-/// Every column of `dead_letters` (migrations 0002, 0010 and 0013).
-pub const DEAD_LETTER_COLUMNS: [&str; 21] = [
+/// Every column of `dead_letters` (migrations 0002, 0010, 0013 and 0017).
+pub const DEAD_LETTER_COLUMNS: [&str; 23] = [
     "id",
     "kind",
     "status",
@@ -112,6 +112,8 @@ pub const DEAD_LETTER_COLUMNS: [&str; 21] = [
     "resolved_at",
     "event_archive_key",
     "restored_at",
+    "entry_kind",
+    "destination",
 ];
 
 /// Every column of `payloads` (migration 0001).

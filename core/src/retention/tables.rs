@@ -7,29 +7,50 @@
 //!
 //! | table | age | counted from | only when ([`alone`]) |
 //! |---|---|---|---|
-//! | `events` (+ `attempts`, `payloads`, `event_steps` by event) | `EVENT_RETENTION`, or any age above `D1_MAX_BYTES` | `ingested_at` | delivery `none`, `delivered` or `failed` (never `pending`, `delivering`, `parked`) |
+//! | `events` (+ `attempts`, `payloads`, `event_steps`, `deliveries` by event) | `EVENT_RETENTION`, or any age above `D1_MAX_BYTES` | `ingested_at` | no delivery row `pending`, `delivering` or `parked`; an event from before deliveries (`routed_at IS NULL`) also by its own `delivery_status`: `none`, `filtered`, `delivered` or `failed` |
 //! | `attempts` without an event | `EVENT_RETENTION` | `at` | no event has its `event_id` |
 //! | `payloads` without an event | `EVENT_RETENTION`, at least [`CLAIM_HOLD_MS`] | `created_at` | no event, and no dead letter in D1 refers to it |
 //! | `dead_letters` | `DLQ_RETENTION` | `resolved_at` | `replayed`, `poisoned`, `archived`, `discarded` (never `pending`) |
 //! | `replay_audit` | `DLQ_RETENTION` | `at` | always |
 //! | `jobs` (+ `job_entries`) | `DLQ_RETENTION` | `finished_at` | `completed`, `aborted`, `cancelled` |
 //! | `dead_letter_tombstones` | `DLQ_RETENTION` | `evicted_at` (when it left D1) | always (the archive keeps the object) |
-//! | `drains` | `EVENT_RETENTION` | `updated_at` | no event is parked for its destination |
+//! | `drains` | `EVENT_RETENTION` | `updated_at` | no delivery row is parked for its destination, nor a legacy event (by its `parked_destination` or its source's name) |
 //! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (at that age its alert is owed no longer: `alarms::machine::Owing`) |
+//!
+//! **An event's guard reads its `deliveries` rows, not its summary.**
+//! `events.delivery_status` sums the rows up (`deliveries::summary`), but
+//! only if every writer recomputes it; a writer interrupted between its
+//! row write and its summary write, or one that forgets, would leave a
+//! summary saying `delivered` over a row still `parked`, and the event
+//! would be swept with a delivery owed. The rows are what the relay and
+//! the drain act on, so the guard asks them (one primary-key lookup per
+//! event: `NOT EXISTS` a row in [`UNSWEPT_DELIVERY`]). A stale summary then
+//! costs nothing: the worst it does is nothing at all. An event from
+//! before deliveries has no row to ask, and its own column is its one
+//! delivery (`deliveries::legacy`), so for it the column is read as well
+//! (a legacy event the relay copied into a row is held by both).
 //!
 //! The conditions are SQL text over the table's own name (`events.…`),
 //! with states written from `core::state` names (constants of this crate,
 //! never input), so D1's partial indexes (`events_parked`) still serve them.
 
 use crate::config::RetentionConfig;
+use crate::deliveries::DeliveryState;
 use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
 use crate::UnixMillis;
 
-/// Delivery statuses an event may be swept in.
-pub const SWEEPABLE_DELIVERY: [DeliveryStatus; 3] = [
+/// Delivery statuses a legacy event (`routed_at IS NULL`) may be swept in.
+pub const SWEEPABLE_DELIVERY: [DeliveryStatus; 4] = [
     DeliveryStatus::None,
+    DeliveryStatus::Filtered,
     DeliveryStatus::Delivered,
     DeliveryStatus::Failed,
+];
+/// Delivery states that hold their event in D1: a call is owed.
+pub const UNSWEPT_DELIVERY: [DeliveryState; 3] = [
+    DeliveryState::Pending,
+    DeliveryState::Delivering,
+    DeliveryState::Parked,
 ];
 /// Entry statuses that count as resolved; `pending` never does.
 pub const RESOLVED_ENTRY: [EntryStatus; 4] = [
@@ -105,7 +126,7 @@ pub fn age_column(table: ArchiveTable) -> &'static str {
         ArchiveTable::Jobs => "finished_at",
         ArchiveTable::Tombstones => "evicted_at",
         ArchiveTable::Drains => "updated_at",
-        ArchiveTable::EventSteps | ArchiveTable::JobEntries => "",
+        ArchiveTable::EventSteps | ArchiveTable::Deliveries | ArchiveTable::JobEntries => "",
     }
 }
 
@@ -116,6 +137,7 @@ pub fn linked(table: ArchiveTable) -> &'static [ArchiveTable] {
             ArchiveTable::Attempts,
             ArchiveTable::Payloads,
             ArchiveTable::EventSteps,
+            ArchiveTable::Deliveries,
         ],
         ArchiveTable::Jobs => &[ArchiveTable::JobEntries],
         _ => &[],
@@ -124,12 +146,18 @@ pub fn linked(table: ArchiveTable) -> &'static [ArchiveTable] {
 
 /// What a row of `table` swept on its own must satisfy besides its age,
 /// as a SQL condition over `{table}.…`: its state, and that nothing still
-/// in D1 holds it. `event_steps` and `job_entries` never go alone.
+/// in D1 holds it. `event_steps`, `deliveries` and `job_entries` never go
+/// alone.
 pub fn alone(table: ArchiveTable) -> String {
     match table {
-        ArchiveTable::Events => in_states(
-            "events.delivery_status",
-            SWEEPABLE_DELIVERY.iter().map(|s| s.as_str()),
+        ArchiveTable::Events => format!(
+            "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id AND {}) \
+             AND (events.routed_at IS NOT NULL OR {})",
+            in_states("d.state", UNSWEPT_DELIVERY.iter().map(|s| s.as_str())),
+            in_states(
+                "events.delivery_status",
+                SWEEPABLE_DELIVERY.iter().map(|s| s.as_str()),
+            )
         ),
         ArchiveTable::Attempts => "(attempts.event_id IS NULL OR NOT EXISTS \
              (SELECT 1 FROM events e WHERE e.event_id = attempts.event_id))"
@@ -143,16 +171,26 @@ pub fn alone(table: ArchiveTable) -> String {
             RESOLVED_ENTRY.iter().map(|s| s.as_str()),
         ),
         ArchiveTable::Jobs => in_states("jobs.status", FINISHED_JOB.iter().map(|s| s.as_str())),
+        // A legacy parked event names its destination in
+        // `parked_destination` (what today's drains are keyed by) and is
+        // read as its source's delivery (`deliveries::legacy`): either keeps
+        // the drain. Each branch is served by an index (`deliveries_parked`,
+        // `events_parked`, `events_by_source_time`), and drains are few.
         ArchiveTable::Drains => format!(
-            "NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{}')",
-            DeliveryStatus::Parked.as_str()
+            "NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.destination = drains.destination AND d.state = '{}') \
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{parked}') \
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.source = drains.destination AND e.routed_at IS NULL AND e.delivery_status = '{parked}')",
+            DeliveryState::Parked.as_str(),
+            parked = DeliveryStatus::Parked.as_str()
         ),
         // Age alone: an episode resolved for the alarms' age owes no alert
         // any more (`alarms::machine::Owing` gives up at the same age), so
         // an undelivered one, or one never owed, does not pile up.
         ArchiveTable::Alarms => format!("alarms.state = '{}'", AlarmState::Resolved.as_str()),
         ArchiveTable::Audit | ArchiveTable::Tombstones => "1".into(),
-        ArchiveTable::EventSteps | ArchiveTable::JobEntries => "0".into(),
+        ArchiveTable::EventSteps | ArchiveTable::Deliveries | ArchiveTable::JobEntries => {
+            "0".into()
+        }
     }
 }
 
@@ -187,10 +225,19 @@ mod tests {
 
     #[test]
     fn nothing_in_use_is_ever_named_sweepable() {
-        let deliveries: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        // An event: no delivery row in a state that owes a call, and a
+        // legacy event's own column in a final one.
+        let events = alone(ArchiveTable::Events);
+        let (rows, legacy) = events
+            .split_once("events.routed_at IS NOT NULL OR")
+            .unwrap();
+        let states: Vec<&str> = DeliveryState::ALL.iter().map(|s| s.as_str()).collect();
+        assert!(rows.starts_with("NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id AND d.state IN"));
+        assert_eq!(named(rows, &states), ["pending", "delivering", "parked"]);
+        let statuses: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(
-            named(&alone(ArchiveTable::Events), &deliveries),
-            ["none", "delivered", "failed"]
+            named(legacy, &statuses),
+            ["none", "delivered", "failed", "filtered"]
         );
         let entries: Vec<&str> = EntryStatus::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(
@@ -207,7 +254,7 @@ mod tests {
     #[test]
     fn each_table_says_what_holds_its_rows() {
         use ArchiveTable as T;
-        let table: [(T, &[&str]); 7] = [
+        let table: [(T, &[&str]); 8] = [
             (
                 T::Attempts,
                 &["FROM events e WHERE e.event_id = attempts.event_id"],
@@ -221,11 +268,16 @@ mod tests {
             ),
             (
                 T::Drains,
-                &["e.parked_destination = drains.destination", "'parked'"],
+                &[
+                    "FROM deliveries d WHERE d.destination = drains.destination AND d.state = 'parked'",
+                    "e.parked_destination = drains.destination AND e.delivery_status = 'parked'",
+                    "e.source = drains.destination AND e.routed_at IS NULL AND e.delivery_status = 'parked'",
+                ],
             ),
             (T::Alarms, &["alarms.state = 'resolved'"]),
             (T::Audit, &["1"]),
             (T::EventSteps, &["0"]),
+            (T::Deliveries, &["0"]),
             (T::JobEntries, &["0"]),
         ];
         for (t, parts) in table {
@@ -236,6 +288,8 @@ mod tests {
         }
         assert!(with_parent(T::Payloads).contains("dead_letters"));
         assert_eq!(with_parent(T::Attempts), "1");
+        assert_eq!(with_parent(T::Deliveries), "1");
+        assert!(linked(T::Events).contains(&T::Deliveries));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Webhook signature schemes, as data.
 //!
 //! In scope: the scheme data model (`scheme`), the presets (`presets`),
-//! recipes written in `SOURCES` (`recipe`), what is signed (`template`),
+//! recipes written in `SOURCES` (`recipe`), what is signed (`template`)
+//! and over which forms of the URL (`url_forms`),
 //! reading signature headers (`header_parse`, `places`), the one verifier
 //! (`verifier`) with its MACs (`mac`) and DER conversion (`der`), the
 //! handshakes (`handshake`) and the answers on success (`answer`), all on
@@ -22,6 +23,7 @@ pub mod recipe;
 pub mod scheme;
 mod sign;
 pub mod template;
+mod url_forms;
 mod verifier;
 
 use std::fmt;
@@ -33,7 +35,7 @@ pub use mac::{ct_eq, sha256 as hmac_sha256_of, SigningKey};
 pub use presets::{github, hmac_sha256, preset, preset_names, standard_webhooks, stripe, PRESETS};
 pub use scheme::{
     Answer, Check, Encoding, Handshake, KeyForm, Layout, MacAlg, Place, PublicKeyAlg, Scheme,
-    SignatureAt, Signed, TimeUnit, Timestamp,
+    SignatureAt, Signed, TimeUnit, Timestamp, UrlForms,
 };
 pub use sign::{
     sign, sign_github, sign_hmac_sha256, sign_standard_webhooks, sign_stripe, SignInput,

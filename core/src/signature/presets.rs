@@ -8,7 +8,7 @@
 
 use super::scheme::{
     Answer, Check, Encoding, Handshake, KeyForm, Layout, MacAlg, Place, PublicKeyAlg, Scheme,
-    SignatureAt, Signed, TimeUnit, Timestamp,
+    SignatureAt, Signed, TimeUnit, Timestamp, UrlForms,
 };
 use std::borrow::Cow::Borrowed as B;
 
@@ -73,6 +73,7 @@ const fn hmac(mac: MacAlg, key: KeyForm, at: SignatureAt, signed: &'static str) 
         key,
         at,
         signed: Signed::Template(B(signed)),
+        urls: UrlForms::Exact,
     }
 }
 
@@ -219,6 +220,8 @@ pub static PRESETS: [Scheme; 20] = [
             key: KeyForm::Raw,
             at: whole("x-twilio-signature", "", Encoding::Base64),
             signed: Signed::Twilio,
+            // Twilio signs the URL as configured there, port or not.
+            urls: UrlForms::PortOrNot,
         },
         timestamp: None,
         tolerance_s: 300,

@@ -7,7 +7,7 @@
 
 use super::scheme::{
     Answer, Check, Encoding, KeyForm, Layout, MacAlg, Place, Scheme, SignatureAt, Signed, Text,
-    TimeUnit, Timestamp,
+    TimeUnit, Timestamp, UrlForms,
 };
 use super::template::{self, Piece};
 use serde_json::{Map, Value};
@@ -98,6 +98,7 @@ pub fn parse(recipe: &Map<String, Value>) -> Result<Scheme, RecipeError> {
                 encoding,
             },
             signed: Signed::Template(signed.to_string().into()),
+            urls: UrlForms::Exact,
         },
         timestamp,
         tolerance_s: 300,
@@ -516,6 +517,7 @@ mod tests {
             key,
             at,
             signed,
+            ..
         } = &s.check
         else {
             panic!()

@@ -51,6 +51,8 @@ pub enum Check {
         at: SignatureAt,
         /// What is signed.
         signed: Signed,
+        /// The forms of the URL a signature may cover.
+        urls: UrlForms,
     },
     /// A header equal to the secret (compared in constant time).
     Token {
@@ -169,6 +171,18 @@ pub enum Signed {
     /// value; for a JSON body the URL's `bodySHA256` must be the hex
     /// SHA-256 of the body, and the URL alone is signed.
     Twilio,
+}
+
+/// The forms of the signed URL a signature may cover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlForms {
+    /// The URL exactly as configured or received.
+    Exact,
+    /// Also the URL without its port, and with its scheme's default port
+    /// (`:443`, `:80` for `http`) when it has none: Twilio signs the URL
+    /// as it was configured, with or without the port, and its libraries
+    /// accept both.
+    PortOrNot,
 }
 
 /// Where a value is.

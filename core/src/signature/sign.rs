@@ -7,7 +7,8 @@ use super::mac::{sha256, SigningKey};
 use super::presets;
 use super::scheme::{Check, Layout, MacAlg, Scheme};
 use super::template::Fill;
-use super::verifier::message;
+use super::verifier::messages;
+use std::borrow::Cow;
 
 /// What a request being signed holds.
 pub struct SignInput<'a> {
@@ -45,8 +46,9 @@ pub fn sign(scheme: &Scheme, key: &SigningKey, input: &SignInput<'_>) -> Option<
         url: input.url,
         method: input.method,
     };
-    let pieces = message(scheme, signed, &fill, input.form).ok()?;
-    let sig = encode(at.encoding, &sha256(key.as_bytes(), &pieces));
+    let urls = [Cow::Borrowed(input.url)];
+    let pieces = messages(scheme, signed, &fill, &urls, input.form).ok()?;
+    let sig = encode(at.encoding, &sha256(key.as_bytes(), &pieces[0]));
     Some(match &at.layout {
         Layout::Whole { prefix, .. } => format!("{prefix}{sig}"),
         Layout::Parts {

@@ -163,12 +163,18 @@ pub fn hubspot_decode(url: &str) -> String {
     out
 }
 
-/// Twilio's signed text: the URL, then each form field sorted by name (then
-/// value, a value repeated under one name once) as name and value. A body that is not a form is signed through
-/// the URL's `bodySHA256`, which must be the hex SHA-256 of the body.
-pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, SignatureError> {
-    let mut out = vec![Cow::Borrowed(fill.url.as_bytes())];
-    if form {
+/// Twilio's signed text, once per form of the URL (`urls`, each with the
+/// same query): the URL, then each form field sorted by name (then value,
+/// a value repeated under one name once) as name and value. A body that
+/// is not a form is signed through the URL's `bodySHA256`, which must be
+/// the hex SHA-256 of the body. The form is read, or the body hashed, once
+/// for all the URLs.
+pub fn twilio<'a>(
+    fill: &Fill<'a>,
+    urls: &'a [Cow<'a, str>],
+    form: bool,
+) -> Result<Vec<Vec<Cow<'a, [u8]>>>, SignatureError> {
+    let fields = if form {
         let mut fields = crate::form::decode(fill.body).map_err(|e| SignatureError::Malformed {
             header: TWILIO_HEADER.into(),
             reason: format!("the signed form cannot be read: {}", e.0),
@@ -177,11 +183,29 @@ pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, Sig
         // As twilio's own validateRequest: a repeated field's equal values
         // count once.
         fields.dedup();
+        let mut out = Vec::new();
         for (name, value) in fields {
-            out.push(Cow::Owned(format!("{name}{value}").into_bytes()));
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(value.as_bytes());
         }
-        return Ok(out);
+        Some(out)
+    } else {
+        check_body_sha256(fill)?;
+        None
+    };
+    let mut out = Vec::with_capacity(urls.len());
+    for url in urls {
+        let mut message = vec![Cow::Borrowed(url.as_bytes())];
+        if let Some(fields) = &fields {
+            message.push(Cow::Owned(fields.clone()));
+        }
+        out.push(message);
     }
+    Ok(out)
+}
+
+/// A JSON body's hex SHA-256 must be the `bodySHA256` of the URL's query.
+fn check_body_sha256(fill: &Fill<'_>) -> Result<(), SignatureError> {
     let query = fill.url.split_once('?').map_or("", |(_, q)| q);
     let claimed = crate::form::decode(query.as_bytes())
         .ok()
@@ -196,7 +220,7 @@ pub fn twilio<'a>(fill: &Fill<'a>, form: bool) -> Result<Vec<Cow<'a, [u8]>>, Sig
     if !super::mac::ct_eq(claimed.to_ascii_lowercase().as_bytes(), actual.as_bytes()) {
         return Err(SignatureError::Mismatch);
     }
-    Ok(out)
+    Ok(())
 }
 
 const TWILIO_HEADER: &str = "x-twilio-signature";
@@ -290,8 +314,22 @@ mod tests {
             url: "https://x.io/t?q=1",
             method: "POST",
         };
-        let got = twilio(&fill, true).unwrap().concat();
-        assert_eq!(got, b"https://x.io/t?q=1To+1a0a1b2");
+        let urls = [
+            Cow::Borrowed(fill.url),
+            Cow::Borrowed("https://x.io:443/t?q=1"),
+        ];
+        let got: Vec<Vec<u8>> = twilio(&fill, &urls, true)
+            .unwrap()
+            .iter()
+            .map(|m| m.concat())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                &b"https://x.io/t?q=1To+1a0a1b2"[..],
+                b"https://x.io:443/t?q=1To+1a0a1b2"
+            ]
+        );
     }
 
     #[test]

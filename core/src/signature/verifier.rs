@@ -13,8 +13,11 @@ use super::der::der_to_raw_p256;
 use super::header_parse::{self, Presented};
 use super::mac::{ct_eq, sha256, SigningKey};
 use super::places;
-use super::scheme::{Check, MacAlg, Place, PublicKeyAlg, Scheme, SignatureAt, Signed, TimeUnit};
+use super::scheme::{
+    Check, MacAlg, Place, PublicKeyAlg, Scheme, SignatureAt, Signed, TimeUnit, UrlForms,
+};
 use super::template::{self, Fill};
+use super::url_forms;
 use super::{HeaderLookup, SignatureError};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -106,8 +109,9 @@ pub struct HmacCheck {
     pub alg: MacAlg,
     /// The source's keys, current first.
     pub keys: Vec<Vec<u8>>,
-    /// The signed bytes.
-    pub message: Message,
+    /// The signed bytes, once per form of the URL the scheme accepts
+    /// (Twilio's with and without the port); any one may match.
+    pub messages: Vec<Message>,
     /// The presented signatures, decoded.
     pub signatures: Vec<Vec<u8>>,
 }
@@ -214,23 +218,33 @@ fn verify_up_to<H: HeaderLookup + ?Sized>(
         url: req.url,
         method: req.method,
     };
-    let message = message(scheme, signed, &fill, req.form)?;
+    let urls = url_forms::of(req.url, url_forms_of(&scheme.check));
+    let messages = messages(scheme, signed, &fill, &urls, req.form)?;
     let verified = Verified {
         delivery_id: header_id.clone(),
         timestamp,
     };
     let pieces = Pieces {
-        all: &message,
+        all: &messages,
         body: req.body,
         native_up_to,
     };
     finish(&scheme.check, at, keys, &pieces, &presented, verified)
 }
 
+/// The forms of the URL a check's signature may cover (a public key
+/// signs one message).
+fn url_forms_of(check: &Check) -> UrlForms {
+    match check {
+        Check::Mac { urls, .. } => *urls,
+        Check::PublicKey { .. } | Check::Token { .. } => UrlForms::Exact,
+    }
+}
+
 /// What is signed, and how much of it the MAC may take here.
 struct Pieces<'p, 'a> {
-    /// The rendered pieces.
-    all: &'p [Cow<'a, [u8]>],
+    /// The rendered pieces of each message that may be signed.
+    all: &'p [Vec<Cow<'a, [u8]>>],
     /// The request body (one of the pieces, for most schemes).
     body: &'a [u8],
     /// HMAC-SHA256 runs here up to this many bytes.
@@ -247,8 +261,13 @@ fn finish(
     presented: &Presented<'_>,
     verified: Verified,
 ) -> Result<Verdict, SignatureError> {
-    let message = pieces.all;
-    let len: usize = message.iter().map(|p| p.len()).sum();
+    let messages = pieces.all;
+    let len = messages
+        .iter()
+        .map(|m| m.iter().map(|p| p.len()).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    let split = |m: &[Cow<'_, [u8]>]| Message::of(m, pieces.body);
     match check {
         Check::Mac {
             mac: MacAlg::Sha256,
@@ -258,8 +277,10 @@ fn finish(
             // against it: recomputing per candidate would let a sender buy
             // eight hashes of a 1 MB body with one request.
             let matched = keys.iter().any(|key| {
-                let computed = sha256(key.as_bytes(), message);
-                presented.signatures.iter().any(|sig| ct_eq(&computed, sig))
+                messages.iter().any(|message| {
+                    let computed = sha256(key.as_bytes(), message);
+                    presented.signatures.iter().any(|sig| ct_eq(&computed, sig))
+                })
             });
             if matched {
                 Ok(Verdict::Verified(verified))
@@ -271,7 +292,7 @@ fn finish(
             check: Deferred::Hmac(HmacCheck {
                 alg: *mac,
                 keys: keys.iter().map(|k| k.as_bytes().to_vec()).collect(),
-                message: Message::of(message, pieces.body),
+                messages: messages.iter().map(|m| split(m)).collect(),
                 signatures: presented.signatures.clone(),
             }),
             verified,
@@ -290,7 +311,7 @@ fn finish(
             Ok(Verdict::Deferred {
                 check: Deferred::PublicKey(PublicKeyCheck {
                     alg: *alg,
-                    message: Message::of(message, pieces.body),
+                    message: split(&messages[0]),
                     signature,
                 }),
                 verified,
@@ -437,31 +458,37 @@ pub fn check_body_timestamp(
     Ok(Some(ts))
 }
 
-/// The signed pieces.
-pub(super) fn message<'a>(
+/// The signed pieces, once per URL in `urls` (`fill.url` is the first).
+pub(super) fn messages<'a>(
     scheme: &Scheme,
     signed: &'a Signed,
     fill: &Fill<'a>,
+    urls: &'a [Cow<'a, str>],
     form: bool,
-) -> Result<Vec<Cow<'a, [u8]>>, SignatureError> {
+) -> Result<Vec<Vec<Cow<'a, [u8]>>>, SignatureError> {
     match signed {
         Signed::Template(text) => {
             let pieces = template::parse(text).map_err(|e| SignatureError::Malformed {
                 header: scheme.name.to_string(),
                 reason: e,
             })?;
-            template::render(&pieces, fill).map_err(|missing| {
-                let what = match missing {
-                    template::Piece::Id => scheme
-                        .id
-                        .as_ref()
-                        .map_or("the delivery id".into(), super::scheme::place_label),
-                    _ => "the timestamp".into(),
-                };
-                SignatureError::MissingHeader(what)
-            })
+            let mut out = Vec::with_capacity(urls.len());
+            for url in urls {
+                let rendered = template::render(&pieces, &Fill { url, ..*fill });
+                out.push(rendered.map_err(|missing| {
+                    let what = match missing {
+                        template::Piece::Id => scheme
+                            .id
+                            .as_ref()
+                            .map_or("the delivery id".into(), super::scheme::place_label),
+                        _ => "the timestamp".into(),
+                    };
+                    SignatureError::MissingHeader(what)
+                })?);
+            }
+            Ok(out)
         }
-        Signed::Twilio => template::twilio(fill, form),
+        Signed::Twilio => template::twilio(fill, urls, form),
     }
 }
 
@@ -545,8 +572,8 @@ mod tests {
                         body: true,
                         after: vec![],
                     };
-                    assert_eq!(check.message, want);
-                    let mac = sha256(b"s3cret", &[check.message.concat(&body)]);
+                    assert_eq!(check.messages, [want]);
+                    let mac = sha256(b"s3cret", &[check.messages[0].concat(&body)]);
                     assert_eq!(check.signatures, vec![mac]);
                 }
                 other => panic!("{len}: {other:?}"),

@@ -15,6 +15,8 @@ named_states! {
         Payloads = "payloads",
         /// Delivery steps, with their event.
         EventSteps = "event_steps",
+        /// An event's deliveries (one per destination), with their event.
+        Deliveries = "deliveries",
         /// Dead letters: resolved ones after `DLQ_RETENTION`, pending ones when evicted.
         DeadLetters = "dead_letters",
         /// Tombstones older than `DLQ_RETENTION`.

@@ -8,8 +8,6 @@ named_states! {
     pub enum DeliveryStatus ("delivery status") {
         /// The source has no downstream.
         None = "none",
-        /// The source has routes, and none matched the event.
-        Filtered = "filtered",
         /// Waiting for a (next) delivery attempt.
         Pending = "pending",
         /// An isolate holds the delivery lease and is calling the downstream.
@@ -20,6 +18,8 @@ named_states! {
         Failed = "failed",
         /// Held in D1 while the destination's breaker is open; drained later.
         Parked = "parked",
+        /// The source has routes and none matched (DESIGN §3): no delivery.
+        Filtered = "filtered",
     }
 }
 
@@ -34,8 +34,8 @@ impl DeliveryStatus {
     }
 
     /// The status an event starts with once routed (DESIGN §3).
-    pub fn routed(routed: &crate::config::destinations::Routed) -> DeliveryStatus {
-        use crate::config::destinations::Routed;
+    pub fn routed(routed: &crate::config::Routed) -> DeliveryStatus {
+        use crate::config::Routed;
         match routed {
             Routed::NoRoutes => DeliveryStatus::None,
             Routed::Routed { matched, .. } if matched.is_empty() => DeliveryStatus::Filtered,

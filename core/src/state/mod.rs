@@ -9,6 +9,7 @@ mod audit_action;
 mod breaker_state_name;
 mod delivery_status;
 mod downstream_result;
+mod entry_kind;
 mod entry_status;
 mod event_step;
 mod ingest_kind;
@@ -25,6 +26,7 @@ pub use job_status::{JobAction, JobCommand, JobEntryOutcome, JobEntryState, JobS
 
 pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};
 pub use downstream_result::DownstreamResult;
+pub use entry_kind::EntryKind;
 pub use entry_status::EntryStatus;
 pub use ingest_kind::IngestKind;
 pub use replay_outcome::ReplayOutcome;

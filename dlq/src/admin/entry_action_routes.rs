@@ -56,7 +56,9 @@ pub async fn decide(
     let ctx = caller.context(&reason);
     match apply(db, &entry.summary, action, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
-        Err(ActionError::Refused(why)) => Err(ApiError::Conflict(why)),
+        Err(ActionError::Refused(why) | ActionError::RefusedAs(_, why)) => {
+            Err(ApiError::Conflict(why))
+        }
         Err(ActionError::Storage(e)) => Err(e.into()),
     }
 }

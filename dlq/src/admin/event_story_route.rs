@@ -1,8 +1,9 @@
 //! `GET /events/:event_id`: the whole story of one event in one call — the
 //! event itself (its row, redacted headers and body as kept), every
-//! consumer attempt, every delivery step, its dead-letter entries and every
-//! decision about them — read in one D1 batch, so the parts describe the
-//! same moment.
+//! consumer attempt, each delivery with its destination's attempts, the
+//! routes it did not match, every delivery step, its dead-letter entries
+//! and every decision about them — read in one D1 batch, so the parts
+//! describe the same moment.
 //!
 //! Once the retention sweep deleted the event's row (with its attempts and
 //! steps), the story still answers `200` with what D1 holds (its entries
@@ -16,11 +17,12 @@ use hookrelay_core::admin_query::refuse_any;
 use hookrelay_core::redact::destination_label;
 use hookrelay_platform::db::attempts::{self, EventAttempt};
 use hookrelay_platform::db::dead_letters::{self, EntrySummary};
+use hookrelay_platform::db::delivery_rows::{self, DeliveryRow};
 use hookrelay_platform::db::event_steps::{self, StepRow};
 use hookrelay_platform::db::events::{self, EventRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRow};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use worker::D1Database;
 
 /// The key an event's entries name, once its row was swept.
@@ -36,6 +38,8 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
     let event = b.add::<EventRow>("the event", events::story_row(db, event_id)?);
     let attempts = b.add::<EventAttempt>("its attempts", attempts::for_event(db, event_id)?);
     let steps = b.add::<StepRow>("its delivery steps", event_steps::for_event(db, event_id)?);
+    let deliveries =
+        b.add::<DeliveryRow>("its deliveries", delivery_rows::for_event(db, event_id)?);
     let entries = b.add::<EntrySummary>("its dead letters", dead_letters::for_event(db, event_id)?);
     let decisions = b.add::<AuditRow>(
         "its decisions",
@@ -47,10 +51,16 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
     );
     let a = b.run(db).await?;
     let (entries, decisions) = (a.rows(&entries)?, a.rows(&decisions)?);
+    let attempts = a.rows(&attempts)?;
+    let mut deliveries = a.rows(&deliveries)?;
+    let mut routes_unmatched = Vec::new();
     let event = match a.first(&event)? {
         Some(mut event) => {
             // A destination URL may carry credentials in its user-info or query.
             event.parked_destination = event.parked_destination.as_deref().map(destination_label);
+            routes_unmatched = event.routes_unmatched();
+            event.summary = event.summary.with_deliveries(&deliveries);
+            deliveries = std::mem::take(&mut event.summary.deliveries);
             Some(event)
         }
         // Swept: what D1 still holds is the story.
@@ -62,12 +72,42 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
             )));
         }
     };
+    let legacy = event
+        .as_ref()
+        .is_some_and(|e| e.summary.routed_at.is_none());
+    let deliveries: Vec<Value> = deliveries
+        .iter()
+        .map(|d| with_history(d, &attempts, legacy))
+        .collect();
+    // The event's deliveries are the story's own part, with their attempts.
+    let mut event = serde_json::to_value(event).unwrap_or(Value::Null);
+    if let Some(e) = event.as_object_mut() {
+        e.remove("deliveries");
+    }
     Ok(json!({
         "event": event,
         "event_archive_key": a.first(&archived)?.map(|k| k.key),
-        "attempts": a.rows(&attempts)?,
+        "deliveries": deliveries,
+        "routes_unmatched": routes_unmatched,
+        "attempts": attempts,
         "steps": a.rows(&steps)?,
         "dead_letters": entries,
         "decisions": decisions,
     }))
+}
+
+/// A delivery with its destination's attempts, oldest first. A legacy
+/// event's one delivery takes the attempts recorded with no destination
+/// (before deliveries existed, a delivery attempt named none).
+fn with_history(d: &DeliveryRow, attempts: &[EventAttempt], legacy: bool) -> Value {
+    let history: Vec<&EventAttempt> = attempts
+        .iter()
+        .filter(|a| match (&a.destination, legacy) {
+            (Some(name), _) => *name == d.destination,
+            (None, legacy) => legacy,
+        })
+        .collect();
+    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    v["history"] = json!(history);
+    v
 }

@@ -54,6 +54,10 @@ pub async fn replay_one(
     match replay_entry(db, relay, &entry, &ctx).await {
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
         Err(ReplayError::Refused(why)) => Err(ApiError::Conflict(why)),
+        Err(ReplayError::RefusedAs(code, why)) => Err(ApiError::Refused {
+            code: code.api_code(),
+            message: why,
+        }),
         Err(ReplayError::Storage(e)) => Err(e.into()),
     }
 }
@@ -225,7 +229,9 @@ async fn replay_by_id(
     }
     let error = match replay_entry(db, relay, &entry, ctx).await {
         Ok(r) => return Some(r),
-        Err(ReplayError::Refused(why)) => Failure::new(ErrorCode::Unknown, why),
+        Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
+            Failure::new(ErrorCode::Unknown, why)
+        }
         Err(ReplayError::Storage(e)) => classify_d1_error(&error_message(&e)),
     };
     // Nothing changed: the entry stays pending with its replay count.

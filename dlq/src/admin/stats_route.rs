@@ -4,10 +4,12 @@ use super::batch_reader::{Batch, Slot};
 use super::stats_lifecycle;
 use super::ApiResult;
 use hookrelay_core::config::RetentionConfig;
+use hookrelay_core::redact::destination_label;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
+use hookrelay_core::stats_destinations::{self, BreakerFigure, LastHourFigure};
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
-use hookrelay_platform::db::{dead_letters, events, replay_audit};
+use hookrelay_platform::db::{dead_letters, delivery_rows, replay_audit};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use worker::D1Database;
@@ -19,21 +21,82 @@ struct ParkedByDestination {
     oldest: Option<i64>,
 }
 
-/// `parked: {count, oldest_age_s, by_destination: [...]}`: events held
-/// while their destination's breaker is open, waiting for its drain.
-fn parked(total: Option<Pending>, by: Vec<ParkedByDestination>, now: i64) -> Value {
+#[derive(Deserialize)]
+struct LastHourRow {
+    destination: String,
+    n: i64,
+    delivered: i64,
+    dead_lettered: i64,
+}
+
+/// `parked: {count, oldest_age_s, by_destination: [...]}`: deliveries held
+/// while their destination is unwell or over its rate, waiting for its
+/// drain (a legacy parked event counts as its source's destination's).
+fn parked(total: Option<Total>, by: &[ParkedByDestination], now: i64) -> Value {
     let age = |t: Option<i64>| t.map(|t| (now - t).max(0) / 1000);
-    let total = total.unwrap_or(Pending { n: 0, oldest: None });
+    let total = total.unwrap_or(Total {
+        n: None,
+        oldest: None,
+    });
     let by_destination: Vec<Value> = by
-        .into_iter()
-        .map(|d| json!({"destination": d.destination.as_deref().unwrap_or(""), "count": d.n, "oldest_age_s": age(d.oldest)}))
+        .iter()
+        .map(|d| json!({"destination": label(&d.destination), "count": d.n, "oldest_age_s": age(d.oldest)}))
         .collect();
-    json!({"count": total.n, "oldest_age_s": age(total.oldest), "by_destination": by_destination})
+    json!({"count": total.n.unwrap_or(0), "oldest_age_s": age(total.oldest), "by_destination": by_destination})
+}
+
+/// A destination as the stats name it: its name, or a pre-deliveries
+/// URL's label (a URL may carry credentials in its user-info or query).
+fn label(name: &Option<String>) -> String {
+    destination_label(name.as_deref().unwrap_or(""))
+}
+
+/// `destinations`: per destination its breaker, parked deliveries and
+/// last hour, one line each.
+fn destinations(
+    breakers: &[BreakerRow],
+    parked: &[ParkedByDestination],
+    hour: Vec<LastHourRow>,
+    now: i64,
+) -> Value {
+    let breakers = breakers
+        .iter()
+        .map(|b| {
+            let figure = BreakerFigure {
+                state: b.state_name.as_str().to_string(),
+                since: b.updated_at,
+            };
+            (destination_label(&b.destination), figure)
+        })
+        .collect();
+    let parked = parked
+        .iter()
+        .map(|p| (label(&p.destination), p.n, p.oldest))
+        .collect();
+    let hour = hour
+        .into_iter()
+        .map(|h| {
+            let figure = LastHourFigure {
+                total: h.n,
+                delivered: h.delivered,
+                dead_lettered: h.dead_lettered,
+            };
+            (h.destination, figure)
+        })
+        .collect();
+    json!(stats_destinations::join(breakers, parked, hour, now))
 }
 
 #[derive(Deserialize)]
 struct Pending {
     n: i64,
+    oldest: Option<i64>,
+}
+
+/// A sum over a union: null when both parts are empty.
+#[derive(Deserialize)]
+struct Total {
+    n: Option<i64>,
     oldest: Option<i64>,
 }
 
@@ -63,8 +126,9 @@ struct Slots {
     counters: Slot<CounterRow>,
     breakers: Slot<BreakerRow>,
     by_label: Slot<CounterRow>,
-    parked_total: Slot<Pending>,
+    parked_total: Slot<Total>,
     parked_by: Slot<ParkedByDestination>,
+    last_hour: Slot<LastHourRow>,
     lifecycle: stats_lifecycle::Slots,
 }
 
@@ -85,10 +149,14 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
         counters: b.add("the counters", counters::totals_by_metric(db)),
         breakers: b.add("the breakers", breakers::all(db)),
         by_label: b.add("the counters by label", counters::totals_by_label(db)),
-        parked_total: b.add("the parked events", events::parked_total(db)?),
+        parked_total: b.add("the parked deliveries", delivery_rows::parked_total(db)?),
         parked_by: b.add(
-            "the parked events by destination",
-            events::parked_by_destination(db)?,
+            "the parked deliveries by destination",
+            delivery_rows::parked_by_destination(db)?,
+        ),
+        last_hour: b.add(
+            "the deliveries of the last hour by destination",
+            delivery_rows::last_hour_by_destination(db, now - 3_600_000)?,
         ),
         lifecycle: stats_lifecycle::Slots::add(&mut b, db, now)?,
     };
@@ -97,8 +165,11 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
 
 /// Depth, oldest pending age, ingress in the last hour, the dominant failure
 /// code, counts by status and class, replay outcomes, breaker states, and
-/// every counter (totals by metric, and by metric and code), and the parked
-/// events, in one D1 round trip. A part that cannot be read fails the
+/// every counter (totals by metric, and by metric and code), the parked
+/// deliveries, and per destination its breaker, parked deliveries and last
+/// hour, in one D1 round trip. A destination's `rate_per_s` is the relay's
+/// configuration (`DESTINATIONS`), which this worker does not hold: it is
+/// not in this answer. A part that cannot be read fails the
 /// whole answer, naming it: a zero here would tell on-call "nothing pending"
 /// when the truth is "unknown". The lifecycle parts (rows per table, the
 /// oldest row, storage, the archive, the last sweep, the hourly series)
@@ -109,12 +180,11 @@ pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> Ap
     let pending = a
         .first(&s.pending)?
         .unwrap_or(Pending { n: 0, oldest: None });
-    let breakers: Vec<Value> = a
-        .rows(&s.breakers)?
-        .into_iter()
-        .map(
-            |b| json!({"destination": b.destination, "state": b.state_name, "since": b.updated_at}),
-        )
+    let breaker_rows = a.rows(&s.breakers)?;
+    let parked_by = a.rows(&s.parked_by)?;
+    let breakers: Vec<Value> = breaker_rows
+        .iter()
+        .map(|b| json!({"destination": destination_label(&b.destination), "state": b.state_name, "since": b.updated_at}))
         .collect();
     let by_label = a.rows(&s.by_label)?;
     let mut answer = json!({
@@ -127,7 +197,8 @@ pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> Ap
         "replay": counts_with_zeros(a.rows(&s.replay)?, ReplayOutcome::ALL.iter().map(|s| s.as_str())),
         "breakers": breakers,
         "counters": counts(a.rows(&s.counters)?),
-        "parked": parked(a.first(&s.parked_total)?, a.rows(&s.parked_by)?, now),
+        "parked": parked(a.first(&s.parked_total)?, &parked_by, now),
+        "destinations": destinations(&breaker_rows, &parked_by, a.rows(&s.last_hour)?, now),
     });
     stats_lifecycle::fill(&mut answer, &a, &s.lifecycle, &by_label, retention, now)?;
     answer["counters_by_label"] = Value::Object(counts(by_label));

@@ -95,7 +95,7 @@ async fn apply_action(
     };
     match apply(db, &entry.summary, action, &ctx).await {
         Ok(_) => Ok(JobEntryOutcome::Succeeded),
-        Err(ActionError::Refused(_)) => Ok(JobEntryOutcome::Skipped),
+        Err(ActionError::Refused(_) | ActionError::RefusedAs(..)) => Ok(JobEntryOutcome::Skipped),
         Err(ActionError::Storage(e)) => Err(e),
     }
 }
@@ -135,7 +135,7 @@ async fn replay(
     match replay_entry(db, c.relay, entry, ctx).await {
         Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
         Ok(_) => Ok(JobEntryOutcome::Failed),
-        Err(ReplayError::Refused(why)) => {
+        Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
             // The relay refused it and nothing about the entry changed; the
             // job still records why it counts as failed.
             let code = ErrorCode::parse(&entry.summary.error_code).unwrap_or(ErrorCode::Unknown);

@@ -167,7 +167,7 @@ async fn triage_batch(
         match *settled {
             Settled::Done(outcome) => {
                 report_stored(env, outcome);
-                failed_events.extend(env.identity.event_id.clone());
+                failed_events.extend(env.fails_event().map(str::to_string));
                 message.ack();
             }
             // A write that succeeded but left this message unsettled met a
@@ -200,8 +200,9 @@ async fn planned(
     let mut evidence = read::read(db, &prepared, config.capacity).await?;
     let envelopes: Vec<Envelope> = prepared
         .into_iter()
-        .map(|p| {
-            let history = evidence.history(p.original_message_id());
+        .map(|mut p| {
+            let history = evidence.history(&p);
+            p.attach_event(evidence.event_row(&p));
             let body = p.body_ref().and_then(|r| evidence.bodies.get(r)).cloned();
             p.finish(history, body.as_deref(), now)
         })
@@ -269,7 +270,9 @@ fn report_stored(env: &Envelope, outcome: StoreOutcome) {
             "code": env.failure.code,
             "class": env.failure.class,
             "attempts": env.delivery.attempts,
-            "kind": env.kind,
+            "kind": env.identity.kind.as_str(),
+            "arrival": env.kind,
+            "destination": env.identity.destination,
             "signature": env.failure.signature,
             "outcome": outcome,
         },

@@ -1,20 +1,25 @@
 //! The batch's read: one D1 round trip for what every message of the batch
-//! names (attempt histories, claim-checked bodies) and for the store
-//! snapshot the plan decides from. A claim-checked body's dedupe key is
-//! only known once the body is read, so a batch that has one makes a
-//! second, small read for those keys.
+//! names (attempt histories, claim-checked bodies, a delivery message's
+//! event row) and for the store snapshot the plan decides from. A
+//! claim-checked body's or a delivery's dedupe key is only known once the
+//! body is read, so a batch that has one makes a second, small read for
+//! those keys.
 
-use hookrelay_core::envelope::{AttemptRecord, Envelope, Prepared};
+use hookrelay_core::envelope::{AttemptRecord, Envelope, EventRow, Prepared};
 use hookrelay_core::triage_plan::StoreSnapshot;
 use hookrelay_core::vec_map::VecMap;
+use hookrelay_platform::db::events::delivery_evidence;
 use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};
 use worker::D1Database;
 
 /// What D1 said about a batch.
 pub struct Evidence {
-    /// Failed attempts by original queue message id.
+    /// Failed ingest attempts by original queue message id, and a
+    /// delivery's by `attempts::delivery_history_key`.
     pub histories: Vec<(String, Vec<AttemptRecord>)>,
+    /// The rows of the events the delivery messages name, by event id.
+    pub event_rows: VecMap<String, EventRow>,
     /// Claim-checked bodies by event id.
     pub bodies: VecMap<String, String>,
     /// The store, for the plan.
@@ -29,16 +34,30 @@ pub async fn read(
     prepared: &[Prepared],
     capacity: u64,
 ) -> worker::Result<Evidence> {
-    let original_ids: Vec<&str> = prepared.iter().map(Prepared::original_message_id).collect();
+    let original_ids: Vec<&str> = prepared
+        .iter()
+        .filter(|p| p.delivery_key().is_none())
+        .map(Prepared::original_message_id)
+        .collect();
+    let delivery_keys: Vec<(&str, &str)> =
+        prepared.iter().filter_map(Prepared::delivery_key).collect();
+    let delivery_events: Vec<&str> = delivery_keys.iter().map(|(e, _)| *e).collect();
     let body_refs: Vec<&str> = prepared.iter().filter_map(Prepared::body_ref).collect();
     let entry_ids: Vec<String> = prepared.iter().map(Prepared::entry_id).collect();
     let hashes: Vec<String> = prepared
         .iter()
         .filter_map(|p| p.inline_content_hash().map(str::to_string))
         .collect();
-    let mut statements = vec![attempts::histories_statement(db, &original_ids)?];
+    let mut statements = vec![attempts::histories_statement(
+        db,
+        &original_ids,
+        &delivery_keys,
+    )?];
     if !body_refs.is_empty() {
         statements.push(payloads::bodies_statement(db, &body_refs)?);
+    }
+    if !delivery_keys.is_empty() {
+        statements.push(delivery_evidence::statement(db, &delivery_events)?);
     }
     statements.extend(dead_letters::snapshot_statements(
         db,
@@ -56,8 +75,16 @@ pub async fn read(
             (payloads::bodies_of(bodies)?, rest)
         }
     };
+    let (event_rows, rest) = match delivery_keys.is_empty() {
+        true => (VecMap::new(), rest),
+        false => {
+            let (rows, rest) = rest.split_first().ok_or_else(short_answer)?;
+            (delivery_evidence::rows_of(rows)?, rest)
+        }
+    };
     Ok(Evidence {
         histories: attempts::histories_of(histories)?,
+        event_rows,
         bodies,
         snapshot: dead_letters::snapshot_of(rest)?,
         looked_up: hashes,
@@ -65,14 +92,25 @@ pub async fn read(
 }
 
 impl Evidence {
-    /// The failed attempts recorded under `original_id`, in no particular
-    /// order (the envelope orders them).
-    pub fn history(&self, original_id: &str) -> Vec<AttemptRecord> {
+    /// The failed attempts of `p`, in no particular order (the envelope
+    /// orders them): a delivery's are its destination's for its event, an
+    /// ingest's those recorded under its original queue message id.
+    pub fn history(&self, p: &Prepared) -> Vec<AttemptRecord> {
+        let key = match p.delivery_key() {
+            Some((event_id, destination)) => attempts::delivery_history_key(event_id, destination),
+            None => p.original_message_id().to_string(),
+        };
         self.histories
             .iter()
-            .find(|(id, _)| id == original_id)
+            .find(|(id, _)| *id == key)
             .map(|(_, h)| h.clone())
             .unwrap_or_default()
+    }
+
+    /// The row of a delivery message's event, if D1 still has it.
+    pub fn event_row(&self, p: &Prepared) -> Option<EventRow> {
+        let (event_id, _) = p.delivery_key()?;
+        self.event_rows.get(event_id).cloned()
     }
 }
 
@@ -80,8 +118,9 @@ fn short_answer() -> worker::Error {
     worker::Error::RustError("the DLQ batch read answered too few results".into())
 }
 
-/// Adds to the snapshot the pending entries that share a dedupe key with a
-/// claim-checked body (known only now), in one more round trip if any.
+/// Adds to the snapshot the pending entries that share a dedupe key known
+/// only now (a claim-checked body's, a delivery's), in one more round trip
+/// if any.
 pub async fn add_claim_checked(
     db: &D1Database,
     evidence: &mut Evidence,
@@ -89,7 +128,6 @@ pub async fn add_claim_checked(
 ) -> worker::Result<()> {
     let missing: Vec<&str> = envelopes
         .iter()
-        .filter(|e| e.input.body_ref.is_some())
         .map(|e| e.input.content_hash.as_str())
         .filter(|h| !evidence.looked_up.iter().any(|seen| seen == h))
         .collect();

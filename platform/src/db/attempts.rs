@@ -65,16 +65,32 @@ struct AttemptRow {
     cause: Option<String>,
 }
 
-/// The failed attempts recorded for every queue message in `ids`, one
-/// statement for a whole DLQ batch; read it with [`histories_of`]. Each
-/// message's attempts come back as one JSON array (one row per message, not
-/// per attempt: far fewer values to move into wasm); the envelope orders
-/// them.
-pub fn histories_statement(db: &D1Database, ids: &[&str]) -> Result<D1PreparedStatement> {
-    let ids = serde_json::to_string(ids)?;
-    db.prepare("SELECT queue_message_id, json_group_array(json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)) AS history \
-                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) GROUP BY queue_message_id")
-        .bind(&[text(&ids)])
+/// One attempt as a JSON object, for `json_group_array`.
+const ATTEMPT_JSON: &str = "json_object('attempt', attempt, 'class', class, 'code', code, 'message', message, 'at', at, 'cause', cause)";
+
+/// The failed attempts of a whole DLQ batch in one statement; read it with
+/// [`histories_of`]. An ingest's are those recorded under its queue message
+/// id (one of `ids`) with no destination; a delivery's, those of its event
+/// to its destination (one of `keys`, over `attempts_by_event_destination`),
+/// keyed by [`delivery_history_key`]. Each history comes back as one JSON
+/// array (one row per message, not per attempt: far fewer values to move
+/// into wasm); the envelope orders them.
+pub fn histories_statement(
+    db: &D1Database,
+    ids: &[&str],
+    keys: &[(&str, &str)],
+) -> Result<D1PreparedStatement> {
+    db.prepare(format!("SELECT queue_message_id, json_group_array({ATTEMPT_JSON}) AS history \
+                FROM attempts WHERE queue_message_id IN (SELECT value FROM json_each(?1)) AND destination IS NULL GROUP BY queue_message_id \
+                UNION ALL \
+                SELECT a.event_id || char(10) || a.destination, json_group_array({ATTEMPT_JSON}) \
+                FROM json_each(?2) k JOIN attempts a ON a.event_id = k.value->>0 AND a.destination = k.value->>1 GROUP BY a.event_id, a.destination"))
+        .bind(&[text(&serde_json::to_string(ids)?), text(&serde_json::to_string(keys)?)])
+}
+
+/// How [`histories_statement`] names a delivery's history.
+pub fn delivery_history_key(event_id: &str, destination: &str) -> String {
+    format!("{event_id}\n{destination}")
 }
 
 #[derive(Deserialize)]
@@ -123,11 +139,14 @@ pub struct EventAttempt {
     pub at: i64,
     /// For `CIRCUIT_OPEN`: the failure that opened the breaker.
     pub cause: Option<String>,
+    /// The destination called; null for an ingest attempt (and for every
+    /// attempt from before deliveries existed).
+    pub destination: Option<String>,
 }
 
 /// Every failed attempt of one event, oldest first, across all the queue
 /// messages that carried it (a statement for the story batch).
 pub fn for_event(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
-    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause FROM attempts WHERE event_id = ?1 ORDER BY at, id")
+    db.prepare("SELECT queue_message_id, attempt, class, code, message, at, cause, destination FROM attempts WHERE event_id = ?1 ORDER BY at, id")
         .bind(&[text(event_id)])
 }

@@ -388,18 +388,3 @@ pub async fn repark(
     crate::db::batch(db, vec![stmt, summary]).await?;
     Ok(())
 }
-
-/// Parked deliveries in all, and the oldest `parked_at` (for the stats batch).
-pub fn parked_total(db: &D1Database) -> Result<D1PreparedStatement> {
-    db.prepare("SELECT count(*) AS n, min(parked_at) AS oldest FROM deliveries WHERE state = ?1")
-        .bind(&[text(DeliveryState::Parked.as_str())])
-}
-
-/// Parked deliveries per destination, with each one's oldest `parked_at`.
-pub fn parked_by_destination(db: &D1Database) -> Result<D1PreparedStatement> {
-    db.prepare(
-        "SELECT destination, count(*) AS n, min(parked_at) AS oldest FROM deliveries \
-         WHERE state = ?1 GROUP BY destination ORDER BY n DESC LIMIT 100",
-    )
-    .bind(&[text(DeliveryState::Parked.as_str())])
-}

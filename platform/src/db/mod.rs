@@ -9,6 +9,7 @@ pub mod breakers;
 pub mod counters;
 pub mod dead_letters;
 pub mod deliveries;
+pub mod delivery_rows;
 pub mod drains;
 pub mod event_steps;
 pub mod events;

@@ -12,8 +12,10 @@
 //! row that stopped being sweepable between the read and the delete stays
 //! in D1 (its archived copy is a second copy, never the only one).
 //!
-//! Linked rows (an event's attempts, payloads and steps) are deleted only
-//! as read and only once their event is gone, so a kept event keeps them.
+//! Linked rows (an event's attempts, payloads, steps and deliveries) are
+//! deleted only as read (a delivery also only unchanged since: its
+//! `updated_at`) and only once their event is gone, so a kept event keeps
+//! them.
 
 use super::{batch, int, text, Rows};
 use hookrelay_core::retention::entry_archive::BODY_REF_SQL;
@@ -57,6 +59,7 @@ fn spec(table: ArchiveTable) -> Spec {
         ArchiveTable::Attempts | ArchiveTable::Audit | ArchiveTable::EventSteps => {
             plain("id", true)
         }
+        ArchiveTable::Deliveries => plain("event_id", false),
         ArchiveTable::Payloads => Spec {
             bytes: "body_bytes",
             ..plain("event_id", false)
@@ -81,10 +84,11 @@ fn spec(table: ArchiveTable) -> Spec {
 }
 
 /// Whether an event has rows of its linked tables beyond those a chunk
-/// read (`except`: the JSON arrays of attempt ids, step ids and payload
-/// event ids read; none for the candidate read). A payload a dead letter
-/// holds stays with the entry ([`with_parent`]), so it does not count.
-fn has_linked_rows(except: Option<[&str; 3]>) -> String {
+/// read (`except`: the JSON arrays of attempt ids, step ids, payload event
+/// ids and delivery keys read; none for the candidate read). A payload a
+/// dead letter holds stays with the entry ([`with_parent`]), so it does not
+/// count. A delivery counts unless read as it is now ([`DELIVERY_AS_READ`]).
+fn has_linked_rows(except: Option<[&str; 4]>) -> String {
     let not_read = |column: &str, i: usize| match except {
         Some(params) => format!(
             " AND {column} NOT IN (SELECT value FROM json_each({}))",
@@ -92,16 +96,31 @@ fn has_linked_rows(except: Option<[&str; 3]>) -> String {
         ),
         None => String::new(),
     };
+    let delivery_not_read = match except {
+        Some(params) => format!(
+            " AND NOT EXISTS (SELECT 1 FROM json_each({}) j WHERE {DELIVERY_AS_READ})",
+            params[3]
+        ),
+        None => String::new(),
+    };
     format!(
         "(EXISTS (SELECT 1 FROM attempts WHERE attempts.event_id = events.event_id{}) \
          OR EXISTS (SELECT 1 FROM event_steps WHERE event_steps.event_id = events.event_id{}) \
-         OR EXISTS (SELECT 1 FROM payloads WHERE payloads.event_id = events.event_id{} AND {}))",
+         OR EXISTS (SELECT 1 FROM payloads WHERE payloads.event_id = events.event_id{} AND {}) \
+         OR EXISTS (SELECT 1 FROM deliveries WHERE deliveries.event_id = events.event_id{delivery_not_read}))",
         not_read("attempts.id", 0),
         not_read("event_steps.id", 1),
         not_read("payloads.event_id", 2),
         with_parent(ArchiveTable::Payloads),
     )
 }
+
+/// A `deliveries` row is the one read as key `j.value` (`[event_id,
+/// destination, updated_at]`, [`read_keys`]): its key and its last change
+/// as read, so a delivery changed since the read (replayed, re-parked) is
+/// not the row archived, and stays.
+const DELIVERY_AS_READ: &str = "j.value->>0 = deliveries.event_id \
+     AND j.value->>1 = deliveries.destination AND j.value->>2 = deliveries.updated_at";
 
 /// Reads the candidates of every query in one batch (oldest first, at
 /// most `q.limit` each), in the queries' order.
@@ -255,32 +274,49 @@ pub fn read_statements(db: &D1Database, chunk: &Chunk) -> Result<Vec<D1PreparedS
     Ok(stmts)
 }
 
-/// The key column of a linked table whose rows a chunk of events deletes
-/// by what it read (so a row written between the read and the delete
-/// stays).
-fn read_key(chunk: &Chunk, table: ArchiveTable) -> Option<&'static str> {
+/// The key columns of a linked table whose rows a chunk of events deletes
+/// by what it read (so a row written, or for a delivery changed, between
+/// the read and the delete stays).
+fn read_key(chunk: &Chunk, table: ArchiveTable) -> Option<&'static [&'static str]> {
     match (chunk.table, table) {
-        (ArchiveTable::Events, ArchiveTable::Attempts | ArchiveTable::EventSteps) => Some("id"),
-        (ArchiveTable::Events, ArchiveTable::Payloads) => Some("event_id"),
+        (ArchiveTable::Events, ArchiveTable::Attempts | ArchiveTable::EventSteps) => Some(&["id"]),
+        (ArchiveTable::Events, ArchiveTable::Payloads) => Some(&["event_id"]),
+        (ArchiveTable::Events, ArchiveTable::Deliveries) => {
+            Some(&["event_id", "destination", "updated_at"])
+        }
         _ => None,
     }
 }
 
-/// For a linked table of `chunk` deleted by what was read: the key column's
-/// values of the rows read (`results`, as D1 answered them), as a JSON
-/// array for [`delete_chunk`]. `None` for a table deleted by the chunk's ids.
+/// For a linked table of `chunk` deleted by what was read: the key of each
+/// row read (`results`, as D1 answered them: the key column's value, or
+/// an array of the key columns' values), as a JSON array for
+/// [`delete_chunk`]. `None` for a table deleted by the chunk's ids.
 pub fn read_keys(
     chunk: &Chunk,
     table: ArchiveTable,
     results: &js_sys::Array,
 ) -> Result<Option<String>> {
-    let Some(column) = read_key(chunk, table) else {
+    let Some(columns) = read_key(chunk, table) else {
         return Ok(None);
     };
-    let column = wasm_bindgen::JsValue::from_str(column);
+    let columns: Vec<wasm_bindgen::JsValue> = columns
+        .iter()
+        .map(|c| wasm_bindgen::JsValue::from_str(c))
+        .collect();
+    let key = |row: &wasm_bindgen::JsValue| -> std::result::Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
+        match columns.as_slice() {
+            [one] => js_sys::Reflect::get(row, one),
+            many => many
+                .iter()
+                .map(|c| js_sys::Reflect::get(row, c))
+                .collect::<std::result::Result<js_sys::Array, _>>()
+                .map(Into::into),
+        }
+    };
     let keys: js_sys::Array = results
         .iter()
-        .map(|row| js_sys::Reflect::get(&row, &column))
+        .map(|row| key(&row))
         .collect::<std::result::Result<_, _>>()?;
     let json = js_sys::JSON::stringify(&keys)?;
     Ok(json.as_string())
@@ -309,12 +345,20 @@ pub fn delete_chunk(
         );
         let stmt = match (read_key(chunk, t), read.iter().find(|(r, _)| *r == t)) {
             (Some(_), Some((_, keys))) if keys == "[]" => continue,
-            (Some(col), Some((_, keys))) => db
-                .prepare(format!(
-                    "DELETE FROM {target} WHERE {col} {IDS} AND {parent_gone} AND {}",
+            (Some(cols), Some((_, keys))) => {
+                let as_read = match cols {
+                    [col] => format!("{col} {IDS}"),
+                    _ => format!(
+                        "event_id IN (SELECT value->>0 FROM json_each(?1)) \
+                         AND EXISTS (SELECT 1 FROM json_each(?1) j WHERE {DELIVERY_AS_READ})"
+                    ),
+                };
+                db.prepare(format!(
+                    "DELETE FROM {target} WHERE {as_read} AND {parent_gone} AND {}",
                     with_parent(t)
                 ))
-                .bind(&[text(keys)])?,
+                .bind(&[text(keys)])?
+            }
             (Some(_), None) => {
                 return Err(worker::Error::RustError(format!(
                     "the sweep deletes {target} by the rows it read, and none were passed; nothing was deleted, the next run retries"
@@ -356,7 +400,7 @@ fn delete_own(
     let sql = format!(
         "DELETE FROM events WHERE {} AND NOT {}",
         own_rows(chunk),
-        has_linked_rows(Some(["?3", "?4", "?5"]))
+        has_linked_rows(Some(["?3", "?4", "?5", "?6"]))
     );
     db.prepare(sql).bind(&[
         ids.clone(),
@@ -364,6 +408,7 @@ fn delete_own(
         keys(ArchiveTable::Attempts),
         keys(ArchiveTable::EventSteps),
         keys(ArchiveTable::Payloads),
+        keys(ArchiveTable::Deliveries),
     ])
 }
 

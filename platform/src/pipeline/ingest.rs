@@ -8,7 +8,7 @@ use super::{Item, Processed};
 use crate::db::events::ingest_set;
 use crate::db::Rows;
 use crate::db::{deliveries, error_message, events};
-use hookrelay_core::config::destinations::Routed;
+use hookrelay_core::config::Routed;
 use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::delivery_plan::after_ingest;
 use hookrelay_core::disposition::Outcome;

@@ -28,8 +28,8 @@ pub(crate) mod item;
 mod record;
 
 use crate::{log, metrics};
-use hookrelay_core::config::destinations::Routed;
 use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::config::Routed;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
@@ -56,12 +56,15 @@ pub async fn ingest(
         .map(|i| {
             let e = i.event;
             let content_type = e.headers.get("content-type").map(String::as_str);
-            cfg.route(
-                &e.source,
-                &e.headers,
-                e.inline_body().unwrap_or(""),
-                content_type,
-            )
+            let headers: Vec<(String, String)> = e
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            // A claim-checked body (over a queue message's size) is not in
+            // the message: its filters see no body (README, "Routes").
+            let body = e.inline_body().unwrap_or("").as_bytes();
+            cfg.route(&e.source, &headers, body, content_type)
         })
         .collect();
     ingest_routed(db, items, &routed, component, now_ms).await

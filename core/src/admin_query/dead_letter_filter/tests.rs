@@ -134,7 +134,7 @@ fn an_unknown_dead_letter_param_is_refused_naming_it() {
         assert_eq!(err.param, unknown, "{params:?}");
         assert_eq!(
             err.message,
-            "unknown query parameter; this route accepts status, class, code, source, signature, limit, cursor"
+            "unknown query parameter; this route accepts status, class, code, source, destination, kind, signature, limit, cursor"
         );
     }
 }
@@ -203,11 +203,39 @@ fn a_json_filter_of_the_wrong_shape_is_refused() {
     }
     let err = dead_letter_filter_from_json(&json!({"stauts": "pending"})).unwrap_err();
     assert!(
-        err.message
-            .contains("the fields are status, class, code, source and signature"),
+        err.message.contains(
+            "the fields are status, class, code, source, destination, kind and signature"
+        ),
         "{}",
         err.message
     );
     let err = dead_letter_filter_from_json(&json!({"status": 1})).unwrap_err();
     assert_eq!(err.message, "must be a string or null");
+}
+
+#[test]
+fn destination_and_kind_filter_in_both_forms_and_bad_values_are_refused() {
+    let want = DeadLetterFilter {
+        destination: Some("billing".into()),
+        kind: Some(crate::state::EntryKind::Delivery),
+        ..DeadLetterFilter::default()
+    };
+    let q = pairs(&[("destination", "billing"), ("kind", "delivery")]);
+    assert_eq!(parse_dead_letter_filter(&q), Ok(want.clone()));
+    let j = json!({"destination": "billing", "kind": "delivery"});
+    assert_eq!(dead_letter_filter_from_json(&j), Ok(want));
+    for (params, param) in [
+        (vec![("kind", "delivered")], "kind"),
+        (vec![("destination", "Billing!")], "destination"),
+        (
+            vec![("destination", "a"), ("destination", "b")],
+            "destination",
+        ),
+    ] {
+        let err = parse_dead_letter_filter(&pairs(&params)).unwrap_err();
+        assert_eq!(err.param, param, "{params:?}");
+    }
+    let err = dead_letter_filter_from_json(&json!({"kind": "both"})).unwrap_err();
+    assert_eq!(err.param, "filter.kind");
+    assert!(err.message.contains("ingest, delivery"), "{}", err.message);
 }

@@ -107,7 +107,7 @@ fn a_bad_event_filter_names_the_param() {
         (
             vec![("delivery_status", "Delivered")],
             "delivery_status",
-            "none, pending, delivering, delivered, failed, parked",
+            "none, filtered, pending, delivering, delivered, failed, parked",
         ),
         (
             vec![("delivery_status", "lost")],

@@ -379,6 +379,7 @@ fn a_journal_left_by_a_crash_is_redone_first_with_the_same_keys() {
             "attempts/2026-12-03/evt_a~evt_b~12.ndjson",
             "payloads/2026-12-03/evt_a~evt_b~12.ndjson",
             "event_steps/2026-12-03/evt_a~evt_b~12.ndjson",
+            "deliveries/2026-12-03/evt_a~evt_b~12.ndjson",
         ]
     );
     run.done(
@@ -492,3 +493,32 @@ fn a_missing_size_is_an_error_never_a_zero() {
 }
 
 mod overwrite;
+
+#[test]
+fn an_events_chunk_puts_its_deliveries_beside_it_and_a_run_budgets_for_that_object() {
+    // Events, attempts, payloads, steps and deliveries: five objects.
+    let mut chunk = two_events();
+    chunk.seq = Some(3);
+    let tables: Vec<ArchiveTable> = chunk.keys().iter().map(|k| k.table).collect();
+    assert_eq!(
+        tables,
+        [
+            ArchiveTable::Events,
+            ArchiveTable::Attempts,
+            ArchiveTable::Payloads,
+            ArchiveTable::EventSteps,
+            ArchiveTable::Deliveries
+        ]
+    );
+    // A run starts an events chunk only with room for its read, its two
+    // batches and all five puts.
+    let fits = CALLS_PER_READ + CALLS_PER_CHUNK + 5;
+    for (budget, reads) in [(fits, true), (fits - 1, false)] {
+        let mut run = SweepRun::start(NOW, cfg(), 0, None, budget);
+        match run.next_step() {
+            Step::Read(_) => assert!(reads, "budget {budget}"),
+            Step::Finished(report) => assert!(!reads && report.more, "budget {budget}"),
+            other => panic!("budget {budget}: {other:?}"),
+        }
+    }
+}

@@ -7,7 +7,8 @@ import { pager } from "./pager.js";
 export const STATUSES = ["pending", "replayed", "poisoned", "archived", "discarded", "evicted"];
 export const CLASSES = ["transient", "poison", "unknown"];
 export const CODES = ["BAD_PAYLOAD", "SCHEMA_MISMATCH", "SIGNATURE_INVALID", "AUTH_EXPIRED", "TIMEOUT", "UPSTREAM_5XX", "UPSTREAM_4XX", "RATE_LIMITED", "CIRCUIT_OPEN", "D1_UNAVAILABLE", "UNKNOWN"];
-export const FILTER_KEYS = ["status", "class", "code", "source", "signature"];
+export const KINDS = ["ingest", "delivery"];
+export const FILTER_KEYS = ["status", "class", "code", "source", "destination", "kind", "signature"];
 
 /** The filter fields, prefilled from `params`. */
 export function filterFields(params) {
@@ -16,6 +17,8 @@ export function filterFields(params) {
     labelled("Class", select("class", [["", "any"], ...CLASSES], params.get("class") ?? "")),
     labelled("Code", select("code", [["", "any"], ...CODES], params.get("code") ?? "")),
     labelled("Source", h("input", { name: "source", value: params.get("source") ?? "", autocomplete: "off" })),
+    labelled("Destination", h("input", { name: "destination", value: params.get("destination") ?? "", autocomplete: "off" })),
+    labelled("Kind", select("kind", [["", "any"], ...KINDS], params.get("kind") ?? "")),
     labelled("Signature", h("input", { name: "signature", value: params.get("signature") ?? "", autocomplete: "off", placeholder: "sig_…" })),
   ];
 }
@@ -56,6 +59,8 @@ function entryTable(items, now) {
     ["Code", (e) => e.error_code],
     ["Class", (e) => e.error_class],
     ["Source", (e) => e.source ?? "—"],
+    ["Destination", (e) => e.destination ?? "—"],
+    ["Kind", (e) => e.kind],
     ["Attempts", (e) => String(e.attempts)],
     ["Dead-lettered", (e) => cell("created_at", e.created_at, now)],
     ["Last seen", (e) => cell("last_seen_at", e.last_seen_at, now)],

@@ -7,8 +7,10 @@
 // it came in.
 import { h, facts, when, label, cell, table } from "../dom.js";
 
-/** How the message reached the DLQ (the envelope's `kind`), in words. */
-const KINDS = { poison_handoff: "Poison hand-off (sent at once by the consumer)", retries_exhausted: "Retries exhausted (moved by the queue)" };
+/** How the message reached the DLQ (the envelope's `kind`, the entry's `arrival`), in words. */
+const ARRIVALS = { poison_handoff: "Poison hand-off (sent at once by the consumer)", retries_exhausted: "Retries exhausted (moved by the queue)" };
+/** What the entry is the failure of (`identity.kind`). */
+const KINDS = { ingest: "ingest (the event never reached its deliveries)", delivery: "delivery (one destination's failure)" };
 
 const mono = (v) => (v === undefined || v === null ? v : h("span", { class: "mono" }, String(v)));
 const text = (v) => (v === undefined || v === null ? v : String(v));
@@ -20,7 +22,7 @@ function others(obj, known, now) {
 }
 
 /** The listing fields the groups below show (any other is listed under Identity). */
-const SUMMARY = ["id", "kind", "status", "event_id", "idempotency_key", "source", "destination", "error_code", "error_class", "error_signature", "content_hash",
+const SUMMARY = ["id", "kind", "arrival", "status", "event_id", "idempotency_key", "source", "destination", "error_code", "error_class", "error_signature", "content_hash",
   "attempts", "seen_count", "replay_attempts", "created_at", "last_seen_at", "replayed_at", "actions", "envelope"];
 
 /** A group: a card with its heading and its facts. */
@@ -55,18 +57,20 @@ export function envelopeGroups(d, now) {
     ...others(t, ["enqueued_at_ms", "received_at_ms", "first_attempt_at_ms", "last_attempt_at_ms", "dead_lettered_at_ms"], now),
   ]));
   const eventId = id.event_id ?? d.event_id;
-  const kind = env.kind ?? d.kind;
+  const arrival = env.kind ?? d.arrival;
+  const kind = id.kind ?? d.kind ?? "ingest";
   const identity = group("Identity", facts([
-    ["How it got here", kind === undefined ? undefined : KINDS[kind] ?? kind],
+    ["Kind", h("span", { "data-kind": kind }, KINDS[kind] ?? kind)],
+    ["How it got here", arrival === undefined ? undefined : ARRIVALS[arrival] ?? arrival],
     ["Event", mono(eventId)],
     ["Idempotency key", mono(id.idempotency_key ?? d.idempotency_key)],
     ["Source", text(id.source ?? d.source)],
-    ["Destination", text(id.destination ?? d.destination)],
+    ["Destination", ((v) => v && h("span", { "data-destination": v }, v))(id.destination ?? d.destination)],
     ["Queue", mono(id.queue)],
     ["Queue message", mono(id.queue_message_id)],
     ["Delivery id", mono(env.transport?.delivery_id)],
     ["Content hash", mono(input.content_hash ?? d.content_hash)],
-    ...others(id, ["event_id", "idempotency_key", "source", "destination", "queue", "queue_message_id"], now),
+    ...others(id, ["kind", "event_id", "idempotency_key", "source", "destination", "queue", "queue_message_id"], now),
     ...others(d, SUMMARY, now),
   ]));
   const attempts = env.delivery?.attempts ?? d.attempts;
@@ -91,6 +95,7 @@ function eventPart(env, input) {
     h("p", { class: "muted" }, `Body: ${size}`, input.excerpt_truncated ? "; the excerpt shows the first 4 KB" : "",
       input.body_ref ? [" (stored apart, under ", h("span", { class: "mono" }, input.body_ref), ")"] : null, "."),
     h("h3", {}, "Excerpt"),
+    input.event_missing ? h("p", { role: "note" }, "The event's row was gone (swept) when this delivery was dead-lettered: the original is the delivery message alone, and its body is unknown.") : null,
     h("pre", { class: "excerpt", tabindex: "0" }, input.excerpt ?? ""),
     h("h3", {}, "Request headers (redacted)"),
     table(Object.entries(env.transport?.headers ?? {}), [["Header", ([k]) => k], ["Value", ([, v]) => h("span", { class: "mono" }, v)]], "Request headers"),

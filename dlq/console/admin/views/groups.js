@@ -20,6 +20,7 @@ export function groups(main, { params }) {
         ["Code", (g) => g.code],
         ["Class", (g) => g.class],
         ["Sources", (g) => g.sources.join(", ")],
+        ["Destinations", (g) => (g.destinations ?? []).join(", ") || "—"],
         ["Message", (g) => h("span", { class: "msg" }, g.message ?? "")],
         ["First seen", (g) => cell("first_seen_at", g.first_seen_at, now)],
         ["Last seen", (g) => cell("last_seen_at", g.last_seen_at, now)],

@@ -1,12 +1,13 @@
 // Overview: the figures of one stats answer, as that answer gives them
 // (ages are "as of" the answer, whose fetch time is shown), the hourly plot,
-// breakers, parked events, firing alarms and the database size.
+// each destination (its breaker, parked deliveries and last hour), firing
+// alarms and the database size.
 import { h, replace, heading, age, duration, table, fields, apiError, cell } from "../dom.js";
 import { get } from "../api.js";
 import { hourlyPlot } from "./plot.js";
 
 /** The stats keys this view shows in their own places; any other key is listed under "More figures". */
-const SHOWN = ["depth", "oldest_pending_age_s", "ingress_last_hour", "dominant_failure_code", "breakers", "parked", "hourly", "storage", "by_status", "by_class", "replay"];
+const SHOWN = ["depth", "oldest_pending_age_s", "ingress_last_hour", "dominant_failure_code", "breakers", "parked", "destinations", "hourly", "storage", "by_status", "by_class", "replay"];
 
 export function overview(main) {
   const stats = h("section", { "aria-label": "Stats" });
@@ -41,19 +42,19 @@ function renderStats(d, fetchedAt) {
       figure("Oldest pending", "oldest_pending_age_s", oldest === null || oldest === undefined ? "none pending" : duration(oldest), asOf, oldest),
       figure("Dead letters in the last hour", "ingress_last_hour", String(d.ingress_last_hour), undefined, d.ingress_last_hour),
       figure("Dominant code", "dominant_failure_code", d.dominant_failure_code ?? "none", undefined, d.dominant_failure_code),
-      figure("Parked events", "parked.count", String(parked.count), undefined, parked.count),
+      figure("Parked deliveries", "parked.count", String(parked.count), undefined, parked.count),
       figure("Oldest parked", "parked.oldest_age_s", typeof parked.oldest_age_s === "number" ? duration(parked.oldest_age_s) : "none parked", asOf, parked.oldest_age_s),
       storageFigure(d.storage)),
     h("h2", {}, "Dead letters and parked events per hour (last 24 h)"),
     hourlyPlot(d.hourly),
-    h("h2", {}, "Breakers"),
-    d.breakers?.length
-      ? table(d.breakers, [["Destination", (b) => b.destination], ["State", (b) => h("span", { class: `state ${String(b.state).toLowerCase()}` }, b.state)], ["Since", (b) => cell("since", b.since, fetchedAt)]], "Breakers")
-      : h("p", { class: "muted" }, "No destination has a breaker record."),
-    h("h2", {}, "Parked by destination"),
-    parked.by_destination?.length
-      ? table(parked.by_destination, [["Destination", (p) => p.destination], ["Count", (p) => String(p.count)], ["Oldest", (p) => (typeof p.oldest_age_s === "number" ? duration(p.oldest_age_s) : "—")]], "Parked events by destination")
-      : h("p", { class: "muted" }, "Nothing is parked."),
+    h("h2", {}, "Destinations"),
+    d.destinations?.length
+      ? table(d.destinations, [["Destination", (x) => x.destination],
+        ["Breaker", (x) => (x.breaker ? h("span", { class: `state ${String(x.breaker.state).toLowerCase()}` }, x.breaker.state) : "CLOSED (no record)")],
+        ["Since", (x) => (x.breaker ? cell("since", x.breaker.since, fetchedAt) : "—")],
+        ["Parked", (x) => String(x.parked.count)], ["Oldest parked", (x) => (typeof x.parked.oldest_age_s === "number" ? duration(x.parked.oldest_age_s) : "—")],
+        ["Last hour", (x) => `${x.deliveries_last_hour.delivered} delivered, ${x.deliveries_last_hour.dead_lettered} dead-lettered of ${x.deliveries_last_hour.total}`]], "Destinations")
+      : h("p", { class: "muted" }, "No destination has a breaker, a parked delivery or a delivery in the last hour."),
     h("h2", {}, "Entries by status and class"),
     h("div", { class: "pair" }, h("div", {}, h("h3", {}, "By status"), fields(d.by_status)), h("div", {}, h("h3", {}, "By class"), fields(d.by_class)),
       h("div", {}, h("h3", {}, "Replay outcomes"), fields(d.replay))),

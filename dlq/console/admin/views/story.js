@@ -1,5 +1,6 @@
-// Story: one event's whole story (the event, every consumer attempt, every
-// delivery step, its dead-letter entries and the decisions about them),
+// Story: one event's whole story (the event, each delivery with its
+// destination's attempts, the routes it did not match, every consumer
+// attempt, every delivery step, its dead-letter entries and the decisions),
 // found by event id or by idempotency key. Once retention swept the event's
 // row, the archive key that holds it stands in place of the event.
 import { h, heading, loadInto, fields, table, cell, labelled, age } from "../dom.js";
@@ -35,6 +36,13 @@ function render(d, now) {
   return h("div", {},
     h("h2", {}, "Event"),
     d.event ? eventPart(d.event, now) : sweptPart(d.event_archive_key),
+    h("h2", {}, "Deliveries"),
+    (d.deliveries ?? []).length
+      ? h("div", { "data-deliveries": d.deliveries.map((x) => `${x.destination}:${x.state}`).join(" ") }, d.deliveries.map((x) => delivery(x, now)))
+      : h("p", { class: "muted" }, d.event?.delivery_status === "filtered" ? "No route matched: filtered." : "No delivery."),
+    (d.routes_unmatched ?? []).length
+      ? h("p", { "data-unmatched": d.routes_unmatched.join(" ") }, "Routes it did not match: ", d.routes_unmatched.join(", "), ".")
+      : null,
     h("h2", {}, "What happened"),
     d.steps.length
       ? h("ol", { class: "timeline", "data-steps": d.steps.map((s) => s.step).join(" ") }, d.steps.map((s) =>
@@ -42,13 +50,23 @@ function render(d, now) {
       : h("p", { class: "muted" }, "No delivery step recorded."),
     h("h2", {}, "Consumer attempts"),
     d.attempts.length
-      ? table(d.attempts, [["Attempt", (a) => String(a.attempt)], ["When", (a) => cell("at", a.at, now)], ["Code", (a) => a.code], ["Class", (a) => a.class], ["Message", (a) => h("span", { class: "msg" }, a.message)]], "Consumer attempts")
+      ? table(d.attempts, [["Attempt", (a) => String(a.attempt)], ["Destination", (a) => a.destination ?? "—"], ["When", (a) => cell("at", a.at, now)], ["Code", (a) => a.code], ["Class", (a) => a.class], ["Message", (a) => h("span", { class: "msg" }, a.message)]], "Consumer attempts")
       : h("p", { class: "muted" }, "No failed consumer attempt."),
     h("h2", {}, "Dead-letter entries"),
     d.dead_letters.length
       ? table(d.dead_letters, [["Entry", (e) => h("a", { href: `#/entry/${encodeURIComponent(e.id)}`, class: "mono" }, e.id)], ["Status", (e) => e.status], ["Code", (e) => e.error_code], ["Dead-lettered", (e) => cell("created_at", e.created_at, now)]], "Dead-letter entries")
       : h("p", { class: "muted" }, "Never dead-lettered."),
     auditTable(d.decisions, now, "decisions-h"));
+}
+
+/** One delivery: its destination, state and counts, then its destination's attempts. */
+function delivery(x, now) {
+  return h("section", { class: "card", "aria-label": `Delivery to ${x.destination}` },
+    h("h3", {}, x.destination, " ", h("span", { class: `status ${x.state}` }, x.state)),
+    fields({ attempts: x.attempts, delivered_at: x.delivered_at, last_error: x.last_error, parked_at: x.parked_at, park_cause: x.park_cause }, { now }),
+    x.history?.length
+      ? table(x.history, [["Attempt", (a) => String(a.attempt)], ["When", (a) => cell("at", a.at, now)], ["Code", (a) => a.code], ["Message", (a) => h("span", { class: "msg" }, a.message)]], `Attempts to ${x.destination}`)
+      : null);
 }
 
 function eventPart(event, now) {

@@ -5,7 +5,7 @@ use super::{int, text, Where};
 use crate::db::Query;
 use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
 use hookrelay_core::error_code::{ErrorCode, FailureClass};
-use hookrelay_core::state::EntryStatus;
+use hookrelay_core::state::{EntryKind, EntryStatus};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -14,8 +14,13 @@ use worker::{D1Database, D1PreparedStatement, Result};
 pub struct EntrySummary {
     /// `dlq_…`, derived from the original queue message id.
     pub id: String,
-    /// `poison_handoff` or `retries_exhausted`.
+    /// `ingest` or `delivery` (column `entry_kind`).
     pub kind: String,
+    /// How the message reached the DLQ: `poison_handoff` or
+    /// `retries_exhausted` (column `kind`).
+    pub arrival: String,
+    /// The destination whose delivery failed (kind `delivery`).
+    pub destination: Option<String>,
     /// Where the entry stands.
     pub status: EntryStatus,
     /// The event, when the message named one.
@@ -50,7 +55,7 @@ pub struct EntrySummary {
     pub restored_at: Option<i64>,
 }
 
-const SUMMARY_COLUMNS: &str = "id, kind, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at, restored_at";
+const SUMMARY_COLUMNS: &str = "id, entry_kind AS kind, kind AS arrival, destination, status, event_id, idempotency_key, source, error_code, error_class, error_signature, content_hash, attempts, seen_count, replay_attempts, created_at, last_seen_at, replayed_at, restored_at";
 
 /// The order capacity eviction takes pending entries in, oldest first: by
 /// when each entered the pending store, dead-lettered or restored (a
@@ -117,6 +122,8 @@ pub(crate) fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
         .eq("error_class", filter.class.map(FailureClass::as_str))
         .eq("error_code", filter.code.map(ErrorCode::as_str))
         .eq("source", filter.source.as_deref())
+        .eq("destination", filter.destination.as_deref())
+        .eq("entry_kind", filter.kind.map(EntryKind::as_str))
         .eq("error_signature", filter.signature.as_deref());
 }
 
@@ -386,6 +393,8 @@ pub struct Group {
     pub class: String,
     /// The sources its entries came from, sorted.
     pub sources: Vec<String>,
+    /// The destinations its delivery entries failed at, sorted.
+    pub destinations: Vec<String>,
     /// How many entries.
     pub count: i64,
     /// The oldest entry's dead-lettered time (unix ms).
@@ -404,6 +413,7 @@ struct GroupRow {
     code: String,
     class: String,
     sources: String,
+    destinations: String,
     count: i64,
     first_seen_at: i64,
     last_seen_at: i64,
@@ -420,10 +430,11 @@ pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> R
     let clause = w.clause();
     let limit = w.bind(int(i64::from(limit)));
     let sql = format!(
-        "WITH m AS (SELECT id, error_signature, error_code, error_class, source, created_at, last_seen_at, envelope, \
+        "WITH m AS (SELECT id, error_signature, error_code, error_class, source, destination, created_at, last_seen_at, envelope, \
            row_number() OVER (PARTITION BY error_signature ORDER BY created_at DESC, id DESC) AS rn FROM dead_letters {clause}) \
          SELECT error_signature AS signature, max(CASE WHEN rn = 1 THEN error_code END) AS code, max(CASE WHEN rn = 1 THEN error_class END) AS class, \
-           json_group_array(DISTINCT source) FILTER (WHERE source IS NOT NULL) AS sources, count(*) AS count, \
+           json_group_array(DISTINCT source) FILTER (WHERE source IS NOT NULL) AS sources, \
+           json_group_array(DISTINCT destination) FILTER (WHERE destination IS NOT NULL) AS destinations, count(*) AS count, \
            min(created_at) AS first_seen_at, max(last_seen_at) AS last_seen_at, max(CASE WHEN rn = 1 THEN id END) AS sample_id, \
            max(CASE WHEN rn = 1 THEN json_extract(envelope, '$.failure.message') END) AS message \
          FROM m GROUP BY error_signature ORDER BY count DESC, signature LIMIT {limit}"
@@ -433,13 +444,17 @@ pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> R
 }
 
 fn group_of(r: GroupRow) -> Group {
-    let mut sources: Vec<String> = serde_json::from_str(&r.sources).unwrap_or_default();
-    hookrelay_core::small_sort::sort_by(&mut sources, |a, b| a.cmp(b));
+    let sorted = |list: &str| {
+        let mut names: Vec<String> = serde_json::from_str(list).unwrap_or_default();
+        hookrelay_core::small_sort::sort_by(&mut names, |a, b| a.cmp(b));
+        names
+    };
     Group {
         signature: r.signature,
         code: r.code,
         class: r.class,
-        sources,
+        sources: sorted(&r.sources),
+        destinations: sorted(&r.destinations),
         count: r.count,
         first_seen_at: r.first_seen_at,
         last_seen_at: r.last_seen_at,

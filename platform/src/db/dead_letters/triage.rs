@@ -6,6 +6,7 @@
 
 use super::super::{changes, int, text};
 use super::{pending, EVICTION_AT, EVICTION_ORDER};
+use crate::db::delivery_rows;
 use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
 use hookrelay_core::envelope::Envelope;
@@ -119,6 +120,8 @@ pub struct TriageWrite {
 struct InsertRow<'a> {
     id: &'a str,
     kind: &'a str,
+    entry_kind: &'a str,
+    destination: Option<&'a str>,
     event_id: Option<&'a str>,
     idempotency_key: Option<&'a str>,
     source: Option<&'a str>,
@@ -138,8 +141,8 @@ struct InsertRow<'a> {
 /// any is written (the select reads the table it inserts into), so one row
 /// of a run never guards against another: the plan never puts two pending
 /// copies of one key in a run except where it evicts the first.
-const INSERT_ROWS: &str = "INSERT INTO dead_letters (id, kind, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
-     SELECT r.value->>'id', r.value->>'kind', ?3, r.value->>'event_id', r.value->>'idempotency_key', r.value->>'source', r.value->>'queue_message_id', r.value->>'code', r.value->>'class', r.value->>'signature', r.value->>'attempts', r.value->>'hash', ?2, ?2, r.value->>'envelope' \
+const INSERT_ROWS: &str = "INSERT INTO dead_letters (id, kind, entry_kind, destination, status, event_id, idempotency_key, source, queue_message_id, error_code, error_class, error_signature, attempts, content_hash, created_at, last_seen_at, envelope) \
+     SELECT r.value->>'id', r.value->>'kind', r.value->>'entry_kind', r.value->>'destination', ?3, r.value->>'event_id', r.value->>'idempotency_key', r.value->>'source', r.value->>'queue_message_id', r.value->>'code', r.value->>'class', r.value->>'signature', r.value->>'attempts', r.value->>'hash', ?2, ?2, r.value->>'envelope' \
      FROM json_each(?1) AS r \
      WHERE NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.content_hash = r.value->>'hash' AND d.status = ?3 AND d.id <> r.value->>'id' AND d.id NOT IN (SELECT value FROM json_each(r.value->'exempt'))) \
      ON CONFLICT(id) DO NOTHING RETURNING id";
@@ -152,6 +155,8 @@ fn insert_row(env: &Envelope, exempt: &[String]) -> Result<String> {
     Ok(serde_json::to_string(&InsertRow {
         id: &env.id,
         kind: env.kind.as_str(),
+        entry_kind: env.identity.kind.as_str(),
+        destination: env.identity.destination.as_deref(),
         event_id: env.identity.event_id.as_deref(),
         idempotency_key: env.identity.idempotency_key.as_deref(),
         source: env.identity.source.as_deref(),
@@ -232,6 +237,8 @@ pub fn new_entry_row(env: &Envelope, now: i64) -> Result<Row> {
     let row = serde_json::json!({
         "id": env.id,
         "kind": env.kind.as_str(),
+        "entry_kind": env.identity.kind.as_str(),
+        "destination": env.identity.destination,
         "status": EntryStatus::Pending.as_str(),
         "event_id": env.identity.event_id,
         "idempotency_key": env.identity.idempotency_key,
@@ -277,6 +284,19 @@ pub async fn write_triage(
     st.flush()?;
     let evicting = !archived.is_empty();
     let mut statements = st.list;
+    // A delivery's dead letter closes its row and sums its event up again
+    // in the same transaction (after the entries: no slot reads them).
+    for env in envelopes {
+        if let Some((event_id, destination)) = env.closes_delivery() {
+            statements.extend(delivery_rows::close_dead_lettered(
+                db,
+                event_id,
+                destination,
+                env.failure.code.as_str(),
+                now,
+            )?);
+        }
+    }
     if evicting {
         statements.extend(evict_statements(db, archived, now)?);
     }

@@ -1,6 +1,7 @@
-//! `events` as the admin API reads it: the listing and one event's row.
+//! `events` as the admin API reads it: the listing (each event with its
+//! deliveries) and one event's row.
 
-use crate::db::Query;
+use crate::db::delivery_rows::DeliveryRow;
 use crate::db::{text, Where};
 use hookrelay_core::admin_query::{Cursor, EventFilter};
 use hookrelay_core::redact::redact_map;
@@ -36,9 +37,54 @@ pub struct EventSummary {
     pub delivered_at: Option<i64>,
     /// The code of the last failed call.
     pub last_delivery_error: Option<String>,
+    /// When its routes were evaluated; null for an event from before
+    /// deliveries existed (read as one legacy delivery).
+    pub routed_at: Option<i64>,
+    /// Its deliveries, one per matching route (filled in after the read).
+    #[serde(default, skip_deserializing)]
+    pub deliveries: Vec<DeliveryRow>,
 }
 
-/// Ingested events newest first, after `cursor`, at most `limit + 1` rows.
+const SUMMARY_COLUMNS: &str = "event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error, routed_at";
+
+impl EventSummary {
+    /// Gives the event its deliveries: its rows, or for an event from
+    /// before deliveries existed, its one legacy delivery
+    /// (`hookrelay_core::deliveries::legacy`).
+    pub fn with_deliveries(mut self, rows: &[DeliveryRow]) -> EventSummary {
+        self.deliveries = match self.routed_at {
+            Some(_) => rows
+                .iter()
+                .filter(|d| d.event_id == self.event_id)
+                .cloned()
+                .collect(),
+            None => self.legacy_delivery().into_iter().collect(),
+        };
+        self
+    }
+
+    fn legacy_delivery(&self) -> Option<DeliveryRow> {
+        let (destination, state) = hookrelay_core::deliveries::legacy::legacy_delivery(
+            &self.source,
+            self.delivery_status.as_str(),
+        )?;
+        Some(DeliveryRow {
+            event_id: self.event_id.clone(),
+            destination,
+            state: state.as_str().to_string(),
+            attempts: self.delivery_attempts,
+            delivered_at: self.delivered_at,
+            last_error: self.last_delivery_error.clone(),
+            parked_at: None,
+            park_cause: None,
+            updated_at: self.last_seen_at,
+        })
+    }
+}
+
+/// Ingested events newest first, after `cursor`, at most `limit + 1` rows,
+/// each with its deliveries: one round trip, the page and its deliveries
+/// read by two statements over the same filter.
 pub async fn list(
     db: &D1Database,
     filter: &EventFilter,
@@ -54,11 +100,28 @@ pub async fn list(
         w.after("ingested_at, event_id", "<", c.at_ms, text(&c.id));
     }
     let (clause, limit) = w.finish(limit);
-    let sql = format!(
-        "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error \
-         FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}"
-    );
-    db.prepare(sql).bind(&w.params)?.query().await?.decode()
+    let page =
+        format!("FROM events {clause} ORDER BY ingested_at DESC, event_id DESC LIMIT {limit}");
+    let results = crate::db::batch(
+        db,
+        vec![
+            db.prepare(format!("SELECT {SUMMARY_COLUMNS} {page}"))
+                .bind(&w.params)?,
+            crate::db::delivery_rows::for_page(db, &format!("SELECT event_id {page}"), &w.params)?,
+        ],
+    )
+    .await?;
+    let (Some(events), Some(deliveries)) = (results.first(), results.get(1)) else {
+        return Err(worker::Error::RustError(
+            "the events listing answered too few results".into(),
+        ));
+    };
+    let deliveries: Vec<DeliveryRow> = deliveries.decode()?;
+    Ok(events
+        .decode::<EventSummary>()?
+        .into_iter()
+        .map(|e| e.with_deliveries(&deliveries))
+        .collect())
 }
 
 /// One event as its story shows it: the listing fields, where it is parked,
@@ -85,6 +148,20 @@ pub struct EventRow {
     pub body: Option<String>,
     /// The `payloads` key, when the body was claim-checked.
     pub body_ref: Option<String>,
+    /// The destinations whose route's filter it did not match (JSON list).
+    #[serde(skip_serializing, default)]
+    pub routes_unmatched: Option<String>,
+}
+
+impl EventRow {
+    /// The destinations whose route's filter the event did not match; a
+    /// list that does not read reads as none (the row is evidence).
+    pub fn routes_unmatched(&self) -> Vec<String> {
+        self.routes_unmatched
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default()
+    }
 }
 
 /// The stored headers' JSON text as a map, redacted again on the way out:
@@ -101,8 +178,8 @@ fn headers_of<'de, D: Deserializer<'de>>(
 /// The event row of one event id (a statement for the story batch).
 pub fn story_row(db: &D1Database, event_id: &str) -> Result<D1PreparedStatement> {
     db.prepare(
-        "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error, \
-         parked_at, parked_destination, queue_message_id, body_bytes, headers, body_ref, \
+        "SELECT event_id, idempotency_key, source, delivery_id, received_at, ingested_at, last_seen_at, duplicate_count, delivery_status, delivery_attempts, delivered_at, last_delivery_error, routed_at, \
+         parked_at, parked_destination, queue_message_id, body_bytes, headers, body_ref, routes_unmatched, \
          COALESCE(body, (SELECT p.body FROM payloads p WHERE p.event_id = events.body_ref)) AS body \
          FROM events WHERE event_id = ?1",
     )

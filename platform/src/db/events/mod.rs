@@ -7,6 +7,7 @@ use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};
 
+pub mod delivery_evidence;
 pub mod event_figures;
 pub mod ingest_set;
 mod listing;
@@ -37,8 +38,8 @@ pub struct Routing {
 
 impl Routing {
     /// The routing of `routed`, evaluated at `now_ms`.
-    pub fn of(routed: &hookrelay_core::config::destinations::Routed, now_ms: i64) -> Routing {
-        use hookrelay_core::config::destinations::Routed;
+    pub fn of(routed: &hookrelay_core::config::Routed, now_ms: i64) -> Routing {
+        use hookrelay_core::config::Routed;
         let unmatched = match routed {
             Routed::Routed { unmatched, .. } if !unmatched.is_empty() => {
                 serde_json::to_string(unmatched).ok()

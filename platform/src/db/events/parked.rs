@@ -93,17 +93,6 @@ impl ParkedRow {
     }
 }
 
-/// Parked events in all, and the oldest `parked_at` (for the stats batch).
-pub fn parked_total(db: &D1Database) -> Result<D1PreparedStatement> {
-    crate::db::deliveries::parked_total(db)
-}
-
-/// Parked events per destination, with each one's oldest `parked_at` (for
-/// the stats batch; callers label the destination before showing it).
-pub fn parked_by_destination(db: &D1Database) -> Result<D1PreparedStatement> {
-    crate::db::deliveries::parked_by_destination(db)
-}
-
 /// Events first parked per hour since `since` (`k` = hour index,
 /// `parked_at / 3600000`), for the stats' hourly series; the partial index
 /// `events_by_parked_at` (migration 0011) serves it.

@@ -1,0 +1,113 @@
+//! A delivery's dead letter (DESIGN §4, kind `delivery`). A `deliveries`
+//! message names the event and one destination and carries no body, so the
+//! envelope reads the event from its `events` row (and `payloads` for a
+//! large body) and keeps it whole as the `webhooks` message it was, for
+//! replay. The entry dedupes per destination: two destinations failing on
+//! one event make two entries, and a delivery entry never dedupes an ingest
+//! entry.
+
+use super::Envelope;
+use crate::deliveries::message::DeliveryMessage;
+use crate::idempotency::content_hash;
+use crate::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
+use crate::state::EntryKind;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// What the DLQ worker read of a delivery's event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventRow {
+    /// The provider's delivery id.
+    pub delivery_id: Option<String>,
+    /// When the relay accepted it (unix ms).
+    pub received_at_ms: i64,
+    /// The stored headers (redacted at ingest; redacted again here).
+    pub headers: BTreeMap<String, String>,
+    /// The body, when stored inline.
+    pub body: Option<String>,
+    /// `payloads.event_id`, when claim-checked.
+    pub body_ref: Option<String>,
+    /// The body's size in bytes.
+    pub body_bytes: u64,
+    /// The claim-checked body, read in the same statement.
+    pub stored_body: Option<String>,
+}
+
+/// The event as the `webhooks` message carried it, rebuilt from its row:
+/// the original an entry keeps for replay.
+pub fn queued_event(message: &DeliveryMessage, row: &EventRow) -> QueuedEvent {
+    let body = match (&row.body, &row.body_ref) {
+        (None, Some(body_ref)) => EventBody::Stored {
+            body_ref: body_ref.clone(),
+            body_bytes: row.body_bytes,
+        },
+        (body, _) => EventBody::Inline {
+            body: body.clone().unwrap_or_default(),
+        },
+    };
+    QueuedEvent {
+        v: MESSAGE_VERSION,
+        event_id: message.event_id.clone(),
+        idempotency_key: message.idempotency_key.clone(),
+        source: message.source.clone(),
+        delivery_id: row.delivery_id.clone(),
+        received_at_ms: row.received_at_ms,
+        headers: row.headers.clone(),
+        body,
+    }
+}
+
+/// The dedupe key: SHA-256 of (kind, source, destination, body). An ingest
+/// entry's key is the one entries had before kinds existed (source and
+/// body), so a pending entry stored then still dedupes; a delivery's
+/// starts with a byte no source name has, so the two never meet.
+pub fn dedupe_hash(
+    kind: EntryKind,
+    source: &str,
+    destination: Option<&str>,
+    body: &[u8],
+) -> String {
+    match kind {
+        EntryKind::Ingest => content_hash(source, body),
+        EntryKind::Delivery => {
+            let mut h = Sha256::new();
+            for part in [
+                b"\x01delivery".as_slice(),
+                source.as_bytes(),
+                destination.unwrap_or_default().as_bytes(),
+            ] {
+                h.update(part);
+                h.update([0u8]);
+            }
+            h.update(body);
+            hex::encode(h.finalize())
+        }
+    }
+}
+
+impl Envelope {
+    /// The delivery this entry dead-letters, as (event id, destination):
+    /// its `deliveries` row turns `dead_lettered` in the entry's write.
+    pub fn closes_delivery(&self) -> Option<(&str, &str)> {
+        match self.identity.kind {
+            EntryKind::Delivery => self
+                .identity
+                .event_id
+                .as_deref()
+                .zip(self.identity.destination.as_deref()),
+            EntryKind::Ingest => None,
+        }
+    }
+
+    /// The event this entry marks `failed` as a whole: an ingest entry's
+    /// (a delivery entry's event is summed up from its deliveries instead).
+    pub fn fails_event(&self) -> Option<&str> {
+        match self.identity.kind {
+            EntryKind::Ingest => self.identity.event_id.as_deref(),
+            EntryKind::Delivery => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,68 @@
+// `npm run admin-token` mints a production token from a secret given on
+// standard input or in ADMIN_JWT_SECRET (never only from .dev.vars), with
+// the operator's name as `sub`, which the audit then records as the actor,
+// and a bounded lifetime.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { SECRETS, startRelay } from "./support/harness.mjs";
+import { insertPendingEntry } from "./support/dead-letters.mjs";
+import { runOffline } from "./support/offline-env.mjs";
+import { parseTtl } from "../scripts/admin-token.mjs";
+
+// A production-like secret: not the one in .dev.vars, so a token minted from .dev.vars would be refused.
+const PROD_SECRET = "prod-admin-secret-from-a-vault-0123456789";
+let relay;
+before(async () => {
+  relay = await startRelay({ dlqVars: { ADMIN_JWT_SECRET: PROD_SECRET } });
+});
+after(async () => {
+  await relay?.dispose();
+});
+
+const claims = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
+const mint = async (args, opts) => {
+  const { code, stdout, stderr } = await runOffline("scripts/admin-token.mjs", args, opts);
+  assert.equal(code, 0, stderr);
+  return stdout.trim();
+};
+
+async function archiveWith(token, id) {
+  const res = await relay.fetch(`/api/v1/admin/webhook-dlq/${id}/archive`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ reason: "checked by hand" }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+test("a token minted from ADMIN_JWT_SECRET in the environment works, and the audit shows its --sub", async () => {
+  await insertPendingEntry(relay.db, "dlq_00000000000000000000e0e1");
+  const token = await mint(["--sub", "alice.ops", "--ttl", "12h"], { env: { ADMIN_JWT_SECRET: PROD_SECRET } });
+  const c = claims(token);
+  assert.equal(c.sub, "alice.ops");
+  assert.equal(c.exp - c.iat, 12 * 3600);
+  assert.equal((await archiveWith(token, "dlq_00000000000000000000e0e1")).status, 200);
+  const audit = await relay.fetch("/api/v1/admin/audit?entry_id=dlq_00000000000000000000e0e1", { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json());
+  assert.equal(audit.status, "success", JSON.stringify(audit));
+  assert.deepEqual(audit.data.items.map((a) => [a.action, a.actor]), [["archive", "alice.ops"]]);
+});
+
+test("a token minted from standard input works the same way", async () => {
+  await insertPendingEntry(relay.db, "dlq_00000000000000000000e0e2");
+  const token = await mint(["--stdin", "--sub", "bob", "--ttl", "30m"], { input: `${PROD_SECRET}\n` });
+  assert.equal(claims(token).exp - claims(token).iat, 1800);
+  assert.equal((await archiveWith(token, "dlq_00000000000000000000e0e2")).status, 200);
+  const [row] = await relay.db.prepare("SELECT actor FROM replay_audit WHERE entry_id = 'dlq_00000000000000000000e0e2'").all().then((r) => r.results);
+  assert.equal(row.actor, "bob");
+});
+
+test("the .dev.vars fallback mints a development token, which this production-keyed worker refuses", async () => {
+  assert.notEqual(SECRETS.ADMIN_JWT_SECRET, PROD_SECRET);
+  const local = await mint(["--sub", "carol"]);
+  assert.equal((await archiveWith(local, "dlq_00000000000000000000e0e1")).status, 401);
+});
+
+test("--ttl takes s, m, h, d or seconds, between 1 minute and 24 hours", () => {
+  assert.deepEqual(["90s", "30m", "12h", "1d", "3600"].map(parseTtl), [90, 1800, 43200, 86400, 3600]);
+  for (const bad of ["59s", "25h", "2d", "1w", "-5", "h"]) assert.throws(() => parseTtl(bad), /--ttl/);
+});
