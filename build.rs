@@ -23,7 +23,9 @@
 //!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
-use hookrelay_core::config::queues::{QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES};
+use hookrelay_core::config::queues::{
+    OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
+};
 use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
 use hookrelay_core::signature_limit;
 use serde_json::Value;
@@ -208,6 +210,17 @@ fn check_queues(relay: &Env, dlq: &Env) -> Result<(), String> {
     expect_producer(relay, "CONTROL", control, "QUEUE_CONTROL")?;
     expect_producer(relay, "WEBHOOKS_DLQ", dead, "QUEUE_DLQ (dlq/wrangler.toml)")?;
     expect_producer(dlq, "JOBS", jobs, "QUEUE_JOBS")?;
+    // The DLQ worker names the relay's queue in its envelopes.
+    let named =
+        OriginQueues::load(&dlq.vars()?).map_err(|err| format!("{} [vars]: {err}", dlq.at()))?;
+    if named.webhooks != *webhooks {
+        return Err(format!(
+            "{} [vars]: QUEUE_WEBHOOKS is {:?} but the relay consumes {webhooks:?} ({}); set the same name, the DLQ worker writes it into each dead letter",
+            dlq.at(),
+            named.webhooks,
+            relay.at()
+        ));
+    }
     let main = consumer(relay, webhooks).expect("expect_consumers checked it");
     let int = |k: &str| main.get(k).and_then(toml::Value::as_integer);
     let at = relay.at();
