@@ -23,7 +23,9 @@
 //!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
-use hookrelay_core::config::queues::{QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES};
+use hookrelay_core::config::queues::{
+    OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
+};
 use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
 use hookrelay_core::signature_limit;
 use serde_json::Value;
@@ -210,6 +212,21 @@ fn check_queues(relay: &Env, dlq: &Env) -> Result<(), String> {
     expect_producer(relay, "DELIVERIES", deliveries, "QUEUE_DELIVERIES")?;
     expect_producer(relay, "WEBHOOKS_DLQ", dead, "QUEUE_DLQ (dlq/wrangler.toml)")?;
     expect_producer(dlq, "JOBS", jobs, "QUEUE_JOBS")?;
+    // The DLQ worker names the relay's queues in its envelopes.
+    let named =
+        OriginQueues::load(&dlq.vars()?).map_err(|err| format!("{} [vars]: {err}", dlq.at()))?;
+    for (what, theirs, ours) in [
+        ("QUEUE_WEBHOOKS", &named.webhooks, webhooks),
+        ("QUEUE_DELIVERIES", &named.deliveries, deliveries),
+    ] {
+        if theirs != ours {
+            return Err(format!(
+                "{} [vars]: {what} is {theirs:?} but the relay consumes {ours:?} ({}); set the same name, the DLQ worker writes it into each dead letter",
+                dlq.at(),
+                relay.at()
+            ));
+        }
+    }
     // Both consumers that call out keep the contract's retry budget and
     // dead-letter to the DLQ worker's queue (DESIGN §3).
     for queue in [webhooks, deliveries] {

@@ -41,6 +41,24 @@ test("a dead letter is kept as a whole envelope with the credentials redacted, a
   }
 });
 
+test("staging, with its own queue names: the envelope names the queue the message failed on, for a hand-off and for a message Cloudflare moved", async () => {
+  // The queue was once the literal "webhooks" in every envelope.
+  const relay = await startRelay({ env: "staging" });
+  try {
+    await (await relay.producer()).send(poison(2));
+    const handedOff = JSON.parse((await entry(relay, 2)).envelope);
+    assert.equal(handedOff.kind, "poison_handoff");
+    assert.equal(handedOff.identity.queue, "webhooks-staging");
+    // A moved message arrives as the original itself, on the DLQ.
+    await (await relay.producer("WEBHOOKS_DLQ")).send(poison(3));
+    const moved = JSON.parse((await entry(relay, 3)).envelope);
+    assert.equal(moved.kind, "retries_exhausted");
+    assert.equal(moved.identity.queue, "webhooks-staging");
+  } finally {
+    await relay.dispose();
+  }
+});
+
 test("a payload identical to a pending entry is not stored twice; the entry is marked seen again", async () => {
   const relay = await startRelay();
   try {

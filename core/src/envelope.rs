@@ -10,6 +10,7 @@
 //! event is read from its row, see [`delivery`]).
 
 pub use crate::attempt::AttemptRecord;
+use crate::config::queues::OriginQueues;
 use crate::error_code::{ErrorCode, Failure, FailureClass};
 pub use crate::error_signature::{error_signature, normalize_message};
 use crate::poison_handoff::PoisonHandoff;
@@ -172,6 +173,8 @@ pub struct DeadLetterInput<'a> {
     pub stored_body: Option<&'a str>,
     /// The DLQ worker's clock.
     pub now_ms: UnixMillis,
+    /// The relay's queue names (`DlqConfig::origin_queues`).
+    pub queues: &'a OriginQueues,
 }
 
 /// The entry id for a queue message id.
@@ -204,6 +207,19 @@ struct Origin {
     original: Value,
     original_id: String,
     enqueued_at_ms: UnixMillis,
+    /// The queue a hand-off says its original was consumed from.
+    queue: Option<String>,
+}
+
+impl Origin {
+    /// The queue the message failed on: the one its hand-off names, else
+    /// the configured queue of its kind (a moved message says nothing of
+    /// its queue; its DLQ batch is the DLQ's).
+    fn queue(&self, queues: &OriginQueues, delivery: bool) -> String {
+        self.queue
+            .clone()
+            .unwrap_or_else(|| queues.of(delivery).to_string())
+    }
 }
 
 fn origin(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Origin {
@@ -225,6 +241,7 @@ fn origin(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Or
     };
     Origin {
         kind,
+        queue: handoff.as_ref().and_then(|h| h.queue.clone()),
         handoff,
         original: redact_original(original),
         original_id,
@@ -306,7 +323,8 @@ fn body_parts(
 
 /// Who the event is. A message that failed to decode may still name
 /// itself; keep what it says.
-fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) -> Identity {
+fn identity(event: Option<&QueuedEvent>, origin: &Origin, queues: &OriginQueues) -> Identity {
+    let original = &origin.original;
     let hint = |field: &str| {
         original
             .get(field)
@@ -329,8 +347,8 @@ fn identity(event: Option<&QueuedEvent>, original: &Value, original_id: String) 
             |e| Some(e.idempotency_key.clone()),
         ),
         source: event.map_or_else(|| hint("source"), |e| Some(e.source.clone())),
-        queue: if delivery { "deliveries" } else { "webhooks" }.to_string(),
-        queue_message_id: original_id,
+        queue: origin.queue(queues, delivery),
+        queue_message_id: origin.original_id.clone(),
     }
 }
 
@@ -341,6 +359,7 @@ pub fn build(input: DeadLetterInput<'_>) -> Envelope {
         input.body.clone(),
         input.queue_message_id,
         input.enqueued_at_ms,
+        input.queues,
     )
     .finish(input.history, input.stored_body, input.now_ms)
 }

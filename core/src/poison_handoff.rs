@@ -32,6 +32,11 @@ pub struct PoisonHandoff {
     pub failed_at_ms: UnixMillis,
     /// The original message body, whole.
     pub original: Value,
+    /// The queue the original was consumed from (the batch's queue name).
+    /// A hand-off sent before it carried one reads as `None`, and the DLQ
+    /// worker names the configured queue of its kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
 }
 
 impl PoisonHandoff {
@@ -53,7 +58,14 @@ impl PoisonHandoff {
             enqueued_at_ms,
             failed_at_ms,
             original,
+            queue: None,
         }
+    }
+
+    /// The hand-off, saying the queue its original was consumed from.
+    pub fn from_queue(mut self, queue: &str) -> PoisonHandoff {
+        self.queue = Some(queue.to_string());
+        self
     }
 
     /// Reads a DLQ message as a hand-off, or `None` if it is an original
@@ -91,5 +103,26 @@ mod tests {
             None
         );
         assert_eq!(PoisonHandoff::from_dlq_message(&json!("garbage")), None);
+    }
+
+    #[test]
+    fn a_handoff_carries_its_queue_and_an_older_one_reads_without() {
+        let h = PoisonHandoff::new(
+            Failure::new(ErrorCode::BadPayload, "message is not JSON"),
+            1,
+            "m1".into(),
+            10,
+            20,
+            json!("garbage"),
+        );
+        let mut old = serde_json::to_value(&h).unwrap();
+        assert!(old.get("queue").is_none());
+        assert_eq!(PoisonHandoff::from_dlq_message(&old).unwrap().queue, None);
+        let with = h.from_queue("webhooks-staging");
+        let value = serde_json::to_value(&with).unwrap();
+        assert_eq!(value["queue"], "webhooks-staging");
+        assert_eq!(PoisonHandoff::from_dlq_message(&value), Some(with));
+        old["queue"] = json!(null);
+        assert_eq!(PoisonHandoff::from_dlq_message(&old).unwrap().queue, None);
     }
 }

@@ -55,7 +55,38 @@ pub fn parse_destinations(
             }
         }
     }
+    check_secret_names(&out)?;
     Ok(out)
+}
+
+impl Destination {
+    /// What its secrets' names end with (DESIGN §1,
+    /// `DESTINATION_SECRET_<NAME>`, `DESTINATION_SIGNING_SECRET_<NAME>`):
+    /// the name upper-cased, `-` as `_`.
+    pub fn secret_suffix(&self) -> String {
+        self.name.to_ascii_uppercase().replace('-', "_")
+    }
+}
+
+/// Two destinations whose secrets would share a binding (`a-b` and `a_b`)
+/// cannot each have their own: refused, naming both. Both secrets end
+/// with the same suffix, so they collide together or not at all; the two
+/// prefixes never produce each other's names (`SECRET_…` against
+/// `SIGNING_SECRET_…`), and destinations have no `_PREVIOUS` secret.
+fn check_secret_names(destinations: &[Destination]) -> Result<(), ConfigError> {
+    for (i, d) in destinations.iter().enumerate() {
+        let suffix = d.secret_suffix();
+        if let Some(other) = destinations[..i]
+            .iter()
+            .find(|o| o.secret_suffix() == suffix)
+        {
+            return Err(ConfigError::new(
+                format!("{KEY}.{}", d.name),
+                format!("its secrets DESTINATION_SECRET_{suffix} and DESTINATION_SIGNING_SECRET_{suffix} are also destination '{}''s (names are upper-cased and '-' becomes '_'); rename one of the two destinations", other.name),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn destination(
@@ -161,6 +192,44 @@ mod tests {
         let absent = std::collections::BTreeMap::<String, Value>::new();
         assert_eq!(load_destinations(&absent, 10_000).unwrap(), []);
         assert_eq!(parse_destinations(&json!({}), 10_000).unwrap(), []);
+    }
+
+    #[test]
+    fn colliding_secret_names_are_a_configuration_error() {
+        let url = json!({"url": "https://x.example/h"});
+        let table = [
+            (
+                json!({"a-b": url, "a_b": url}),
+                Some(("DESTINATIONS.a_b", "'a-b'", "A_B")),
+            ),
+            (
+                json!({"crm-eu": url, "billing": url, "crm_eu": url}),
+                Some(("DESTINATIONS.crm_eu", "'crm-eu'", "CRM_EU")),
+            ),
+            (json!({"ab": url, "a-b": url}), None),
+            // Destinations have no _PREVIOUS secret, and the two prefixes
+            // never make each other's names.
+            (json!({"acme": url, "acme-previous": url}), None),
+            (json!({"foo": url, "signing-secret-foo": url}), None),
+        ];
+        for (raw, want) in table {
+            let got = parse_destinations(&raw, 10_000);
+            match want {
+                None => assert!(got.is_ok(), "{raw}: {got:?}"),
+                Some((key, other, suffix)) => {
+                    let err = got.unwrap_err();
+                    assert_eq!(err.key, key, "{raw}");
+                    for part in [
+                        other,
+                        "rename one",
+                        &format!("DESTINATION_SECRET_{suffix} "),
+                        &format!("DESTINATION_SIGNING_SECRET_{suffix} "),
+                    ] {
+                        assert!(err.problem.contains(part), "{raw}: {}", err.problem);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

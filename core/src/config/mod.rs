@@ -260,6 +260,8 @@ pub struct DlqConfig {
     /// (the size cap and the effective dedupe window) and the audit route
     /// (how far back D1 holds it).
     pub retention: RetentionConfig,
+    /// The relay's queue names, for the envelope's `identity.queue`.
+    pub origin_queues: queues::OriginQueues,
 }
 
 impl DlqConfig {
@@ -271,6 +273,7 @@ impl DlqConfig {
             retry_delay_s: parse_bounded(env, "DLQ_RETRY_DELAY_S", 30, 0..=43_200)? as u32,
             max_replay_attempts: parse_bounded(env, "MAX_REPLAY_ATTEMPTS", 5, 1..=100)? as u32,
             retention: RetentionConfig::load(env)?,
+            origin_queues: queues::OriginQueues::load(env)?,
         })
     }
 }
@@ -291,6 +294,7 @@ mod dlq_config_tests {
                 retry_delay_s: 30,
                 max_replay_attempts: 5,
                 retention: RetentionConfig::default(),
+                origin_queues: queues::OriginQueues::default(),
             }
         );
         for (key, value) in [

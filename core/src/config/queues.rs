@@ -4,6 +4,10 @@
 //! by equality with them. A batch from a queue no var names is an error,
 //! never an event.
 //!
+//! The DLQ worker also reads the relay's `QUEUE_WEBHOOKS` and
+//! `QUEUE_DELIVERIES` ([`OriginQueues`]), to name in an envelope the queue
+//! a dead letter failed on.
+//!
 //! A worker's queues are one table ([`RELAY_QUEUES`], [`DLQ_QUEUES`]), so
 //! another consumed queue is one more row and one more [`Consumer`].
 
@@ -72,6 +76,52 @@ pub const DLQ_QUEUES: &[QueueVar<DlqConsumer>] = &[
         consumer: DlqConsumer::Jobs,
     },
 ];
+
+/// The relay's queues a dead letter can come from, named as the relay
+/// names them (`QUEUE_WEBHOOKS`, `QUEUE_DELIVERIES`, repeated in the DLQ
+/// worker's vars): the DLQ worker writes the one a message failed on into
+/// its envelope. A moved message does not say its queue (its DLQ batch is
+/// the DLQ's), so its kind picks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginQueues {
+    /// Where events are ingested (`QUEUE_WEBHOOKS`).
+    pub webhooks: String,
+    /// Where one destination's delivery is made (`QUEUE_DELIVERIES`).
+    pub deliveries: String,
+}
+
+impl OriginQueues {
+    /// Reads both names: a var's value, or today's default.
+    pub fn load(env: &impl ConfigEnv) -> Result<OriginQueues, ConfigError> {
+        let read = |var: &str, default: &str| {
+            let name = text(env, var).unwrap_or_else(|| default.to_string());
+            check_name(var, &name).map(|()| name)
+        };
+        Ok(OriginQueues {
+            webhooks: read("QUEUE_WEBHOOKS", "webhooks")?,
+            deliveries: read("QUEUE_DELIVERIES", "deliveries")?,
+        })
+    }
+
+    /// The queue a moved message of this kind was consumed from.
+    pub fn of(&self, delivery: bool) -> &str {
+        if delivery {
+            &self.deliveries
+        } else {
+            &self.webhooks
+        }
+    }
+}
+
+impl Default for OriginQueues {
+    /// Today's names, for a worker whose vars leave them unset.
+    fn default() -> OriginQueues {
+        OriginQueues {
+            webhooks: "webhooks".to_string(),
+            deliveries: "deliveries".to_string(),
+        }
+    }
+}
 
 /// A worker's consumed queues, by name, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,5 +279,29 @@ mod tests {
         assert!(
             QueueNames::load(&env(&[("QUEUE_JOBS", "q".repeat(63).as_str())]), DLQ_QUEUES).is_ok()
         );
+    }
+
+    #[test]
+    fn a_dead_letter_names_the_relay_queue_its_kind_came_from() {
+        let staging = env(&[
+            ("QUEUE_WEBHOOKS", "webhooks-staging"),
+            ("QUEUE_DELIVERIES", "deliveries-staging"),
+        ]);
+        let cases: &[(&BTreeMap<String, Value>, bool, &str)] = &[
+            (&env(&[]), false, "webhooks"),
+            (&env(&[]), true, "deliveries"),
+            (&staging, false, "webhooks-staging"),
+            (&staging, true, "deliveries-staging"),
+        ];
+        for (vars, delivery, want) in cases {
+            let names = OriginQueues::load(*vars).unwrap();
+            assert_eq!(names.of(*delivery), *want, "{vars:?}, delivery {delivery}");
+        }
+        assert_eq!(
+            OriginQueues::load(&env(&[])).unwrap(),
+            OriginQueues::default()
+        );
+        let err = OriginQueues::load(&env(&[("QUEUE_DELIVERIES", "Deliveries")])).unwrap_err();
+        assert_eq!(err.key, "QUEUE_DELIVERIES");
     }
 }

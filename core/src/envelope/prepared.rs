@@ -13,6 +13,7 @@ use super::{
     origin, redact_original, AttemptRecord, DeliveryState, Envelope, FailureEvidence, Identity,
     Input, Origin, Timing, Transport, EXCERPT_BYTES,
 };
+use crate::config::queues::OriginQueues;
 use crate::deliveries::message::DeliveryMessage;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::redact::truncate;
@@ -37,15 +38,21 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Reads one DLQ message (`body`, its queue message id and timestamp).
-    pub fn new(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Prepared {
+    /// Reads one DLQ message (`body`, its queue message id and timestamp);
+    /// `queues` names the relay queue it failed on when it does not say.
+    pub fn new(
+        body: Value,
+        queue_message_id: &str,
+        enqueued_at_ms: UnixMillis,
+        queues: &OriginQueues,
+    ) -> Prepared {
         let origin = origin(body, queue_message_id, enqueued_at_ms);
         let delivery = DeliveryMessage::read(&origin.original).and_then(Result::ok);
         let (event, identity) = match &delivery {
-            Some(d) => (None, delivery_identity(d, origin.original_id.clone())),
+            Some(d) => (None, delivery_identity(d, &origin, queues)),
             None => {
                 let event = decode_value(&origin.original).ok();
-                let id = identity(event.as_ref(), &origin.original, origin.original_id.clone());
+                let id = identity(event.as_ref(), &origin, queues);
                 (event, id)
             }
         };
@@ -201,14 +208,14 @@ impl Prepared {
 }
 
 /// Who a delivery message's event is, and which destination failed.
-fn delivery_identity(d: &DeliveryMessage, original_id: String) -> Identity {
+fn delivery_identity(d: &DeliveryMessage, origin: &Origin, queues: &OriginQueues) -> Identity {
     Identity {
         kind: EntryKind::Delivery,
         destination: Some(d.destination.clone()),
         event_id: Some(d.event_id.clone()),
         idempotency_key: Some(d.idempotency_key.clone()),
         source: Some(d.source.clone()),
-        queue: "deliveries".to_string(),
-        queue_message_id: original_id,
+        queue: origin.queue(queues, true),
+        queue_message_id: origin.original_id.clone(),
     }
 }

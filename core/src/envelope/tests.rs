@@ -32,7 +32,13 @@ fn input<'a>(body: &'a Value, history: Vec<AttemptRecord>) -> DeadLetterInput<'a
         history,
         stored_body: None,
         now_ms: 9000,
+        queues: default_queues(),
     }
+}
+
+/// Today's queue names, for a test that does not vary them.
+pub(super) fn default_queues() -> &'static OriginQueues {
+    Box::leak(Box::new(OriginQueues::default()))
 }
 
 #[test]
@@ -287,7 +293,7 @@ fn a_prepared_message_names_what_to_read_before_the_read() {
         (&stored, "m-1", Some("evt_a"), false),
     ];
     for (message, original_id, body_ref, hash_known) in table {
-        let p = Prepared::new(message.clone(), "m-1", 1000);
+        let p = Prepared::new(message.clone(), "m-1", 1000, default_queues());
         assert_eq!(p.original_message_id(), original_id);
         assert_eq!(p.entry_id(), entry_id(original_id));
         assert_eq!(p.event_id(), Some("evt_a"));
@@ -301,5 +307,46 @@ fn a_prepared_message_names_what_to_read_before_the_read() {
         });
         assert_eq!(staged, whole, "staging changes nothing");
         assert_eq!(hash, whole.input.content_hash);
+    }
+}
+
+#[test]
+fn the_envelope_names_the_queue_the_message_failed_on() {
+    let staging = OriginQueues {
+        webhooks: "webhooks-staging".into(),
+        deliveries: "deliveries-staging".into(),
+    };
+    let moved = event("{}");
+    let handoff = |queue: Option<&str>| {
+        let h = PoisonHandoff::new(
+            Failure::new(ErrorCode::BadPayload, "bad"),
+            1,
+            "m-0".into(),
+            10,
+            20,
+            event("{}"),
+        );
+        let h = match queue {
+            Some(q) => h.from_queue(q),
+            None => h,
+        };
+        serde_json::to_value(h).unwrap()
+    };
+    let cases: &[(Value, &OriginQueues, &str)] = &[
+        // Moved by Cloudflare: the configured queue of its kind.
+        (moved.clone(), default_queues(), "webhooks"),
+        (moved, &staging, "webhooks-staging"),
+        // A hand-off says where its original was consumed.
+        (handoff(Some("webhooks-eu")), &staging, "webhooks-eu"),
+        // An older hand-off, without a queue: the configured one.
+        (handoff(None), &staging, "webhooks-staging"),
+        (handoff(None), default_queues(), "webhooks"),
+    ];
+    for (body, queues, want) in cases {
+        let env = build(DeadLetterInput {
+            queues,
+            ..input(body, vec![])
+        });
+        assert_eq!(env.identity.queue, *want, "{body}");
     }
 }

@@ -1,6 +1,6 @@
 //! The stats' lifecycle parts (DESIGN §4, §5), read in the stats' one batch:
-//! `rows` per table (the `rows:{table}` counters migration 0010's triggers
-//! keep, never a `COUNT(*)`), `oldest_kept`, `storage`, `archive`,
+//! `rows` per table (the `rows:{table}` counters the triggers of migrations
+//! 0010 and 0018 keep, never a `COUNT(*)`), `oldest_kept`, `storage`, `archive`,
 //! `last_sweep`, and `hourly` (dead letters and parked events per hour over
 //! the last 24 hours, from indexed range reads).
 

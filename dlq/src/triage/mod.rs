@@ -195,7 +195,14 @@ async fn planned(
 ) -> worker::Result<(Vec<Envelope>, StoreSnapshot, TriagePlan)> {
     let prepared: Vec<Prepared> = messages
         .iter()
-        .map(|m| Prepared::new(m.body_value(), &m.id, m.enqueued_at_ms))
+        .map(|m| {
+            Prepared::new(
+                m.body_value(),
+                &m.id,
+                m.enqueued_at_ms,
+                &config.origin_queues,
+            )
+        })
         .collect();
     let mut evidence = read::read(db, &prepared, config.capacity).await?;
     let envelopes: Vec<Envelope> = prepared

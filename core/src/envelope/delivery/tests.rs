@@ -1,6 +1,7 @@
 use super::super::{build, DeadLetterInput, DeadLetterKind, Envelope, Prepared};
 use super::*;
 use crate::attempt::AttemptRecord;
+use crate::config::queues::OriginQueues;
 use crate::error_code::{ErrorCode, Failure};
 use crate::poison_handoff::PoisonHandoff;
 use crate::redact::REDACTED;
@@ -43,7 +44,7 @@ fn attempt(n: u32) -> AttemptRecord {
 }
 
 fn delivery_envelope(body: Value, row: Option<EventRow>, history: Vec<AttemptRecord>) -> Envelope {
-    let mut p = Prepared::new(body, "m-d", 950);
+    let mut p = Prepared::new(body, "m-d", 950, &OriginQueues::default());
     assert_eq!(
         p.inline_content_hash(),
         None,
@@ -93,7 +94,12 @@ fn a_handoff_of_a_delivery_message_is_a_delivery_entry_with_its_reason() {
         20,
         message("billing"),
     );
-    let mut p = Prepared::new(serde_json::to_value(handoff).unwrap(), "m-dlq", 30);
+    let mut p = Prepared::new(
+        serde_json::to_value(handoff).unwrap(),
+        "m-dlq",
+        30,
+        &OriginQueues::default(),
+    );
     assert_eq!(p.delivery_key(), Some(("evt_a", "billing")));
     assert_eq!(p.original_message_id(), "m-orig");
     p.attach_event(Some(row("{}")));
@@ -174,6 +180,7 @@ fn an_ingest_message_and_an_old_envelope_are_of_kind_ingest() {
         history: vec![],
         stored_body: None,
         now_ms: 2,
+        queues: &OriginQueues::default(),
     });
     assert_eq!(
         (env.identity.kind, env.identity.destination.clone()),
@@ -195,10 +202,34 @@ fn an_ingest_message_and_an_old_envelope_are_of_kind_ingest() {
 #[test]
 fn a_malformed_delivery_message_is_still_filed_under_its_destination() {
     let bad = json!({"v": 1, "kind": "delivery", "event_id": "evt_a", "destination": "billing"});
-    let p = Prepared::new(bad, "m", 1);
+    let p = Prepared::new(bad, "m", 1, &OriginQueues::default());
     assert_eq!(p.delivery_key(), None);
     let env = p.finish(vec![], None, 2);
     assert_eq!(env.identity.kind, EntryKind::Delivery);
     assert_eq!(env.identity.destination.as_deref(), Some("billing"));
     assert_eq!(env.identity.queue, "deliveries");
+}
+
+#[test]
+fn a_delivery_names_the_configured_deliveries_queue_or_its_handoffs() {
+    let staging = OriginQueues {
+        webhooks: "webhooks-staging".into(),
+        deliveries: "deliveries-staging".into(),
+    };
+    let p = Prepared::new(message("billing"), "m-d", 950, &staging);
+    assert_eq!(
+        p.finish(vec![], None, 1).identity.queue,
+        "deliveries-staging"
+    );
+    let handoff = PoisonHandoff::new(
+        Failure::new(ErrorCode::BadPayload, "bad"),
+        1,
+        "m-d".into(),
+        10,
+        20,
+        message("billing"),
+    )
+    .from_queue("deliveries-eu");
+    let p = Prepared::new(serde_json::to_value(handoff).unwrap(), "m", 1, &staging);
+    assert_eq!(p.finish(vec![], None, 1).identity.queue, "deliveries-eu");
 }
