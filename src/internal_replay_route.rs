@@ -30,6 +30,7 @@ use hookrelay_core::queued_event::{decode_value, QueuedEvent};
 use hookrelay_core::replay_call::{RefusalCode, ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
+use hookrelay_platform::db::events;
 use hookrelay_platform::now_ms;
 use hookrelay_platform::pipeline::{self, Item};
 use worker::{Env, Request, Response, Result};
@@ -141,6 +142,13 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
     }
     let db = env.d1("DB")?;
     let now = now_ms();
+    // A delivery entry's envelope keeps its event whole, but the event's row
+    // is normally still in D1: ingesting it again would count the replay as
+    // a duplicate delivery from the provider. Only a swept row comes back.
+    let mut t = t;
+    if t.event.is_some() && call.destination.is_some() && events::exists(&db, &t.event_id).await? {
+        t.event = None;
+    }
     if let Some(e) = &t.event {
         if let Some(answer) =
             ingest_again(env, &db, cfg, call, e, t.destination.as_deref(), now).await

@@ -18,9 +18,17 @@ const EVENT = eventIdOf(KEY);
 const BODY = JSON.stringify({ order: 1, total: 42 });
 
 before(async () => {
-  downstream = await startDownstream({ "/shop": () => ({ status: 200 }) });
+  downstream = await startDownstream({ "/shop": () => ({ status: 200 }), "/analytics": () => ({ status: 200 }), "/crm": () => ({ status: 200 }) });
+  // The seeded deliveries' destinations are configured, so a delivery
+  // entry's replay reaches its own destination.
+  const destinations = { analytics: { url: downstream.url("/analytics") }, crm: { url: downstream.url("/crm") } };
   relay = await startRelay({
-    relayVars: { SOURCES: JSON.stringify({ shop: { scheme: "hmac-sha256", downstream: downstream.url("/shop") } }), WEBHOOK_SECRET_SHOP: "shop-secret", DOWNSTREAM_SIGNING_SECRET: "down-secret" },
+    relayVars: {
+      SOURCES: JSON.stringify({ shop: { scheme: "hmac-sha256", downstream: downstream.url("/shop") } }),
+      DESTINATIONS: JSON.stringify(destinations),
+      WEBHOOK_SECRET_SHOP: "shop-secret",
+      DOWNSTREAM_SIGNING_SECRET: "down-secret",
+    },
   });
   admin = adminClient(relay, ["shop-secret", "down-secret"]);
   await seed();
@@ -208,6 +216,8 @@ test("the replay of a delivery entry asks the relay for its destination; an inge
   assert.equal(res.status, 200, JSON.stringify(res.json));
   const replayLine = (id) => relay.logs.find((l) => l.includes('"event":"replay"') && l.includes(id));
   assert.match(await waitFor(() => replayLine(analytics), { what: "the replay's log line" }), /"destination":"analytics"/);
+  assert.equal(downstream.hits("/analytics").length, 1, "the delivery entry's replay reached its own destination");
+  assert.equal(downstream.hits("/crm").length, 0, "and no other");
   const [ingest] = await rows(relay.db, "SELECT id FROM dead_letters WHERE event_id = ? AND entry_kind = 'ingest'", EVENT);
   await admin.post(`webhook-dlq/${ingest.id}/replay`, { reason: "re-ingest the event" });
   assert.match(await waitFor(() => replayLine(ingest.id), { what: "the ingest replay's log line" }), /"destination":null/);

@@ -89,7 +89,7 @@ test("an output that is not what wrangler prints is an error naming the command,
 test("the resources are every queue of both configs (the dead-letter queue at 14 days), the database and the bucket, once each", () => {
   const need = neededResources(configs().relay, configs().dlq);
   assert.deepEqual(need.databases.map((d) => [d.name, [...d.ids.keys()]]), [["hookrelay", ["wrangler.toml", "dlq/wrangler.toml"]]]);
-  assert.deepEqual(need.queues.map((q) => [q.name, q.retentionS]).sort(), [["hookrelay-control", undefined], ["hookrelay-jobs", undefined], ["webhooks", undefined], ["webhooks-dlq", DLQ_RETENTION_S]]);
+  assert.deepEqual(need.queues.map((q) => [q.name, q.retentionS]).sort(), [["deliveries", undefined], ["hookrelay-control", undefined], ["hookrelay-jobs", undefined], ["webhooks", undefined], ["webhooks-dlq", DLQ_RETENTION_S]]);
   assert.equal(DLQ_RETENTION_S, 1_209_600, "the Queues maximum, which wrangler accepts");
   assert.deepEqual(need.buckets.map((b) => b.name), ["hookrelay-archive"]);
 });
@@ -103,6 +103,7 @@ test("an empty account: everything is created, the id written, secrets generated
     "write-database-id hookrelay",
     "create-queue webhooks",
     "create-queue webhooks-dlq",
+    "create-queue deliveries",
     "create-queue hookrelay-control",
     "create-queue hookrelay-jobs",
     "create-bucket hookrelay-archive",
@@ -129,7 +130,7 @@ test("run twice: a provisioned account needs nothing but the migrations check an
   const relayNames = ["RELAY_INTERNAL_SECRET", "DOWNSTREAM_SIGNING_SECRET", ...plan0(relay).map((s) => s.name)];
   const account = {
     databases: parseD1List(D1_LIST),
-    queues: parseQueuesList(queuesTable("webhooks", "webhooks-dlq", "hookrelay-control", "hookrelay-jobs")),
+    queues: parseQueuesList(queuesTable("webhooks", "webhooks-dlq", "deliveries", "hookrelay-control", "hookrelay-jobs")),
     buckets: parseR2List(R2_LIST),
     secrets: { relay: { exists: true, names: relayNames }, dlq: { exists: true, names: own } },
   };
@@ -223,7 +224,7 @@ test("--env staging plans staging's own database, queues, bucket and workers, an
     const prodNames = [...top.queues, ...top.buckets, ...top.databases].map((x) => x.name);
     for (const x of [...need.queues, ...need.buckets, ...need.databases]) assert.ok(!prodNames.includes(x.name), `${x.name} is production's`);
     for (const name of prodNames) assert.ok(!new RegExp(`(create|write) (the (D1 database|queue|R2 bucket) )?${name}[ ']`).test(stdout), `production's ${name} is planned with --env staging:\n${stdout}`);
-    assert.deepEqual(need.queues.map((q) => q.name).sort(), ["hookrelay-control-staging", "hookrelay-jobs-staging", "webhooks-dlq-staging", "webhooks-staging"]);
+    assert.deepEqual(need.queues.map((q) => q.name).sort(), ["deliveries-staging", "hookrelay-control-staging", "hookrelay-jobs-staging", "webhooks-dlq-staging", "webhooks-staging"]);
     assert.ok(stdout.includes("npx wrangler d1 migrations apply") || stdout.includes("apply the D1 migrations remotely"), stdout);
     assert.deepEqual(readFileSync(path.join(dir, "wrangler.toml"), "utf8"), readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"), "a dry run changes nothing");
   } finally {

@@ -19,6 +19,7 @@ pub mod outlined;
 pub mod paced;
 pub mod parking;
 pub mod pipeline;
+pub mod poison_send;
 pub mod post_request;
 pub mod queue_dispatch;
 pub mod queue_message;

@@ -19,18 +19,17 @@
 use crate::config_cache::relay_config;
 use hookrelay_core::breaker::BreakerOpenAction;
 use hookrelay_core::deliveries::message::DeliveryMessage;
-use hookrelay_core::disposition::{after_failed_handoff, decide, Disposition, Outcome};
+use hookrelay_core::disposition::{decide, Disposition, Outcome};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
-use hookrelay_core::poison_handoff::PoisonHandoff;
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::{deliveries, error_message};
 use hookrelay_platform::log::{self, Level};
 use hookrelay_platform::pipeline::{self, Carrier};
 use hookrelay_platform::queue_message::QueueMessage;
-use hookrelay_platform::{metrics, now_ms, queue_send};
+use hookrelay_platform::{metrics, now_ms, poison_send};
 use worker::Env;
 
 const COMPONENT: Component = Component::Consumer;
@@ -175,46 +174,10 @@ async fn hand_off(
     schedule: &RetrySchedule,
     now: i64,
 ) {
-    let poison: Vec<(usize, String)> = dispositions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, disp)| match disp {
-            Disposition::DeadLetter { failure } => {
-                let m = &messages[i];
-                let handoff = PoisonHandoff::new(
-                    failure.clone(),
-                    m.attempts,
-                    m.id.clone(),
-                    m.enqueued_at_ms,
-                    now,
-                    m.body_value(),
-                );
-                serde_json::to_string(&handoff).ok().map(|j| (i, j))
-            }
-            _ => None,
-        })
-        .collect();
-    if poison.is_empty() {
+    let sent = poison_send::hand_off(env, COMPONENT, messages, dispositions, schedule, now).await;
+    if sent.is_empty() {
         return;
     }
-    let jsons: Vec<String> = poison.iter().map(|(_, j)| j.clone()).collect();
-    let sent = match env.queue("WEBHOOKS_DLQ") {
-        Ok(q) => queue_send::send_json_batch(&q, &jsons).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = sent {
-        log::error(
-            COMPONENT,
-            "dlq_handoff_failed",
-            log::fields! {"count": poison.len(), "err": error_message(&e)},
-        );
-        for (i, _) in poison {
-            let attempts = messages[i].attempts;
-            dispositions[i] = after_failed_handoff(dispositions[i].clone(), attempts, schedule);
-        }
-        return;
-    }
-    let sent: Vec<usize> = poison.iter().map(|(i, _)| *i).collect();
     mark(env, decoded, dispositions, &sent, now).await;
 }
 

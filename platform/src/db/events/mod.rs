@@ -258,6 +258,17 @@ pub fn delivery_statements(
     Ok(stmts)
 }
 
+/// Whether the event's row is in D1 (a replay of one delivery ingests it
+/// again only when the sweep took it).
+pub async fn exists(db: &D1Database, event_id: &str) -> Result<bool> {
+    let result = db
+        .prepare("SELECT 1 AS one FROM events WHERE event_id = ?1")
+        .bind(&[text(event_id)])?
+        .all()
+        .await?;
+    Ok(!result.results::<serde_json::Value>()?.is_empty())
+}
+
 /// Marks the events whose messages were dead-lettered (`event_ids`, one
 /// statement for a whole DLQ batch) as `failed`, unless delivered
 /// meanwhile, so "did this webhook arrive?" says it failed.

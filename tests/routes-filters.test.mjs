@@ -1,0 +1,123 @@
+// Route filters end to end (DESIGN §3): the routes are evaluated once, at
+// ingest, against the event's JSON or form body and its headers; matching
+// events reach their route's destination and the others do not; an event
+// no route matched is `filtered`, its story says which routes it missed,
+// and `?delivery_status=filtered` lists it. Real loopback destinations.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+import { adminClient } from "./support/admin.mjs";
+import { secretNameFor, slackHeaders } from "../scripts/webhook-signatures.mjs";
+
+const SECRET = { shop: "filters-shop-secret", slash: "filters-slack-secret" };
+let relay, downstream, admin;
+
+before(async () => {
+  downstream = await startDownstream({
+    "/big": () => ({ status: 200 }),
+    "/eu": () => ({ status: 200 }),
+    "/deploy": () => ({ status: 200 }),
+  });
+  const destinations = {
+    big: { url: downstream.url("/big") },
+    eu: { url: downstream.url("/eu") },
+    deploy: { url: downstream.url("/deploy") },
+  };
+  const sources = {
+    shop: {
+      scheme: "hmac-sha256",
+      routes: [
+        { to: "big", filter: { body: { total: { $gte: 100 }, status: { $in: ["paid", "settled"] } } } },
+        // Header names match whatever their case; values keep their type.
+        { to: "eu", filter: { headers: { "X-Region": "eu" }, body: { $or: [{ "customer.tier": "gold" }, { customer: { tier: "gold" } }] } } },
+      ],
+    },
+    // A form body (a Slack slash command) is matched by its fields.
+    slash: { scheme: "slack", routes: [{ to: "deploy", filter: { body: { command: "/deploy", text: { $startsWith: "prod" } } } }] },
+  };
+  relay = await startRelay({
+    vars: {
+      SOURCES: JSON.stringify(sources),
+      DESTINATIONS: JSON.stringify(destinations),
+      [secretNameFor("shop")]: SECRET.shop,
+      [secretNameFor("slash")]: SECRET.slash,
+      DOWNSTREAM_SIGNING_SECRET: "filters-signing",
+      RETRY_DELAYS_S: "0,0,0,0,0",
+    },
+  });
+  admin = adminClient(relay, Object.values(SECRET));
+});
+after(async () => {
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+async function sendShop(payload, { region } = {}) {
+  const body = JSON.stringify(payload);
+  const headers = { ...hmacHeaders(body, { secret: SECRET.shop, operationId: `op-${Math.random().toString(36).slice(2)}` }) };
+  if (region) headers["x-region"] = region;
+  const res = await relay.fetch("/webhooks/shop", { method: "POST", body, headers });
+  assert.equal(res.status, 202, await res.clone().text());
+  return (await res.json()).event_id;
+}
+
+const callsFor = (path, id) => downstream.hits(path).filter((r) => r.headers["x-operation-id"] === id);
+const status = async (id) => (await rows(relay.db, "SELECT delivery_status FROM events WHERE event_id = ?", id))[0]?.delivery_status;
+
+test("matching events reach their route's destination, the others do not, and a filtered event says so", async () => {
+  const bigOnly = await sendShop({ total: 250, status: "paid", customer: { tier: "silver" } });
+  const both = await sendShop({ total: 100, status: "settled", customer: { tier: "gold" } }, { region: "eu" });
+  // "100" is a string: no type conversion, so $gte does not hold; region eu but tier silver.
+  const none = await sendShop({ total: "100", status: "paid", customer: { tier: "silver" } }, { region: "eu" });
+
+  await waitFor(async () => (await status(bigOnly)) === "delivered" && (await status(both)) === "delivered", { what: "the matching deliveries", timeoutMs: 30_000 });
+  assert.equal(callsFor("/big", bigOnly).length, 1);
+  assert.equal(callsFor("/eu", bigOnly).length, 0, "bigOnly has no x-region: eu");
+  assert.equal(callsFor("/big", both).length, 1);
+  assert.equal(callsFor("/eu", both).length, 1);
+  assert.equal(await status(none), "filtered");
+  assert.equal(callsFor("/big", none).length + callsFor("/eu", none).length, 0);
+  assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM deliveries WHERE event_id = ?", none))[0].n, 0, "a filtered event has no delivery");
+
+  const story = await admin.get(`events/${none}`);
+  assert.equal(story.status, 200, JSON.stringify(story.json));
+  assert.deepEqual([...story.data.routes_unmatched].sort(), ["big", "eu"], JSON.stringify(story.data));
+  assert.equal(story.data.deliveries.length, 0);
+
+  const partial = await admin.get(`events/${bigOnly}`);
+  assert.deepEqual(partial.data.routes_unmatched, ["eu"]);
+  assert.deepEqual(partial.data.deliveries.map((d) => [d.destination, d.state]), [["big", "delivered"]]);
+
+  const listed = await admin.get("events?source=shop&delivery_status=filtered");
+  assert.equal(listed.status, 200, JSON.stringify(listed.json));
+  const ids = listed.data.items.map((e) => e.event_id);
+  assert.ok(ids.includes(none) && !ids.includes(bigOnly) && !ids.includes(both), JSON.stringify(ids));
+});
+
+test("a form body is routed by its fields, and reaches its destination byte-exact with its Content-Type", async () => {
+  const send = async (fields) => {
+    const body = new URLSearchParams(fields).toString();
+    const res = await relay.fetch("/webhooks/slash", {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/x-www-form-urlencoded", ...slackHeaders(body, { secret: SECRET.slash }) },
+    });
+    assert.ok(res.status === 200 || res.status === 202, `${res.status} ${await res.clone().text()}`);
+    const [row] = await waitFor(async () => {
+      const r = await rows(relay.db, "SELECT event_id, delivery_status FROM events WHERE source = 'slash' AND body = ?", body);
+      return r.length ? r : null;
+    }, { what: "the slash event's row", timeoutMs: 20_000 });
+    return { id: row.event_id, body };
+  };
+  const prod = await send({ command: "/deploy", text: "prod api", user_name: "ana" });
+  const staging = await send({ command: "/deploy", text: "staging api", user_name: "ana" });
+  await waitFor(async () => (await status(prod.id)) === "delivered", { what: "the prod deploy delivered", timeoutMs: 30_000 });
+  assert.equal(await status(staging.id), "filtered");
+  const [hit] = callsFor("/deploy", prod.id);
+  assert.ok(hit, "the deploy destination got the prod command");
+  assert.equal(hit.body, prod.body, "byte-exact");
+  assert.match(hit.headers["content-type"], /^application\/x-www-form-urlencoded/);
+  assert.equal(callsFor("/deploy", staging.id).length, 0);
+});
