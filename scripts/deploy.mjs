@@ -13,6 +13,7 @@ import path from "node:path";
 import { lastError, whoami, workerSecrets } from "./lib/account.mjs";
 import { demoConfigSources } from "./lib/demo-sources.mjs";
 import { deployRefusals, deploySequence, withoutServiceBindings } from "./lib/deploy-checks.mjs";
+import { envArgs } from "./lib/env-args.mjs";
 import { fail, run } from "./lib/fail.mjs";
 import { readWorkerConfigs } from "./lib/worker-configs.mjs";
 import { ROOT, WRITE_TIMEOUT_MS, shown, wrangler } from "./lib/wrangler.mjs";
@@ -23,17 +24,7 @@ const NO_AUTO_CREATE = ["--experimental-provision=false", "--experimental-auto-c
 const BOOTSTRAP = "dlq/wrangler.bootstrap.toml";
 
 /** `{env, dryRun}` from the command line; anything else is refused. */
-export function deployArgs(argv) {
-  const out = { env: undefined, dryRun: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--dry-run") out.dryRun = true;
-    else if (a === "--env" || a === "-e") out.env = argv[++i] ?? fail(`--env needs a name; ${USAGE}`, 2);
-    else if (a.startsWith("--env=")) out.env = a.slice("--env=".length);
-    else fail(`unknown argument ${JSON.stringify(a)}; ${USAGE}`, 2);
-  }
-  return out;
-}
+export const deployArgs = (argv) => envArgs(argv, USAGE);
 
 const say = (line) => console.log(`[deploy] ${line}`);
 

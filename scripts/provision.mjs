@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { readAccount, lastError, whoami } from "./lib/account.mjs";
 import { demoConfigSources, demoSourcesIn } from "./lib/demo-sources.mjs";
+import { envArgs } from "./lib/env-args.mjs";
 import { fail, run } from "./lib/fail.mjs";
 import { describePlan, jsonVar, neededResources, parseD1List, provisionPlan, setDatabaseId } from "./lib/provision-plan.mjs";
 import { readWorkerConfigs } from "./lib/worker-configs.mjs";
@@ -19,17 +20,7 @@ import { ROOT, WRITE_TIMEOUT_MS, shown, wrangler } from "./lib/wrangler.mjs";
 const USAGE = "usage: npm run provision -- [--env <name>] [--dry-run]";
 
 /** `{env, dryRun}` from the command line; anything else is refused. */
-export function provisionArgs(argv) {
-  const out = { env: undefined, dryRun: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--dry-run") out.dryRun = true;
-    else if (a === "--env" || a === "-e") out.env = argv[++i] ?? fail(`--env needs a name; ${USAGE}`, 2);
-    else if (a.startsWith("--env=")) out.env = a.slice("--env=".length);
-    else fail(`unknown argument ${JSON.stringify(a)}; ${USAGE}`, 2);
-  }
-  return out;
-}
+export const provisionArgs = (argv) => envArgs(argv, USAGE);
 
 const say = (line) => console.log(`[provision] ${line}`);
 
