@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 
 /// Default `DELIVERY_TIMEOUT_MS`.
 pub const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 10_000;
+/// The range a call's timeout may take (`DELIVERY_TIMEOUT_MS`, and a
+/// destination's `timeout_ms`), in ms.
+pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
 
 /// A source's name and its routes, in order.
 pub type SourceRoutes = (String, Vec<Route>);
@@ -95,7 +98,7 @@ impl DeliveryConfig {
             env,
             "DELIVERY_TIMEOUT_MS",
             DEFAULT_DELIVERY_TIMEOUT_MS,
-            100..=120_000,
+            DELIVERY_TIMEOUT_RANGE_MS,
         )?;
         let (destinations, routes) = routes_of(env, specs, timeout_ms as u32)?;
         let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")

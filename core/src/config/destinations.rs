@@ -149,7 +149,10 @@ fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
 fn timeout_of(fields: &Map<String, Value>, default_ms: u32) -> Result<u32, FieldError> {
     match fields.get("timeout_ms") {
         None | Some(Value::Null) => Ok(default_ms),
-        Some(v) => match v.as_u64().filter(|t| (100..=120_000).contains(t)) {
+        Some(v) => match v
+            .as_u64()
+            .filter(|t| super::delivery::DELIVERY_TIMEOUT_RANGE_MS.contains(t))
+        {
             Some(t) => Ok(t as u32),
             None => fail(
                 ".timeout_ms",

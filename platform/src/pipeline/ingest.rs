@@ -97,7 +97,8 @@ fn routing(
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
     // A lease older than the longest timeout allowed, plus its margin, is
     // surely a dead isolate's.
-    let stale = hookrelay_core::state::lease_stale_before(now_ms, 120_000);
+    let longest = *hookrelay_core::config::DELIVERY_TIMEOUT_RANGE_MS.end();
+    let stale = hookrelay_core::state::lease_stale_before(now_ms, longest);
     stmts.push(deliveries::pending_of(db, &ids, stale)?);
     Ok(stmts)
 }
