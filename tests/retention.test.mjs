@@ -353,21 +353,24 @@ test("a crash between the R2 write and the D1 delete leaves the rows; the next r
 test("a small D1_MAX_BYTES sweeps the oldest sweepable events first, whatever their age", async () => {
   const { relay, admin, bucket } = await start({ D1_MAX_BYTES: "1KB" });
   const db = relay.db;
-  // 600 young events (more than one chunk of 450), all within EVENT_RETENTION (30d).
+  // 600 young events (more than one chunk of 450), all within EVENT_RETENTION (30d),
+  // one second apart over ten minutes from yesterday's noon (UTC): one archive day whatever the
+  // hour the test runs (from now - 10 min they crossed midnight near 00:00).
+  const youngBase = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) - 12 * 3_600_000;
   await db
     .prepare(
       `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 599)
        INSERT INTO events (idempotency_key, event_id, source, received_at, ingested_at, last_seen_at, headers, body, body_bytes, delivery_status)
        SELECT printf('k%04d', i), printf('evt_%04d', i), 'demo-hmac', ?1 + i * 1000, ?1 + i * 1000, ?1 + i * 1000, '{}', 'x', 1, 'delivered' FROM n`,
     )
-    .bind(Date.now() - 600_000)
+    .bind(youngBase)
     .run();
   await insertEvent(db, "evt_parked", "parked", 3_600_000, { parked: "https://down.example/x" });
   const sizeBefore = (await admin.get("webhook-dlq/stats")).data.storage.size_bytes;
   const first = await run(admin);
   assert.equal(first.archived.events, 600, JSON.stringify(first));
   const objects = await archived(bucket, "events/");
-  const day = new Date(Date.now() - 600_000).toISOString().slice(0, 10);
+  const day = new Date(youngBase).toISOString().slice(0, 10);
   assert.deepEqual(Object.keys(objects).sort().map((k) => k.replace(/~\d+\.ndjson$/, "")), [`events/${day}/evt_0000~evt_0449`, `events/${day}/evt_0450~evt_0599`], "oldest first, in chunks of 450");
   const left = await rows(db, "SELECT event_id FROM events");
   assert.deepEqual(left.map((r) => r.event_id), ["evt_parked"], "a parked event is never swept, by either rule");
