@@ -10,6 +10,11 @@
 //!   DLQ worker answers with 409), and nothing changes.
 //! - An `ingest` entry ingests again and routes; its deliveries are
 //!   enqueued and go their own way, so it succeeds once ingested.
+//! - A `delivery` replay to a destination with a `rate_per_s` takes its
+//!   turn from the destination's shared rate first: it waits for a start
+//!   free within `REPLAY_MAX_WAIT_MS`, or is refused as
+//!   `RefusalCode::RateLimited` naming the rate (the DLQ worker answers
+//!   `429`), nothing changed and no failed replay counted.
 //!
 //! The DLQ worker reaches this through its `RELAY` service binding, which
 //! lands on this public fetch handler; so the caller is proven with a
@@ -27,12 +32,13 @@ use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{decode_value, QueuedEvent};
+use hookrelay_core::rate_slots::{over_rate_message, Slot, REPLAY_MAX_WAIT_MS};
 use hookrelay_core::replay_call::{RefusalCode, ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_verdict::{refusal, verdict};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::events;
-use hookrelay_platform::now_ms;
 use hookrelay_platform::pipeline::{self, Item};
+use hookrelay_platform::{now_ms, rate_turn};
 use worker::{Env, Request, Response, Result};
 
 /// Handles one internal replay call.
@@ -162,6 +168,9 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
             "nothing to replay",
         )));
     };
+    if let Some(answer) = take_turn(&db, cfg, &d).await? {
+        return Ok(answer);
+    }
     let requests = [(t.event_id, d)];
     let carriers = [(call.queue_message_id.as_str(), 0u32)];
     let processed = pipeline::deliver(
@@ -181,6 +190,29 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
             "the pipeline returned no result",
         )),
     })
+}
+
+/// Waits for the replay's turn at `destination`'s rate, when it has one;
+/// the refusal when no start is free within the replay's short wait.
+async fn take_turn(
+    db: &worker::D1Database,
+    cfg: &RelayConfig,
+    destination: &str,
+) -> Result<Option<ReplayAnswer>> {
+    let Some(rate) = cfg
+        .delivery
+        .destination(destination)
+        .and_then(|d| d.rate_per_s)
+    else {
+        return Ok(None);
+    };
+    match rate_turn::take_turn(db, destination, rate, REPLAY_MAX_WAIT_MS).await? {
+        Slot::StartAt(_) => Ok(None),
+        Slot::Over { next_free_at_ms } => {
+            let why = over_rate_message(destination, rate, next_free_at_ms, now_ms());
+            Ok(Some(refused(why, Some(RefusalCode::RateLimited))))
+        }
+    }
 }
 
 /// Ingests the entry's event again. For a delivery entry its row comes

@@ -40,6 +40,7 @@ pub mod pacing;
 pub mod parking;
 pub mod poison_handoff;
 pub mod queued_event;
+pub mod rate_slots;
 pub mod redact;
 pub mod replay_call;
 pub mod replay_plan;

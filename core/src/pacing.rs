@@ -73,6 +73,12 @@ impl Pacer {
         at.ceil() as UnixMillis
     }
 
+    /// Holds the next start until at least `at_ms` (a destination's
+    /// shared rate said its next start is not free before then).
+    pub fn hold_until(&mut self, at_ms: UnixMillis) {
+        self.next_at_ms = self.next_at_ms.max(at_ms as f64);
+    }
+
     /// The earliest the call after the last reserved one may start: when
     /// the next slice of the same run is due.
     pub fn next_at_ms(&self) -> UnixMillis {
@@ -140,6 +146,17 @@ mod tests {
         assert_eq!(p.reserve(5_000), 5_000);
         // ...and the one ready at the same moment waits its spacing.
         assert_eq!(p.reserve(5_000), 5_500);
+    }
+
+    #[test]
+    fn a_hold_only_ever_delays_the_next_start() {
+        let mut p = Pacer::new(Some(2.0), 0);
+        p.reserve(0);
+        p.hold_until(3_000);
+        assert_eq!(p.next_at_ms(), 3_000);
+        p.hold_until(1_000);
+        assert_eq!(p.next_at_ms(), 3_000, "an earlier hold changes nothing");
+        assert_eq!(p.reserve(0), 3_000);
     }
 
     #[test]

@@ -46,14 +46,18 @@ pub struct ReplayAnswer {
     pub refusal_code: Option<RefusalCode>,
 }
 
-/// A refusal the DLQ worker answers with its own stable code (a `409`),
-/// nothing changed.
+/// A refusal the DLQ worker answers with its own stable code and status,
+/// nothing changed (no replay attempt is counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalCode {
     /// A `delivery` entry whose destination is no longer in `DESTINATIONS`
     /// (DESIGN §4: refused with `409` saying so).
     DestinationUnknown,
+    /// The destination is over its `rate_per_s` and no start was free
+    /// within a replay's short wait (DESIGN §3: answered `429` naming the
+    /// rate; never a failed replay).
+    RateLimited,
 }
 
 impl RefusalCode {
@@ -61,6 +65,15 @@ impl RefusalCode {
     pub fn api_code(self) -> &'static str {
         match self {
             RefusalCode::DestinationUnknown => "DESTINATION_UNKNOWN",
+            RefusalCode::RateLimited => "RATE_LIMITED",
+        }
+    }
+
+    /// The admin API's status for it.
+    pub fn http_status(self) -> u16 {
+        match self {
+            RefusalCode::DestinationUnknown => 409,
+            RefusalCode::RateLimited => 429,
         }
     }
 }
@@ -99,5 +112,27 @@ mod tests {
         );
         let text = serde_json::to_string(&read).unwrap();
         assert_eq!(serde_json::from_str::<ReplayAnswer>(&text).unwrap(), read);
+    }
+
+    #[test]
+    fn each_refusal_has_its_code_and_status() {
+        let table = [
+            (
+                RefusalCode::DestinationUnknown,
+                "destination_unknown",
+                "DESTINATION_UNKNOWN",
+                409,
+            ),
+            (
+                RefusalCode::RateLimited,
+                "rate_limited",
+                "RATE_LIMITED",
+                429,
+            ),
+        ];
+        for (code, wire, api, status) in table {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(wire));
+            assert_eq!((code.api_code(), code.http_status()), (api, status));
+        }
     }
 }

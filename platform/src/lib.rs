@@ -25,6 +25,7 @@ pub mod queue_dispatch;
 pub mod queue_message;
 pub mod queue_send;
 pub mod rate_limit;
+pub mod rate_turn;
 pub mod raw_http;
 pub mod webcrypto;
 

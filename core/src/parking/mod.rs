@@ -13,9 +13,11 @@ pub mod drain_plan;
 pub mod expiry;
 mod message;
 mod park_batch;
+mod park_cause;
 
 pub use message::{DrainMessage, DRAIN_KIND};
 pub use park_batch::{drains_to_ensure, DrainToEnsure};
+pub use park_cause::ParkCause;
 
 use crate::breaker::{circuit_open_failure, Admission, BreakerOpenAction};
 use crate::error_code::{ErrorCode, Failure};

@@ -25,8 +25,12 @@ pub enum ApiError {
     MethodNotAllowed(&'static str),
     /// 409: the entry is not in a state that allows this.
     Conflict(String),
-    /// 409 with its own stable code (a restore refusal: `AT_CAPACITY`, …).
+    /// Its own status and stable code: a restore refusal (`AT_CAPACITY`,
+    /// …, 409), a replay the relay refused (`DESTINATION_UNKNOWN` 409,
+    /// `RATE_LIMITED` 429).
     Refused {
+        /// The status.
+        status: u16,
         /// The stable code.
         code: &'static str,
         /// What happened and what to do next.
@@ -78,7 +82,11 @@ impl ApiError {
                 (405, "METHOD_NOT_ALLOWED".into(), format!("use {allow}"))
             }
             ApiError::Conflict(m) => (409, "CONFLICT".into(), m),
-            ApiError::Refused { code, message } => (409, code.into(), message),
+            ApiError::Refused {
+                status,
+                code,
+                message,
+            } => (status, code.into(), message),
             ApiError::ArchiveUnreadable(m) => (502, "ARCHIVE_UNREADABLE".into(), m),
             ApiError::Config(e) => (500, "CONFIG_INVALID".into(), e.to_string()),
             ApiError::BindingMissing(name) => (

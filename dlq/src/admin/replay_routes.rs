@@ -14,6 +14,7 @@ use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::pacing::Pacer;
+use hookrelay_core::replay_call::RefusalCode;
 use hookrelay_core::replay_plan::{
     check_replayable, closable_duplicates, parse_reason_body, parse_replay_all, plan, Candidate,
     Plan, ReplayAllRequest,
@@ -55,6 +56,7 @@ pub async fn replay_one(
         Ok(result) => Ok(serde_json::to_value(result).unwrap_or(Value::Null)),
         Err(ReplayError::Refused(why)) => Err(ApiError::Conflict(why)),
         Err(ReplayError::RefusedAs(code, why)) => Err(ApiError::Refused {
+            status: code.http_status(),
             code: code.api_code(),
             message: why,
         }),
@@ -229,6 +231,11 @@ async fn replay_by_id(
     }
     let error = match replay_entry(db, relay, &entry, ctx).await {
         Ok(r) => return Some(r),
+        // Over its destination's rate: nothing changed (no replay attempt
+        // counted); the entry stays pending for a later run.
+        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, why)) => {
+            Failure::new(ErrorCode::RateLimited, why)
+        }
         Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
             Failure::new(ErrorCode::Unknown, why)
         }

@@ -30,6 +30,7 @@ impl From<RestoreError> for ApiError {
         match e {
             RestoreError::NotFound(m) => ApiError::NotFound(m),
             RestoreError::Refused(r) => ApiError::Refused {
+                status: 409,
                 code: r.code(),
                 message: r.message(),
             },

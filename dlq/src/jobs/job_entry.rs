@@ -6,6 +6,7 @@ use crate::replay::{replay_entry, ReplayContext, ReplayError};
 use hookrelay_core::entry_action::EntryAction;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::jobs::JobRequest;
+use hookrelay_core::replay_call::RefusalCode;
 use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
 use hookrelay_platform::db::job_entries::NextEntry;
@@ -36,30 +37,42 @@ fn eligible(status: EntryStatus, req: &JobRequest) -> bool {
     req.filter.entries.status == Some(status)
 }
 
+/// What a job did with one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// Done: its outcome is recorded.
+    Done(JobEntryOutcome),
+    /// Its destination was over its `rate_per_s` (the relay answered
+    /// `RATE_LIMITED`): nothing changed, the entry stays pending in the job
+    /// and a later step takes it again. Not a failure.
+    OverRate,
+}
+
 /// Handles one entry; a D1 failure is an error, so the step is retried and
 /// the entry, still pending in `job_entries`, is handled again.
 pub async fn handle(
     db: &D1Database,
     c: &JobContext<'_>,
     next: &NextEntry,
-) -> worker::Result<JobEntryOutcome> {
+) -> worker::Result<Handled> {
+    let done = |o: worker::Result<JobEntryOutcome>| o.map(Handled::Done);
     // Handled by this job already (its audit record was written with the
     // change), but the step failed before recording it: not done again.
     if let Some(outcome) = next.audited {
-        return Ok(match outcome {
+        return Ok(Handled::Done(match outcome {
             ReplayOutcome::Succeeded => JobEntryOutcome::Succeeded,
             ReplayOutcome::Deduped => JobEntryOutcome::Deduped,
             ReplayOutcome::Failed | ReplayOutcome::Poisoned => JobEntryOutcome::Failed,
-        });
+        }));
     }
     let Some(entry) = dead_letters::get(db, &next.entry_id).await? else {
-        return Ok(JobEntryOutcome::Skipped);
+        return Ok(Handled::Done(JobEntryOutcome::Skipped));
     };
     if !eligible(entry.summary.status, c.req) {
-        return Ok(JobEntryOutcome::Skipped);
+        return Ok(Handled::Done(JobEntryOutcome::Skipped));
     }
     if let Some(action) = EntryAction::of_job(c.req.action) {
-        return apply_action(db, &entry, action, c).await;
+        return done(apply_action(db, &entry, action, c).await);
     }
     let ctx = ReplayContext {
         actor: c.actor,
@@ -70,7 +83,7 @@ pub async fn handle(
         now_ms: c.now_ms,
     };
     if next.duplicate == 1 {
-        close_duplicate(db, &entry, c, &ctx).await
+        done(close_duplicate(db, &entry, c, &ctx).await)
     } else {
         replay(db, &entry, c, &ctx).await
     }
@@ -131,10 +144,11 @@ async fn replay(
     entry: &EntryRow,
     c: &JobContext<'_>,
     ctx: &ReplayContext<'_>,
-) -> worker::Result<JobEntryOutcome> {
+) -> worker::Result<Handled> {
     match replay_entry(db, c.relay, entry, ctx).await {
-        Ok(r) if r.outcome.succeeded() => Ok(JobEntryOutcome::Succeeded),
-        Ok(_) => Ok(JobEntryOutcome::Failed),
+        Ok(r) if r.outcome.succeeded() => Ok(Handled::Done(JobEntryOutcome::Succeeded)),
+        Ok(_) => Ok(Handled::Done(JobEntryOutcome::Failed)),
+        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, _)) => Ok(Handled::OverRate),
         Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
             // The relay refused it and nothing about the entry changed; the
             // job still records why it counts as failed.
@@ -147,7 +161,7 @@ async fn replay(
                 Some(&failure),
             );
             replay_audit::insert(db, &audit)?.query().await?;
-            Ok(JobEntryOutcome::Failed)
+            Ok(Handled::Done(JobEntryOutcome::Failed))
         }
         Err(ReplayError::Storage(e)) => Err(e),
     }

@@ -8,7 +8,7 @@
 //! batch, so a steering command or the abort threshold takes effect within
 //! one batch.
 
-use super::job_entry::{self, JobContext};
+use super::job_entry::{self, Handled, JobContext};
 use crate::relay_client::Relay;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::step_schedule::step_entries;
@@ -39,6 +39,10 @@ pub struct StepEnv<'a> {
 /// queue's whole-second delay brings the message at most a second early,
 /// plus its batch timeout.
 const MAX_EARLY_WAIT_MS: i64 = 5_000;
+
+/// How long a step whose replay met its destination's rate waits before
+/// the next step (which takes that entry again).
+const OVER_RATE_PAUSE_MS: i64 = 1_000;
 
 /// Why a slice ended early.
 enum Halt {
@@ -155,9 +159,12 @@ async fn work(
         // failed on D1: the failed one stays pending and the step is retried.
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut first_error = None;
+        let mut over_rate = 0u32;
         for (e, result) in batch.iter().zip(results) {
             match result {
-                Ok(outcome) => outcomes.push((e.entry_id.as_str(), outcome)),
+                Ok(Handled::Done(outcome)) => outcomes.push((e.entry_id.as_str(), outcome)),
+                // Stays pending in the job: a later step takes it again.
+                Ok(Handled::OverRate) => over_rate += 1,
                 Err(err) => {
                     first_error.get_or_insert(err);
                 }
@@ -173,9 +180,15 @@ async fn work(
         if let Some(err) = first_error {
             return Err(err);
         }
-        handled += batch.len() as u32;
+        handled += outcomes.len() as u32;
         let failed = outcomes.iter().any(|(_, o)| *o == JobEntryOutcome::Failed);
         if canary_phase && failed {
+            break;
+        }
+        if over_rate > 0 {
+            // The destination's shared rate is spent: this step goes no
+            // further, and the next one starts a rate-limited wait later.
+            pacer.borrow_mut().hold_until(now_ms() + OVER_RATE_PAUSE_MS);
             break;
         }
     }

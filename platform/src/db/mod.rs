@@ -17,6 +17,7 @@ pub mod eviction;
 pub mod job_entries;
 pub mod jobs;
 pub mod payloads;
+pub mod rates;
 pub mod replay_audit;
 pub mod retention;
 mod rows;

@@ -3,9 +3,11 @@
 use super::drain_deliver::{one, EventEnd};
 use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{deliveries, drains, error_message};
+use crate::rate_turn::take_turn;
 use crate::{log, now_ms, queue_send};
 use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
+use hookrelay_core::rate_slots::{effective_rate, Slot, DRAIN_MAX_WAIT_MS};
 use hookrelay_core::state::lease_stale_before;
 
 /// What one step did, for its log line.
@@ -30,7 +32,9 @@ enum Next {
 /// was delivered; the caller retries the message.
 pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
     let dest = msg.destination.as_str();
-    let plan = plan(ctx.cfg.parking.drain_rate_per_s);
+    // The destination's own rate can only lower the drain's.
+    let rate = ctx.cfg.destination(dest).and_then(|d| d.rate_per_s);
+    let plan = plan(effective_rate(ctx.cfg.parking.drain_rate_per_s, rate));
     let now = now_ms();
     let busy_until = now + plan.step_budget_ms(ctx.cfg.timeout_ms);
     if !drains::claim_step(ctx.db, dest, msg.generation, busy_until, now).await? {
@@ -89,8 +93,14 @@ async fn deliver_paced(
 ) -> Next {
     let start = now_ms();
     let mut calls = 0u32;
+    let rate = ctx.cfg.destination(dest).and_then(|d| d.rate_per_s);
     for row in rows {
         sleep_ms(plan.call_at(start, calls) - now_ms()).await;
+        if let Some(rate) = rate {
+            if let Some(next) = turn(ctx, dest, rate).await {
+                return next;
+            }
+        }
         let end = one(ctx, row, dest).await;
         match end {
             EventEnd::Delivered => report.delivered += 1,
@@ -118,6 +128,31 @@ async fn deliver_paced(
     Next::After {
         wait_ms: next.wait_ms,
         delay_s: next.delay_s,
+    }
+}
+
+/// Takes the call's turn from the destination's shared rate (the consumer,
+/// replays and jobs take theirs from it too), waiting for it when it is
+/// near; when it is not, or D1 cannot say, the step ends here and the next
+/// one is scheduled (`None`: the call may go).
+async fn turn(ctx: &DrainCtx<'_>, dest: &str, rate: f64) -> Option<Next> {
+    match take_turn(ctx.db, dest, rate, DRAIN_MAX_WAIT_MS).await {
+        Ok(Slot::StartAt(_)) => None,
+        Ok(Slot::Over { next_free_at_ms }) => Some(Next::After {
+            wait_ms: 0,
+            delay_s: delay_s_until(next_free_at_ms, now_ms()).max(1),
+        }),
+        Err(e) => {
+            log::error(
+                COMPONENT,
+                "drain_rate_unreadable",
+                log::fields! {"destination": dest, "err": error_message(&e)},
+            );
+            Some(Next::After {
+                wait_ms: 0,
+                delay_s: STOPPED_RETRY_S,
+            })
+        }
     }
 }
 

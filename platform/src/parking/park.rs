@@ -12,7 +12,7 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
-use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage};
+use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage, ParkCause};
 use hookrelay_core::state::{DownstreamResult, EventStep};
 use worker::{D1Database, D1PreparedStatement, Queue};
 
@@ -36,7 +36,8 @@ pub async fn park(
                 destination,
                 cause,
                 probe_at_ms,
-            } => Some((*i, destination.as_str(), *probe_at_ms, *cause)),
+                why,
+            } => Some((*i, destination.as_str(), *probe_at_ms, *cause, *why)),
             Attempt::Called(_) => None,
         })
         .collect();
@@ -49,7 +50,9 @@ pub async fn park(
     }
     mark_parked(items, &parked, out, component);
     let drains = drains_to_ensure(
-        parks.iter().map(|&(_, d, probe, cause)| (d, probe, cause)),
+        parks
+            .iter()
+            .map(|&(_, d, probe, cause, _)| (d, probe, cause)),
         now,
     );
     for drain in drains {
@@ -60,8 +63,9 @@ pub async fn park(
 }
 
 /// One park: the item's index, its destination, when its breaker admits
-/// the next probe (when known) and the failure that opened it.
-type Park<'a> = (usize, &'a str, Option<i64>, Option<ErrorCode>);
+/// the next probe (or its rate the next start; when known), the failure
+/// that opened it, and why it parks.
+type Park<'a> = (usize, &'a str, Option<i64>, Option<ErrorCode>, ParkCause);
 
 /// Each park's row update and its step in the event's story.
 fn statements(
@@ -73,9 +77,9 @@ fn statements(
 ) -> worker::Result<Vec<D1PreparedStatement>> {
     let mut statements = Vec::with_capacity(parks.len() * 2);
     let mut seen: Vec<&str> = Vec::new();
-    for &(i, destination, _, cause) in parks {
+    for &(i, destination, _, cause, why) in parks {
         let event_id = &items[i].event.event_id;
-        let detail = format!("held while the breaker of {destination} is open");
+        let detail = why.detail(destination);
         let step = event_steps::StepRecord {
             event_id,
             step: EventStep::Parked,
@@ -88,12 +92,12 @@ fn statements(
             db,
             (event_id, destination),
             cause,
-            "breaker",
+            why.as_str(),
             now,
         )?);
         statements.push(event_steps::insert(db, &step)?);
     }
-    for &(i, _, _, cause) in parks {
+    for &(i, _, _, cause, _) in parks {
         let event_id = items[i].event.event_id.as_str();
         if !seen.contains(&event_id) {
             seen.push(event_id);
@@ -113,7 +117,10 @@ fn mark_parked(
 ) {
     for (i, attempt) in parked {
         let Attempt::Parked {
-            destination, cause, ..
+            destination,
+            cause,
+            why,
+            ..
         } = attempt
         else {
             continue;
@@ -128,7 +135,7 @@ fn mark_parked(
         log::info(
             component,
             "parked",
-            log::fields! {"id": event.event_id, "source": event.source, "destination": destination, "cause": cause},
+            log::fields! {"id": event.event_id, "source": event.source, "destination": destination, "cause": cause, "park_cause": why.as_str()},
         );
     }
 }

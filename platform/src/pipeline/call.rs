@@ -13,7 +13,7 @@ use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::parking::Caller;
+use hookrelay_core::parking::{Caller, ParkCause};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::signature::SigningKey;
 use hookrelay_core::vec_map::VecMap;
@@ -30,8 +30,11 @@ pub enum Attempt {
         destination: String,
         /// The failure that opened the breaker, when known.
         cause: Option<ErrorCode>,
-        /// When the breaker admits its next probe, when it is open.
+        /// When the breaker admits its next probe, when it is open (or,
+        /// over the rate, when the rate's next start is free).
         probe_at_ms: Option<i64>,
+        /// Why it parks.
+        why: ParkCause,
     },
 }
 
@@ -47,6 +50,9 @@ pub(super) struct Ctx<'a> {
     pub key: &'a SigningKey,
     pub component: Component,
     pub caller: Caller,
+    /// Each item's start reserved from its destination's rate (by item
+    /// index; `None`: at once).
+    pub starts: Vec<Option<i64>>,
 }
 
 /// The body of `event`: inline, or from the claim-checked bodies loaded.

@@ -1,12 +1,14 @@
 //! Phase 2: call the destination of each leased delivery, behind its
-//! breaker, or park it. The destinations of a batch run concurrently, each
-//! in waves (`super::destination_run`), after the claim's one read of
-//! their breakers and drains.
+//! breaker and within its rate, or park it. The destinations of a batch
+//! run concurrently, each in waves (`super::destination_run`), after the
+//! claim's one read of their breakers and drains and one reservation of
+//! the rated ones' starts (`super::rate`).
 
 use super::call::{body_of, no_signing_key, Attempt, Call, Ctx};
 use super::claim::Destinations;
 use super::destination_run::{self, Destination};
 use super::item::DeliveryItem;
+use super::rate;
 use crate::join::join_all;
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
@@ -28,7 +30,7 @@ pub(super) async fn deliver(
         let failed = || Attempt::Called(Err(no_signing_key()));
         return (0..items.len()).map(|i| (i, failed())).collect();
     };
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         db,
         items,
         stored,
@@ -36,8 +38,13 @@ pub(super) async fn deliver(
         key,
         component,
         caller,
+        starts: Vec::new(),
     };
-    let (mut calls, groups) = by_destination(&ctx);
+    let (mut calls, mut groups) = by_destination(&ctx);
+    let (starts, over) = rate::reserve(&ctx, &mut groups, &destinations.draining).await;
+    ctx.starts = starts;
+    calls.extend(over);
+    let ctx = ctx;
     let runs = groups.into_iter().map(|(name, indexes)| {
         let destination = Destination {
             name,

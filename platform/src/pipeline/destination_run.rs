@@ -7,12 +7,13 @@ use super::call::{body_of, call_downstream, Attempt, Call, Ctx};
 use crate::breaker_store::{claim_probe, write_folded};
 use crate::db::{breakers, error_message};
 use crate::join::join_all;
+use crate::paced::sleep_until;
 use crate::{log, now_ms};
 use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
 use hookrelay_core::breaker::{after_lost_claim, BreakerState, LostClaim, STATE_WHEN_UNREADABLE};
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
-use hookrelay_core::parking::{parks_behind_drain, when_rejected, NoCall, Rejected};
+use hookrelay_core::parking::{parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected};
 
 /// One destination of a batch.
 pub(super) struct Destination<'a> {
@@ -148,7 +149,12 @@ async fn call_wave(
 ) {
     let calls = indexes.iter().map(|&i| {
         let item = &ctx.items[i];
+        let start = ctx.starts.get(i).copied().flatten();
         async move {
+            // The start its destination's rate reserved (`super::rate`).
+            if let Some(at) = start {
+                sleep_until(at).await;
+            }
             match body_of(&item.event, &ctx.stored) {
                 Ok(body) => {
                     call_downstream(&item.event, body, &item.url, ctx.key, item.timeout_ms).await
@@ -198,6 +204,7 @@ fn parked(name: &str, cause: Option<ErrorCode>, probe_at_ms: Option<i64>) -> Att
         destination: name.to_owned(),
         cause,
         probe_at_ms,
+        why: ParkCause::Breaker,
     }
 }
 

@@ -25,6 +25,7 @@ mod deliver;
 mod destination_run;
 mod ingest;
 pub(crate) mod item;
+mod rate;
 mod record;
 
 use crate::{log, metrics};

@@ -1,0 +1,53 @@
+//! Why a delivery was parked (`deliveries.park_cause`): the breaker of its
+//! destination is open (or a drain runs ahead of it), or its destination is
+//! over its `rate_per_s` (DESIGN §3). Either way it spends no retry budget
+//! and its destination's drain brings it out.
+
+/// Why a delivery was parked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParkCause {
+    /// The destination's breaker is open, or its drain is running.
+    Breaker,
+    /// The destination is over its `rate_per_s`: no start was free within
+    /// the consumer's short wait.
+    Rate,
+}
+
+impl ParkCause {
+    /// Its stored name (`deliveries.park_cause`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParkCause::Breaker => "breaker",
+            ParkCause::Rate => "rate",
+        }
+    }
+
+    /// The event's story step, for destination `destination`.
+    pub fn detail(self, destination: &str) -> String {
+        match self {
+            ParkCause::Breaker => format!("held while the breaker of {destination} is open"),
+            ParkCause::Rate => {
+                format!(
+                    "held: {destination} is over its rate_per_s; its drain delivers it at the rate"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_has_its_stored_name_and_words() {
+        let table = [
+            (ParkCause::Breaker, "breaker", "breaker of b is open"),
+            (ParkCause::Rate, "rate", "b is over its rate_per_s"),
+        ];
+        for (cause, name, words) in table {
+            assert_eq!(cause.as_str(), name);
+            assert!(cause.detail("b").contains(words), "{cause:?}");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! `rates`: the shared budget of each rated destination (DESIGN §3,
+//! "Rates"). One atomic upsert reserves a caller's starts and answers them
+//! (`hookrelay_core::rate_slots`, whose `SlotAsk::apply` this statement
+//! carries out: the first start is the later of now and the row's next
+//! free start; the row moves on by the span asked, clamped to whole
+//! spacings before the horizon).
+
+use super::{int, text};
+use crate::db::{batch, Query, Rows};
+use hookrelay_core::rate_slots::{Grant, SlotAsk};
+use worker::{D1Database, D1PreparedStatement, Result};
+
+/// The reservation of `ask` from `destination`'s row: a statement for a
+/// batch, answered by [`parse_grant`].
+pub fn reserve_statement(
+    db: &D1Database,
+    destination: &str,
+    ask: &SlotAsk,
+) -> Result<D1PreparedStatement> {
+    // ?2 now, ?3 span asked, ?4 horizon, ?5 spacing. The CAST truncates
+    // toward zero, as Rust's integer `/` does in `SlotAsk::apply` (a bound
+    // number may arrive as a REAL, whose `/` would not).
+    db.prepare(
+        "INSERT INTO rates (destination, first_at, next_at) \
+         VALUES (?1, ?2, ?2 + MAX(0, MIN(?3, CAST((?4 - ?2) / ?5 AS INTEGER) * ?5))) \
+         ON CONFLICT(destination) DO UPDATE SET \
+         first_at = MAX(rates.next_at, ?2), \
+         next_at = MAX(rates.next_at, ?2) + MAX(0, MIN(?3, CAST((?4 - MAX(rates.next_at, ?2)) / ?5 AS INTEGER) * ?5)) \
+         RETURNING first_at, next_at",
+    )
+    .bind(&[
+        text(destination),
+        int(ask.now_ms),
+        int(ask.span_ms),
+        int(ask.horizon_ms),
+        int(ask.spacing_ms),
+    ])
+}
+
+/// The grant a [`reserve_statement`] answered.
+pub fn parse_grant(rows: &Rows) -> Result<Grant> {
+    rows.map_first(|r| {
+        Ok(Grant {
+            first_at_ms: r.int("first_at")?,
+            next_at_ms: r.int("next_at")?,
+        })
+    })?
+    .ok_or_else(|| worker::Error::RustError("the rate reservation answered no row".into()))
+}
+
+/// Reserves `ask` from `destination`'s budget alone (one round trip).
+pub async fn reserve(db: &D1Database, destination: &str, ask: &SlotAsk) -> Result<Grant> {
+    parse_grant(&reserve_statement(db, destination, ask)?.query().await?)
+}
+
+/// Reserves each `(destination, ask)` in one round trip, in order.
+pub async fn reserve_many(db: &D1Database, asks: &[(&str, SlotAsk)]) -> Result<Vec<Grant>> {
+    let statements = asks
+        .iter()
+        .map(|(d, a)| reserve_statement(db, d, a))
+        .collect::<Result<Vec<_>>>()?;
+    batch(db, statements)
+        .await?
+        .iter()
+        .map(parse_grant)
+        .collect()
+}

@@ -1,0 +1,139 @@
+// A destination's rate_per_s holds across every isolate and path that
+// calls it (DESIGN §3, "Rates"): the consumer, a replay job and the drain
+// take their starts from one shared budget (the `rates` row in D1), so the
+// destination never sees more than its rate, whatever the consumer's
+// concurrency or the job's own rate. Events over the rate are parked
+// (cause `rate`), spend no retry budget and are drained at the rate; a
+// single replay over the rate waits its turn or answers 429 naming it,
+// never counted as a failed replay. Arrival times are read at a real
+// loopback destination.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+import { adminClient } from "./support/admin.mjs";
+
+const SECRET = "rate-shared-source-secret";
+const DOWN_SECRET = "rate-shared-down-secret";
+const REASON = "rate test: the destination is fixed";
+// Until a test fixes a path, an event whose tag starts "bad" is refused
+// with a 400 there (poison: its delivery is dead-lettered at once).
+const fixed = { "/limited": false, "/slow": false };
+let downstream;
+let relay;
+let admin;
+
+before(async () => {
+  const refuseBad = (path) => (req) => ({ status: !fixed[path] && JSON.parse(req.body).tag.startsWith("bad") ? 400 : 200 });
+  downstream = await startDownstream({ "/limited": refuseBad("/limited"), "/slow": refuseBad("/slow") });
+  relay = await startRelay({
+    relayVars: {
+      DESTINATIONS: JSON.stringify({
+        limited: { url: downstream.url("/limited"), rate_per_s: 2 },
+        slow: { url: downstream.url("/slow"), rate_per_s: 0.1 },
+      }),
+      SOURCES: JSON.stringify({
+        rl: { scheme: "hmac-sha256", routes: [{ to: "limited" }] },
+        rs: { scheme: "hmac-sha256", routes: [{ to: "slow" }] },
+      }),
+      WEBHOOK_SECRET_RL: SECRET,
+      WEBHOOK_SECRET_RS: SECRET,
+      DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET,
+      RETRY_DELAYS_S: "1,1,1,1,1",
+      // The drain's own rate is above the destination's: the smaller holds.
+      DRAIN_RATE_PER_S: "10",
+    },
+  });
+  admin = adminClient(relay, [SECRET, DOWN_SECRET]);
+});
+after(async () => {
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+async function send(source, tag) {
+  const body = JSON.stringify({ tag });
+  const res = await relay.fetch(`/webhooks/${source}`, { method: "POST", body, headers: hmacHeaders(body, { secret: SECRET, operationId: `op-${tag}` }) });
+  assert.equal(res.status, 202, await res.clone().text());
+  return (await res.json()).event_id;
+}
+
+const pendingEntries = (destination) =>
+  rows(relay.db, "SELECT id, replay_attempts, status FROM dead_letters WHERE destination = ? AND status = 'pending'", destination);
+
+/**
+ * The property checked from outside (DESIGN §4): in any window of W
+ * seconds (W ≥ 1), at most ceil(rate × W) + 1 starts arrive.
+ */
+function assertWithinRate(at, rate) {
+  const sorted = [...at].sort((a, b) => a - b);
+  const gaps = sorted.slice(1).map((x, i) => x - sorted[i]);
+  for (const w of [1, 2, 3, 5, 10]) {
+    const cap = Math.ceil(rate * w) + 1;
+    const worst = Math.max(...sorted.map((s, i) => sorted.slice(i).filter((x) => x < s + w * 1000).length));
+    assert.ok(worst <= cap, `${worst} starts within ${w} s at ${rate}/s (at most ${cap}); gaps ${gaps.join(", ")} ms`);
+  }
+  return gaps;
+}
+
+test("twenty events at once plus a replay job at 10/s: the destination at 2/s never sees more, every event arrives, none is dead-lettered", async (ctx) => {
+  // Four deliveries refused for good: the job's entries.
+  const bad = [];
+  for (let i = 0; i < 4; i++) bad.push(await send("rl", `bad-${i}`));
+  await waitFor(async () => (await pendingEntries("limited")).length === 4, { what: "four dead-letter entries for 'limited'", timeoutMs: 30_000 });
+  fixed["/limited"] = true;
+
+  const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { destination: "limited" }, canary: { size: 0 }, rate_per_s: 10, concurrency: 10 });
+  assert.equal(created.status, 202, JSON.stringify(created.json));
+  const events = await Promise.all(Array.from({ length: 20 }, (_, i) => send("rl", `burst-${i}`)));
+
+  const wanted = new Set([...events, ...bad]);
+  const delivered = () => new Set(downstream.hits("/limited").filter((r) => r.status === 200).map((r) => r.headers["x-operation-id"]));
+  await waitFor(() => [...wanted].every((id) => delivered().has(id)), { what: "all 24 events delivered to 'limited'", timeoutMs: 90_000, intervalMs: 200 });
+  const job = await waitFor(async () => {
+    const j = (await admin.get(`jobs/${created.data.id}`)).data;
+    return j.status === "completed" && j;
+  }, { what: "the job to complete", timeoutMs: 30_000 });
+  assert.equal(job.succeeded, 4, JSON.stringify(job));
+  assert.equal(job.failed, 0, "a replay over the rate is never a failed one");
+
+  const oks = downstream.hits("/limited").filter((r) => r.status === 200);
+  const ids = oks.map((r) => r.headers["x-operation-id"]);
+  assert.equal(new Set(ids).size, ids.length, "no event was delivered twice");
+  const gaps = assertWithinRate(downstream.hits("/limited").map((r) => r.at), 2);
+  ctx.diagnostic(`gaps between starts at 'limited' (ms): ${gaps.join(", ")}`);
+
+  const dead = await rows(relay.db, "SELECT count(*) AS n FROM dead_letters WHERE destination = 'limited' AND status <> 'replayed'");
+  assert.equal(dead[0].n, 0, "no event was dead-lettered");
+  const byRate = await rows(relay.db, "SELECT count(*) AS n FROM event_steps WHERE step = 'parked' AND detail LIKE '%over its rate_per_s%'");
+  assert.ok(byRate[0].n > 0, "some events were parked over the rate (cause rate) and drained");
+  const attempts = await rows(relay.db, "SELECT max(attempts) AS n FROM deliveries WHERE destination = 'limited' AND event_id IN (SELECT value FROM json_each(?))", JSON.stringify(events));
+  assert.ok(attempts[0].n <= 1, `a parked event spends no retry budget (max attempts ${attempts[0].n})`);
+});
+
+test("a single replay over the rate answers 429 naming the rate, is not a failed replay, and goes through once its turn is near", async () => {
+  await send("rs", "bad-slow");
+  const [entry] = await waitFor(async () => {
+    const e = await pendingEntries("slow");
+    return e.length === 1 && e;
+  }, { what: "the dead-letter entry for 'slow'", timeoutMs: 30_000 });
+  fixed["/slow"] = true;
+  // The refused call took the one start of the next 10 s.
+  const refused = await admin.post(`webhook-dlq/${entry.id}/replay`, { reason: REASON });
+  assert.equal(refused.status, 429, JSON.stringify(refused.json));
+  assert.equal(refused.error.code, "RATE_LIMITED");
+  assert.match(refused.error.message, /'slow' is over its rate_per_s of 0\.1/);
+  const [after429] = await rows(relay.db, "SELECT replay_attempts, status FROM dead_letters WHERE id = ?", entry.id);
+  assert.deepEqual({ ...after429 }, { replay_attempts: 0, status: "pending" }, "a 429 changes nothing");
+  // Within a few seconds of its turn the replay waits for it and succeeds.
+  const done = await waitFor(async () => {
+    const r = await admin.post(`webhook-dlq/${entry.id}/replay`, { reason: REASON });
+    if (r.status === 429) return false;
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    return r.data;
+  }, { what: "the replay to get its turn", timeoutMs: 20_000, intervalMs: 1_000 });
+  assert.equal(done.outcome, "succeeded", JSON.stringify(done));
+  assert.equal(done.replay_attempts, 0);
+  assertWithinRate(downstream.hits("/slow").map((r) => r.at), 0.1);
+});
