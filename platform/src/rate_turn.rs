@@ -7,30 +7,35 @@
 
 use crate::db::rates;
 use crate::now_ms;
+use crate::outlined::{outlined, Outlined};
 use crate::paced::sleep_until;
 use hookrelay_core::rate_slots::{Slot, SlotAsk};
+use std::future::Future;
 use worker::{D1Database, Result};
 
 /// Takes one start from `destination`'s budget at `rate_per_s`: waits for
 /// it and answers `StartAt` when it is within `max_wait_ms`, else answers
 /// `Over` with the budget's next free start, having reserved nothing.
-pub async fn take_turn(
-    db: &D1Database,
-    destination: &str,
+/// Outlined: the replay route and the drain step share one body.
+pub fn take_turn<'a>(
+    db: &'a D1Database,
+    destination: &'a str,
     rate_per_s: f64,
     max_wait_ms: i64,
-) -> Result<Slot> {
-    let ask = SlotAsk::new(rate_per_s, 1, now_ms(), max_wait_ms);
-    let grant = rates::reserve(db, destination, &ask).await?;
-    let slot = grant
-        .slots(1, ask.spacing_ms)
-        .first()
-        .copied()
-        .unwrap_or(Slot::Over {
-            next_free_at_ms: grant.next_at_ms,
-        });
-    if let Slot::StartAt(at) = slot {
-        sleep_until(at).await;
-    }
-    Ok(slot)
+) -> Outlined<impl Future<Output = Result<Slot>> + 'a> {
+    outlined(async move {
+        let ask = SlotAsk::new(rate_per_s, 1, now_ms(), max_wait_ms);
+        let grant = rates::reserve(db, destination, &ask).await?;
+        let slot = grant
+            .slots(1, ask.spacing_ms)
+            .first()
+            .copied()
+            .unwrap_or(Slot::Over {
+                next_free_at_ms: grant.next_at_ms,
+            });
+        if let Slot::StartAt(at) = slot {
+            sleep_until(at).await;
+        }
+        Ok(slot)
+    })
 }

@@ -41,7 +41,7 @@ pub(super) async fn deliver(
         starts: Vec::new(),
     };
     let (mut calls, mut groups) = by_destination(&ctx);
-    let (starts, over) = rate::reserve(&ctx, &mut groups, &destinations.draining).await;
+    let (starts, over) = rate::reserve(&ctx, &mut groups, &destinations).await;
     ctx.starts = starts;
     calls.extend(over);
     let ctx = ctx;

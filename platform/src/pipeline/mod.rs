@@ -8,7 +8,8 @@
 //! - [`deliver`]: the `deliveries` consumer's (and a replay's to one
 //!   destination), in three named phases: [`claim`] (the leases, the
 //!   events, the bodies, the breakers and drains, in one round trip) →
-//!   [`deliver`] (the calls, per destination behind its breaker) →
+//!   [`deliver`] (the rated destinations' starts in one more round trip,
+//!   `rate`; then the calls, per destination behind its breaker) →
 //!   [`record`] (every outcome, attempt and summary, in one round trip).
 //!
 //! Why each phase is safe to repeat:
@@ -106,7 +107,8 @@ pub async fn ingest_routed(
 
 /// Delivers `requests` (event id, destination), each carried by the
 /// message `carriers` names (same order), as `caller`: claim, calls,
-/// record, in two round trips (plus the breakers' writes, and a park's).
+/// record, in two round trips (plus one reservation for the rated
+/// destinations, the breakers' writes, and a park's).
 /// An open breaker parks a consumer's delivery (with
 /// `BREAKER_OPEN_ACTION=park`, `control` carrying its drain's first
 /// step); a replay's fails instead.

@@ -11,12 +11,13 @@
 //! rows.
 
 use super::call::{Attempt, Call, Ctx};
+use super::claim::Destinations;
 use crate::db::{error_message, rates};
 use crate::now_ms;
+use hookrelay_core::breaker::{admit, Admission};
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::parking::{parks_behind_drain, Caller, ParkCause};
 use hookrelay_core::rate_slots::{Slot, SlotAsk, CONSUMER_MAX_WAIT_MS};
-use hookrelay_core::vec_map::VecMap;
 
 /// Reserves the starts of every rated destination in `groups` (its items,
 /// in arrival order) and takes the items over the rate out of them. The
@@ -25,11 +26,11 @@ use hookrelay_core::vec_map::VecMap;
 pub(super) async fn reserve(
     ctx: &Ctx<'_>,
     groups: &mut Vec<(&str, Vec<usize>)>,
-    draining: &VecMap<String, Option<ErrorCode>>,
+    destinations: &Destinations,
 ) -> (Vec<Option<i64>>, Vec<Call>) {
     let mut starts = vec![None; ctx.items.len()];
     let mut out = Vec::new();
-    let asks = asks(ctx, groups, draining);
+    let asks = asks(ctx, groups, destinations);
     if asks.is_empty() {
         return (starts, out);
     }
@@ -66,23 +67,34 @@ pub(super) async fn reserve(
 }
 
 /// The consumer's asks, by group index: one per rated destination that
-/// does not park behind its drain anyway (a drain takes its own turns).
+/// will call. One that parks behind its drain (the drain takes its own
+/// turns) or whose stored breaker refuses calls asks for nothing, so no
+/// start is spent on a call that is not made.
 fn asks(
     ctx: &Ctx<'_>,
     groups: &[(&str, Vec<usize>)],
-    draining: &VecMap<String, Option<ErrorCode>>,
+    destinations: &Destinations,
 ) -> Vec<(usize, SlotAsk)> {
     if ctx.caller != Caller::Consumer {
         return Vec::new();
     }
     let now = now_ms();
     let action = ctx.cfg.breaker_open_action;
+    let calls = |name: &str| {
+        let draining = destinations.draining.get(name).is_some();
+        let stored = destinations.breakers.as_ref().and_then(|b| b.get(name));
+        let refused = stored.is_some_and(|(state, _)| {
+            matches!(
+                admit(*state, now, &ctx.cfg.breaker),
+                Admission::Reject { .. }
+            )
+        });
+        !parks_behind_drain(draining, action, ctx.caller) && !refused
+    };
     groups
         .iter()
         .enumerate()
-        .filter(|(_, (name, _))| {
-            !parks_behind_drain(draining.get(*name).is_some(), action, ctx.caller)
-        })
+        .filter(|(_, (name, _))| calls(name))
         .filter_map(|(g, (name, ix))| {
             let rate = ctx.cfg.destination(name)?.rate_per_s?;
             let wanted = u32::try_from(ix.len()).unwrap_or(u32::MAX);
