@@ -4,7 +4,7 @@
 // downstream, fresh Miniflare per run; the rate (100/s) is high enough
 // that every start of a batch fits the consumer's short wait, so nothing
 // parks and the difference is the reservation alone. Runs on its own after
-// `bash scripts/build.sh`: `node bench/rate-trips.mjs [runs] [n]`.
+// `bash scripts/build.sh`: `node bench/rate-trips.mjs [runs] [n] [batch size]`.
 import { queuedEvents, settleStdio, sleep, startRelay } from "./lib.mjs";
 import { startDownstream } from "./downstream.mjs";
 import { fmt, median, say } from "./report.mjs";
@@ -65,5 +65,5 @@ export async function runRateTrips({ runs = 3, n = 50, batchSize = 50 } = {}) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await runRateTrips({ runs: Number(process.argv[2] ?? 3), n: Number(process.argv[3] ?? 50) });
+  await runRateTrips({ runs: Number(process.argv[2] ?? 3), n: Number(process.argv[3] ?? 50), batchSize: Number(process.argv[4] ?? 50) });
 }
