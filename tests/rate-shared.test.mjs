@@ -19,26 +19,29 @@ const DOWN_SECRET = "rate-shared-down-secret";
 const REASON = "rate test: the destination is fixed";
 // Until a test fixes a path, an event whose tag starts "bad" is refused
 // with a 400 there (poison: its delivery is dead-lettered at once).
-const fixed = { "/limited": false, "/slow": false };
+const fixed = { "/limited": false, "/slow": false, "/slower": false };
 let downstream;
 let relay;
 let admin;
 
 before(async () => {
   const refuseBad = (path) => (req) => ({ status: !fixed[path] && JSON.parse(req.body).tag.startsWith("bad") ? 400 : 200 });
-  downstream = await startDownstream({ "/limited": refuseBad("/limited"), "/slow": refuseBad("/slow") });
+  downstream = await startDownstream(Object.fromEntries(Object.keys(fixed).map((p) => [p, refuseBad(p)])));
   relay = await startRelay({
     relayVars: {
       DESTINATIONS: JSON.stringify({
         limited: { url: downstream.url("/limited"), rate_per_s: 2 },
         slow: { url: downstream.url("/slow"), rate_per_s: 0.1 },
+        slower: { url: downstream.url("/slower"), rate_per_s: 0.2 },
       }),
       SOURCES: JSON.stringify({
         rl: { scheme: "hmac-sha256", routes: [{ to: "limited" }] },
         rs: { scheme: "hmac-sha256", routes: [{ to: "slow" }] },
+        rj: { scheme: "hmac-sha256", routes: [{ to: "slower" }] },
       }),
       WEBHOOK_SECRET_RL: SECRET,
       WEBHOOK_SECRET_RS: SECRET,
+      WEBHOOK_SECRET_RJ: SECRET,
       DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET,
       RETRY_DELAYS_S: "1,1,1,1,1",
       // The drain's own rate is above the destination's: the smaller holds.
@@ -136,4 +139,27 @@ test("a single replay over the rate answers 429 naming the rate, is not a failed
   assert.equal(done.outcome, "succeeded", JSON.stringify(done));
   assert.equal(done.replay_attempts, 0);
   assertWithinRate(downstream.hits("/slow").map((r) => r.at), 0.1);
+});
+
+test("a job whose replays meet the rate leaves those entries pending and takes them again: it completes with none failed", async () => {
+  for (let i = 0; i < 3; i++) await send("rj", `bad-job-${i}`);
+  await waitFor(async () => (await pendingEntries("slower")).length === 3, { what: "three dead-letter entries for 'slower'", timeoutMs: 40_000, intervalMs: 200 });
+  fixed["/slower"] = true;
+  // At 0.2/s the second replay's turn is about 5 s after the first's, the
+  // third's 10 s: past a replay's wait, so the relay refuses it for now.
+  const created = await admin.post("jobs", { action: "replay", reason: REASON, filter: { destination: "slower" }, canary: { size: 0 }, rate_per_s: 10, concurrency: 3 });
+  assert.equal(created.status, 202, JSON.stringify(created.json));
+  const job = await waitFor(async () => {
+    const j = (await admin.get(`jobs/${created.data.id}`)).data;
+    return ["completed", "aborted"].includes(j.status) && j;
+  }, { what: "the job to end", timeoutMs: 60_000, intervalMs: 250 });
+  assert.equal(job.status, "completed", JSON.stringify(job));
+  assert.deepEqual([job.succeeded, job.failed], [3, 0], JSON.stringify(job));
+  const steps = relay.logs.filter((l) => l.includes('"event":"job_step"') && l.includes(created.data.id));
+  // One step could not take all three: the rate refused some, and a later
+  // step came back for them.
+  assert.ok(steps.length > 1, `the job ran in ${steps.length} step(s): ${steps.join(" | ")}`);
+  const entries = await rows(relay.db, "SELECT status, replay_attempts FROM dead_letters WHERE destination = 'slower'");
+  assert.deepEqual(entries.map((e) => [e.status, e.replay_attempts]), Array(3).fill(["replayed", 0]));
+  assertWithinRate(downstream.hits("/slower").map((r) => r.at), 0.2);
 });
