@@ -10,6 +10,7 @@
 //   target 6  sweep.mjs            batch-size sweep
 //   target 7  archive-sweep.mjs    retention sweep (D1 -> R2) vs a hand-written JS anchor
 //   target 8  consumer-beside-sweep.mjs  target 1 again, with a retention sweep beside it
+//   target 9  rate-trips.mjs       the shared rate's D1 round trips per deliveries batch
 // then native signature verification (cargo bench) and `npm test` notes.
 // D1 round trips are counted by d1-counter.mjs in every consumer table.
 import { spawnSync } from "node:child_process";
@@ -131,6 +132,10 @@ if (wanted(8)) {
   const { runConsumerBesideSweep } = await import("./consumer-beside-sweep.mjs");
   results.target8 = await runConsumerBesideSweep({ compatDate, runs: RUNS, n: N, seedN: SEED_N });
 }
+if (wanted(9)) {
+  const { runRateTrips } = await import("./rate-trips.mjs");
+  results.target9 = await runRateTrips({ runs: RUNS, n: 50, batchSize: 10 });
+}
 if (wanted(5)) {
   const { runWasmSizes } = await import("./wasm-size.mjs");
   results.target5 = runWasmSizes();
@@ -201,6 +206,7 @@ trips("target1", "raw", "raw D1");
 trips("target1", "ts", "TS");
 trips("target2", "rust", "Rust, forwarding");
 trips("target2", "js", "JS forwarder");
+if (results.target9) rows.push(["9. D1 round trips a destination's rate_per_s adds per deliveries batch (target <= 1)", fmt(results.target9.extra, 2), "median of paired runs"]);
 for (const r of results.target3?.rows ?? []) rows.push([`D1 round trips per message batch: ${r.name}`, fmt(r.d1_trips_per_batch, 2), r.d1_kinds]);
 say("\n## Summary (ratios: median of per-run paired ratios, and their min–max)");
 say(table(["measure", "value", "spread / limit"], rows));
