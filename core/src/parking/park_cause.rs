@@ -1,13 +1,16 @@
 //! Why a delivery was parked (`deliveries.park_cause`): the breaker of its
-//! destination is open (or a drain runs ahead of it), or its destination is
-//! over its `rate_per_s` (DESIGN §3). Either way it spends no retry budget
+//! destination is open, a drain of its destination runs ahead of it, or its
+//! destination is over its `rate_per_s` (DESIGN §3). Either way it spends no retry budget
 //! and its destination's drain brings it out.
 
 /// Why a delivery was parked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParkCause {
-    /// The destination's breaker is open, or its drain is running.
+    /// The destination's breaker is open.
     Breaker,
+    /// The destination's drain is running: a new event queues behind the
+    /// parked ones, so arrival order and the drain's rate hold.
+    Drain,
     /// The destination is over its `rate_per_s`: no start was free within
     /// the consumer's short wait.
     Rate,
@@ -18,6 +21,7 @@ impl ParkCause {
     pub fn as_str(self) -> &'static str {
         match self {
             ParkCause::Breaker => "breaker",
+            ParkCause::Drain => "drain",
             ParkCause::Rate => "rate",
         }
     }
@@ -26,6 +30,9 @@ impl ParkCause {
     pub fn detail(self, destination: &str) -> String {
         match self {
             ParkCause::Breaker => format!("held while the breaker of {destination} is open"),
+            ParkCause::Drain => {
+                format!("held behind the parked events of {destination}, which its drain delivers first")
+            }
             ParkCause::Rate => {
                 format!(
                     "held: {destination} is over its rate_per_s; its drain delivers it at the rate"
@@ -43,6 +50,7 @@ mod tests {
     fn each_cause_has_its_stored_name_and_words() {
         let table = [
             (ParkCause::Breaker, "breaker", "breaker of b is open"),
+            (ParkCause::Drain, "drain", "behind the parked events of b"),
             (ParkCause::Rate, "rate", "b is over its rate_per_s"),
         ];
         for (cause, name, words) in table {

@@ -36,7 +36,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, d: Destination<'_>) -> Vec<Call> {
         return d
             .indexes
             .iter()
-            .map(|&i| (i, parked(d.name, cause, None)))
+            .map(|&i| (i, parked(d.name, cause, None, ParkCause::Drain)))
             .collect();
     }
     let mut waves = DestinationWaves::new(stored.0, d.indexes);
@@ -194,17 +194,22 @@ fn refuse(
 fn refused(ctx: &Ctx<'_>, name: &str, rejected: Rejected, now: i64) -> Attempt {
     let action = ctx.cfg.breaker_open_action;
     match when_rejected(rejected, action, ctx.caller, name, now) {
-        NoCall::Park { cause, probe_at_ms } => parked(name, cause, probe_at_ms),
+        NoCall::Park { cause, probe_at_ms } => parked(name, cause, probe_at_ms, ParkCause::Breaker),
         NoCall::Refuse(f) => Attempt::Called(Err(f)),
     }
 }
 
-fn parked(name: &str, cause: Option<ErrorCode>, probe_at_ms: Option<i64>) -> Attempt {
+fn parked(
+    name: &str,
+    cause: Option<ErrorCode>,
+    probe_at_ms: Option<i64>,
+    why: ParkCause,
+) -> Attempt {
     Attempt::Parked {
         destination: name.to_owned(),
         cause,
         probe_at_ms,
-        why: ParkCause::Breaker,
+        why,
     }
 }
 
