@@ -3,7 +3,7 @@
 //! its source), how calls are signed and timed, and the breaker and
 //! parking rules around them.
 
-use super::destinations::{load_destinations, Destination};
+use super::destinations::{load_destinations, Destination, DELIVERY_TIMEOUT_RANGE_MS};
 use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
 use super::routes::{evaluate, Route, Routed};
 use super::sources::SourceSpec;
@@ -14,9 +14,6 @@ use std::collections::BTreeMap;
 
 /// Default `DELIVERY_TIMEOUT_MS`.
 pub const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 10_000;
-/// The range a call's timeout may take (`DELIVERY_TIMEOUT_MS`, and a
-/// destination's `timeout_ms`), in ms.
-pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
 
 /// A source's name and its routes, in order.
 pub type SourceRoutes = (String, Vec<Route>);

@@ -20,6 +20,11 @@ pub struct Destination {
     pub timeout_ms: u32,
 }
 
+/// The range a call's timeout may take (`DELIVERY_TIMEOUT_MS`, and a
+/// destination's `timeout_ms`), in ms. Here, beside the destination that
+/// carries it, so `delivery.rs` reads it from this file and never the reverse.
+pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
+
 const KEY: &str = "DESTINATIONS";
 const FIELDS: [&str; 3] = ["url", "rate_per_s", "timeout_ms"];
 /// Specified by DESIGN §3, built in a later version.
@@ -149,10 +154,7 @@ fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
 fn timeout_of(fields: &Map<String, Value>, default_ms: u32) -> Result<u32, FieldError> {
     match fields.get("timeout_ms") {
         None | Some(Value::Null) => Ok(default_ms),
-        Some(v) => match v
-            .as_u64()
-            .filter(|t| super::delivery::DELIVERY_TIMEOUT_RANGE_MS.contains(t))
-        {
+        Some(v) => match v.as_u64().filter(|t| DELIVERY_TIMEOUT_RANGE_MS.contains(t)) {
             Some(t) => Ok(t as u32),
             None => fail(
                 ".timeout_ms",

@@ -18,10 +18,10 @@ mod sources;
 
 pub use crate::parking::config::ParkingConfig;
 pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
-pub use delivery::{
-    DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS, DELIVERY_TIMEOUT_RANGE_MS,
+pub use delivery::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use destinations::{
+    load_destinations, parse_destinations, Destination, DELIVERY_TIMEOUT_RANGE_MS,
 };
-pub use destinations::{load_destinations, parse_destinations, Destination};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use routes::{evaluate as evaluate_routes, Route, Routed};
