@@ -26,7 +26,10 @@
 use hookrelay_core::config::queues::{
     OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
 };
-use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
+use hookrelay_core::config::{
+    check_shared, load_destinations, parse_sources, Declared, RelayConfig,
+    DEFAULT_DELIVERY_TIMEOUT_MS,
+};
 use hookrelay_core::signature_limit;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -129,8 +132,9 @@ fn read_toml(path: &str) -> Result<toml::Value, String> {
 }
 
 /// The user's `[vars]` by their schema: every setting the relay parses,
-/// and `SOURCES` (possibly empty) field by field. The sources' secrets are
-/// production's, never in the repository, so they are not asked for.
+/// and `SOURCES` (possibly empty) field by field. The sources' and the
+/// destinations' secrets are production's, never in the repository, so
+/// they are not asked for (a stand-in fills each `DESTINATION_SECRET_…`).
 fn check_user_vars(relay: &Env) -> Result<(), String> {
     let mut vars = relay.vars()?;
     let sources = vars
@@ -138,6 +142,12 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
         .unwrap_or(Value::Object(Default::default()));
     parse_sources(&sources).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     vars.insert("SOURCES".into(), Value::Object(Default::default()));
+    let destinations = load_destinations(&vars, DEFAULT_DELIVERY_TIMEOUT_MS as u32)
+        .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
+    for d in destinations.iter().filter(|d| d.auth.is_some()) {
+        vars.entry(d.auth_secret_name())
+            .or_insert_with(|| Value::String("build-check:stand-in".into()));
+    }
     RelayConfig::load(&vars).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     Ok(())
 }

@@ -1,29 +1,72 @@
-//! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name. This
-//! version has URL destinations only; `queue`, `service` and `auth` are
-//! refused as not supported yet, never accepted and ignored.
+//! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name, and
+//! how each is reached: a URL that gets the signed POST, optionally with a
+//! credential (`auth`). `queue` and `service` are refused as not supported
+//! yet, never accepted and ignored. The credentials' secrets are read
+//! beside this, in `super::destination_keys`.
 
+use super::destination_keys::DestinationKeys;
 use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
 use super::sources::{is_http_url, is_valid_name};
 use serde_json::{Map, Value};
 
-/// A destination: a URL that gets the signed POST.
+/// Where a destination's calls go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `{"url": …}`: the signed POST over the network.
+    Url(String),
+}
+
+/// How a destination's credential is sent (`"auth"`), its value being the
+/// secret `DESTINATION_SECRET_<NAME>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthForm {
+    /// `bearer`: `Authorization: Bearer <secret>`.
+    Bearer,
+    /// `basic`: the secret is `user:password`, sent as `Authorization:
+    /// Basic <base64 of its UTF-8 bytes>` (RFC 7617).
+    Basic,
+    /// `header:<Name>`: the secret as it is, in header `<Name>` (kept
+    /// lower-cased).
+    Header(String),
+}
+
+/// A destination: where its calls go, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Destination {
     /// Its name (the key of the breaker, parking, stats and alarms).
     pub name: String,
-    /// `url`: where the signed POST goes.
-    pub url: String,
+    /// Where its calls go.
+    pub target: Target,
+    /// `auth`: the credential sent with each call, if any.
+    pub auth: Option<AuthForm>,
     /// `rate_per_s` (0.1-100): the most calls it takes per second;
     /// `None`: no rate of its own.
     pub rate_per_s: Option<f64>,
     /// `timeout_ms` (100-120000), else `DELIVERY_TIMEOUT_MS`.
     pub timeout_ms: u32,
+    /// Its secrets, bound at startup (`super::destination_keys`); empty
+    /// as parsed.
+    pub keys: DestinationKeys,
 }
 
 const KEY: &str = "DESTINATIONS";
-const FIELDS: [&str; 3] = ["url", "rate_per_s", "timeout_ms"];
+const FIELDS: [&str; 4] = ["url", "auth", "rate_per_s", "timeout_ms"];
 /// Specified by DESIGN §3, built in a later version.
-const NOT_YET: [&str; 3] = ["queue", "service", "auth"];
+const NOT_YET: [&str; 2] = ["queue", "service"];
+/// Headers every call sets itself (or the runtime does): an `auth` header
+/// never replaces one of them.
+const RESERVED_HEADERS: [&str; 10] = [
+    "content-type",
+    "content-length",
+    "host",
+    "transfer-encoding",
+    "connection",
+    "x-operation-id",
+    "x-timestamp",
+    "x-signature",
+    "x-hookrelay-source",
+    "x-idempotency-key",
+];
 
 /// Reads `DESTINATIONS`, which is optional (absent: none declared), in
 /// name order; `default_timeout_ms` is `DELIVERY_TIMEOUT_MS`.
@@ -60,11 +103,34 @@ pub fn parse_destinations(
 }
 
 impl Destination {
+    /// A URL destination with no credential and no rate: what a source's
+    /// `downstream` declares.
+    pub fn url(name: &str, url: &str, timeout_ms: u32) -> Destination {
+        Destination {
+            name: name.to_string(),
+            target: Target::Url(url.to_string()),
+            auth: None,
+            rate_per_s: None,
+            timeout_ms,
+            keys: DestinationKeys::default(),
+        }
+    }
+
     /// What its secrets' names end with (DESIGN §1,
     /// `DESTINATION_SECRET_<NAME>`, `DESTINATION_SIGNING_SECRET_<NAME>`):
     /// the name upper-cased, `-` as `_`.
     pub fn secret_suffix(&self) -> String {
         self.name.to_ascii_uppercase().replace('-', "_")
+    }
+
+    /// `DESTINATION_SECRET_<NAME>`: the value of its `auth`.
+    pub fn auth_secret_name(&self) -> String {
+        format!("DESTINATION_SECRET_{}", self.secret_suffix())
+    }
+
+    /// `DESTINATION_SIGNING_SECRET_<NAME>`: its own signing key, if set.
+    pub fn signing_secret_name(&self) -> String {
+        format!("DESTINATION_SIGNING_SECRET_{}", self.secret_suffix())
     }
 }
 
@@ -106,7 +172,7 @@ fn destination(
     if let Some(field) = fields.keys().find(|f| NOT_YET.contains(&f.as_str())) {
         return fail(
             &format!(".{field}"),
-            "is not supported in this version yet: a destination is {\"url\": …} with optional rate_per_s and timeout_ms",
+            "is not supported in this version yet: a destination is {\"url\": …} with optional auth, rate_per_s and timeout_ms",
         );
     }
     if let Some(field) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
@@ -127,10 +193,52 @@ fn destination(
     };
     Ok(Destination {
         name: name.to_string(),
-        url,
+        target: Target::Url(url),
+        auth: auth_of(fields)?,
         rate_per_s: rate_of(fields)?,
         timeout_ms: timeout_of(fields, default_timeout_ms)?,
+        keys: DestinationKeys::default(),
     })
+}
+
+fn auth_of(fields: &Map<String, Value>) -> Result<Option<AuthForm>, FieldError> {
+    const FORMS: &str = "must be \"bearer\", \"basic\" or \"header:<Name>\" (the value is the secret DESTINATION_SECRET_<NAME>)";
+    let raw = match fields.get("auth") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(raw)) => raw.as_str(),
+        Some(_) => return fail(".auth", FORMS),
+    };
+    match raw {
+        "bearer" => Ok(Some(AuthForm::Bearer)),
+        "basic" => Ok(Some(AuthForm::Basic)),
+        _ => match raw.strip_prefix("header:") {
+            Some(name) => header_name(name).map(|n| Some(AuthForm::Header(n))),
+            None => fail(".auth", FORMS),
+        },
+    }
+}
+
+/// The header of `header:<Name>`, lower-cased: an HTTP token (RFC 9110
+/// `tchar`s), and none a call sets itself.
+fn header_name(name: &str) -> Result<String, FieldError> {
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(tchar) {
+        return fail(
+            ".auth",
+            "header:<Name> needs a header name of letters, digits and - (such as header:X-Api-Key)",
+        );
+    }
+    let lower = name.to_ascii_lowercase();
+    if RESERVED_HEADERS.contains(&lower.as_str()) {
+        return fail(
+            ".auth",
+            format!(
+                "header:{name} is a header every call sets itself ({}); name another header",
+                RESERVED_HEADERS.join(", ")
+            ),
+        );
+    }
+    Ok(lower)
 }
 
 fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
@@ -178,17 +286,14 @@ mod tests {
         assert_eq!(
             parsed,
             [
-                Destination {
-                    name: "analytics".into(),
-                    url: "http://127.0.0.1:9/a".into(),
-                    rate_per_s: None,
-                    timeout_ms: 10_000,
-                },
+                Destination::url("analytics", "http://127.0.0.1:9/a", 10_000),
                 Destination {
                     name: "billing".into(),
-                    url: "https://billing.example/hook".into(),
+                    target: Target::Url("https://billing.example/hook".into()),
+                    auth: None,
                     rate_per_s: Some(2.5),
                     timeout_ms: 3000,
+                    keys: DestinationKeys::default(),
                 },
             ]
         );
@@ -298,16 +403,12 @@ mod tests {
     }
 
     #[test]
-    fn queue_service_and_auth_are_refused_as_not_supported_yet_never_ignored() {
+    fn queue_and_service_are_refused_as_not_supported_yet_never_ignored() {
         let table = [
             (json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue"),
             (
                 json!({"s": {"service": "BILLING"}}),
                 "DESTINATIONS.s.service",
-            ),
-            (
-                json!({"a": {"url": "https://x.example/h", "auth": "bearer"}}),
-                "DESTINATIONS.a.auth",
             ),
         ];
         for (raw, key) in table {
@@ -318,5 +419,49 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn auth_is_read_in_its_three_forms_and_anything_else_is_refused() {
+        let url = "https://x.example/h";
+        let table = [
+            (json!("bearer"), Ok(Some(AuthForm::Bearer))),
+            (json!("basic"), Ok(Some(AuthForm::Basic))),
+            (
+                json!("header:X-Api-Key"),
+                Ok(Some(AuthForm::Header("x-api-key".into()))),
+            ),
+            (
+                json!("header:Authorization"),
+                Ok(Some(AuthForm::Header("authorization".into()))),
+            ),
+            (json!(null), Ok(None)),
+            (json!("Bearer"), Err("\"bearer\", \"basic\"")),
+            (json!("token"), Err("\"bearer\", \"basic\"")),
+            (json!(true), Err("\"bearer\", \"basic\"")),
+            (json!("header:"), Err("a header name")),
+            (json!("header:X Api"), Err("a header name")),
+            (json!("header:X-Signature"), Err("sets itself")),
+            (json!("header:Content-Type"), Err("sets itself")),
+            (json!("header:host"), Err("sets itself")),
+        ];
+        for (auth, want) in table {
+            let got = parse_destinations(&json!({"d": {"url": url, "auth": auth}}), 10_000);
+            match (want, got) {
+                (Ok(form), Ok(d)) => assert_eq!(d[0].auth, form, "{auth}"),
+                (Err(fragment), Err(e)) => {
+                    assert_eq!(e.key, "DESTINATIONS.d.auth", "{auth}");
+                    assert!(e.problem.contains(fragment), "{auth}: {e}");
+                }
+                (want, got) => panic!("{auth}: wanted {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_destination_names_its_two_secrets() {
+        let d = Destination::url("crm-eu", "https://x.example/h", 100);
+        assert_eq!(d.auth_secret_name(), "DESTINATION_SECRET_CRM_EU");
+        assert_eq!(d.signing_secret_name(), "DESTINATION_SIGNING_SECRET_CRM_EU");
     }
 }

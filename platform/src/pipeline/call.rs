@@ -1,21 +1,24 @@
-//! One signed call to a downstream, and what the deliver phase and a
-//! drain step share about it: what a leased delivery came to ([`Attempt`]),
-//! what one batch's run of a destination works with ([`Ctx`]), the body
-//! of an event, and the breaker's admission of a lone call.
+//! One call to a destination, the one dispatch every path uses (the
+//! consumer's batch, a replay, a job's replay and a drain step): what is
+//! sent, signed with the destination's key and carrying its credential,
+//! to whichever kind of destination it is. Also what the deliver phase and
+//! a drain step share about it: what a leased delivery came to
+//! ([`Attempt`]), what one batch's run of a destination works with
+//! ([`Ctx`]), the body of an event, and the breaker's admission of a lone
+//! call.
 
 use super::item::DeliveryItem;
 use crate::breaker_store::{admit_call, record_call};
 use crate::db::error_message;
 use crate::{downstream, log, now_ms};
 use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
-use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::config::{DeliveryConfig, Destination, Target};
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
-use hookrelay_core::signature::SigningKey;
 use hookrelay_core::vec_map::VecMap;
 use worker::D1Database;
 
@@ -44,7 +47,6 @@ pub(super) struct Ctx<'a> {
     pub items: &'a [DeliveryItem],
     pub stored: VecMap<String, String>,
     pub cfg: &'a DeliveryConfig,
-    pub key: &'a SigningKey,
     pub component: Component,
     pub caller: Caller,
 }
@@ -97,16 +99,17 @@ pub(crate) fn no_signing_key() -> Failure {
     )
 }
 
-/// One signed call to `url`. The breaker is not touched: a batch folds
-/// its calls into its breaker once (`super::destination_run`), a drain step through
-/// [`call`].
-pub(crate) async fn call_downstream(
+/// One call to destination `d` with `body`, signed with its key (its own,
+/// else `DOWNSTREAM_SIGNING_SECRET`) and carrying its credential. The
+/// breaker is not touched: a batch folds its calls into its breaker once
+/// (`super::destination_run`), a drain step through [`call`].
+pub(crate) async fn call_destination(
     event: &QueuedEvent,
     body: &str,
-    url: &str,
-    key: &SigningKey,
-    timeout_ms: u64,
+    d: &Destination,
+    cfg: &DeliveryConfig,
 ) -> Result<(), Failure> {
+    let key = cfg.signing_key_for(d).ok_or_else(no_signing_key)?;
     // The clock is read here, as the request is built: a paced replay or a
     // drain never sends a stale X-Timestamp.
     let sent_at = now_ms();
@@ -118,23 +121,28 @@ pub(crate) async fn call_downstream(
         sent_at.div_euclid(1000),
         body.as_bytes(),
         event.headers.get("content-type").map(String::as_str),
+        d.keys.auth.as_ref(),
     );
-    downstream::post(url, &headers, body, timeout_ms, sent_at).await
+    let timeout_ms = u64::from(d.timeout_ms);
+    match &d.target {
+        Target::Url(url) => downstream::post(url, &headers, body, timeout_ms, sent_at).await,
+    }
 }
 
-/// One signed call to `url`, with its result recorded on the breaker of
-/// destination `name`.
+/// One call to destination `name`, with its result recorded on its breaker.
 pub(crate) async fn call(
     db: &D1Database,
     event: &QueuedEvent,
     body: &str,
-    (name, url): (&str, &str),
-    key: &SigningKey,
+    name: &str,
     cfg: &DeliveryConfig,
     component: Component,
 ) -> Result<(), Failure> {
-    let result = call_downstream(event, body, url, key, cfg.timeout_of(name)).await;
-    let cause = breaker_cause(&result);
+    let Some(d) = cfg.destination(name) else {
+        return Err(super::not_configured(name));
+    };
+    let result = call_destination(event, body, d, cfg).await;
+    let cause = breaker_cause(&result, d.auth.is_some());
     if let Err(e) = record_call(db, component, name, cause, now_ms(), &cfg.breaker).await {
         log::error(
             component,

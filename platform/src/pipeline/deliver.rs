@@ -3,7 +3,7 @@
 //! in waves (`super::destination_run`), after the claim's one read of
 //! their breakers and drains.
 
-use super::call::{body_of, no_signing_key, Attempt, Call, Ctx};
+use super::call::{body_of, Attempt, Call, Ctx};
 use super::claim::Destinations;
 use super::destination_run::{self, Destination};
 use super::item::DeliveryItem;
@@ -24,16 +24,11 @@ pub(super) async fn deliver(
     (component, caller): (Component, Caller),
     destinations: Destinations,
 ) -> Vec<Call> {
-    let Some(key) = cfg.signing_key.as_ref() else {
-        let failed = || Attempt::Called(Err(no_signing_key()));
-        return (0..items.len()).map(|i| (i, failed())).collect();
-    };
     let ctx = Ctx {
         db,
         items,
         stored,
         cfg,
-        key,
         component,
         caller,
     };
