@@ -1,6 +1,7 @@
-//! Reads wrangler vars and secrets for `hookrelay_core::config`.
+//! Reads wrangler vars and secrets for `hookrelay_core::config`, and
+//! answers which bindings the worker declares (for `check_bindings`).
 
-use hookrelay_core::config::ConfigEnv;
+use hookrelay_core::config::{BindingKind, ConfigEnv};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::Env;
@@ -21,5 +22,13 @@ impl ConfigEnv for WorkerEnv<'_> {
         }
         let json: String = js_sys::JSON::stringify(&value).ok()?.into();
         serde_json::from_str(&json).ok()
+    }
+}
+
+/// Whether `env` binds `name` as a binding of `kind` (the runtime's own
+/// type: a var or a binding of another kind under that name is not one).
+pub fn binding_declared(env: &Env, kind: BindingKind, name: &str) -> bool {
+    match kind {
+        BindingKind::Service => env.service(name).is_ok(),
     }
 }

@@ -1,8 +1,10 @@
 //! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name, and
-//! how each is reached: a URL that gets the signed POST, optionally with a
-//! credential (`auth`). `queue` and `service` are refused as not supported
-//! yet, never accepted and ignored. The credentials' secrets are read
-//! beside this, in `super::destination_keys`.
+//! how each is reached: a URL, or another Worker through a service
+//! binding, that gets the signed POST, optionally with a credential
+//! (`auth`). `queue` is refused as not supported yet, never accepted and
+//! ignored. The credentials' secrets are read beside this, in
+//! `super::destination_keys`; the bindings a destination names are the
+//! user's to declare, and [`check_bindings`] refuses one that is missing.
 
 use super::destination_keys::DestinationKeys;
 use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
@@ -14,6 +16,33 @@ use serde_json::{Map, Value};
 pub enum Target {
     /// `{"url": …}`: the signed POST over the network.
     Url(String),
+    /// `{"service": "<binding>"}`: the signed POST to another Worker
+    /// through the relay's service binding of that name, with no public hop.
+    Service(String),
+}
+
+/// The kind of binding a destination names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingKind {
+    /// A service binding (`[[services]]`).
+    Service,
+}
+
+impl BindingKind {
+    /// How the user declares one in the relay's `wrangler.toml`.
+    fn declaration(self, binding: &str) -> String {
+        match self {
+            BindingKind::Service => {
+                format!("[[services]] binding = \"{binding}\", service = \"<the worker's name>\"")
+            }
+        }
+    }
+
+    fn field(self) -> &'static str {
+        match self {
+            BindingKind::Service => "service",
+        }
+    }
 }
 
 /// How a destination's credential is sent (`"auth"`), its value being the
@@ -50,9 +79,9 @@ pub struct Destination {
 }
 
 const KEY: &str = "DESTINATIONS";
-const FIELDS: [&str; 4] = ["url", "auth", "rate_per_s", "timeout_ms"];
+const FIELDS: [&str; 5] = ["url", "service", "auth", "rate_per_s", "timeout_ms"];
 /// Specified by DESIGN §3, built in a later version.
-const NOT_YET: [&str; 2] = ["queue", "service"];
+const NOT_YET: [&str; 1] = ["queue"];
 /// Headers every call sets itself (or the runtime does): an `auth` header
 /// never replaces one of them.
 const RESERVED_HEADERS: [&str; 10] = [
@@ -132,6 +161,41 @@ impl Destination {
     pub fn signing_secret_name(&self) -> String {
         format!("DESTINATION_SIGNING_SECRET_{}", self.secret_suffix())
     }
+
+    /// The binding it is reached through, if any.
+    pub fn binding(&self) -> Option<(BindingKind, &str)> {
+        match &self.target {
+            Target::Url(_) => None,
+            Target::Service(b) => Some((BindingKind::Service, b)),
+        }
+    }
+}
+
+/// The URL of the POST a service destination receives: a service binding
+/// needs a URL but never resolves its host, so it only tells the user's
+/// Worker which destination called it.
+pub fn service_url(destination: &str) -> String {
+    format!("https://hookrelay.internal/{destination}")
+}
+
+/// Refuses a destination whose binding the worker does not declare
+/// (`declared(kind, name)`: the startup asks the runtime, `build.rs` the
+/// committed `wrangler.toml`), naming the binding and how to declare it.
+pub fn check_bindings(
+    destinations: &[Destination],
+    declared: impl Fn(BindingKind, &str) -> bool,
+) -> Result<(), ConfigError> {
+    for d in destinations {
+        if let Some((kind, binding)) = d.binding() {
+            if !declared(kind, binding) {
+                return Err(ConfigError::new(
+                    format!("{KEY}.{}.{}", d.name, kind.field()),
+                    format!("names the {} binding `{binding}`, which the relay does not declare; add {} to the relay's wrangler.toml (the binding is yours to declare: hookrelay ships none)", kind.field(), kind.declaration(binding)),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Two destinations whose secrets would share a binding (`a-b` and `a_b`)
@@ -181,24 +245,45 @@ fn destination(
             format!("unknown field; expected {}", FIELDS.join(", ")),
         );
     }
-    let url = match fields.get("url") {
-        Some(Value::String(url)) if is_http_url(url) => url.clone(),
-        Some(_) => return fail(".url", "must be an http:// or https:// URL"),
-        None => {
+    let target = match (fields.get("url"), fields.get("service")) {
+        (Some(_), Some(_)) => {
+            return fail(
+                "",
+                "has both url and service; a destination is one of them",
+            )
+        }
+        (Some(Value::String(url)), None) if is_http_url(url) => Target::Url(url.clone()),
+        (Some(_), None) => return fail(".url", "must be an http:// or https:// URL"),
+        (None, Some(Value::String(b))) if is_binding_name(b) => Target::Service(b.clone()),
+        (None, Some(_)) => {
+            return fail(
+                ".service",
+                "must be the name of a service binding of the relay: a letter or _, then letters, digits or _",
+            )
+        }
+        (None, None) => {
             return fail(
                 ".url",
-                "is required: the http:// or https:// URL events are POSTed to",
+                "is required: the http:// or https:// URL events are POSTed to (or name a service binding with \"service\")",
             )
         }
     };
     Ok(Destination {
         name: name.to_string(),
-        target: Target::Url(url),
+        target,
         auth: auth_of(fields)?,
         rate_per_s: rate_of(fields)?,
         timeout_ms: timeout_of(fields, default_timeout_ms)?,
         keys: DestinationKeys::default(),
     })
+}
+
+/// A binding name as wrangler takes it: a JavaScript identifier of ASCII.
+fn is_binding_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.len() <= 64
 }
 
 fn auth_of(fields: &Map<String, Value>) -> Result<Option<AuthForm>, FieldError> {
@@ -403,14 +488,54 @@ mod tests {
     }
 
     #[test]
-    fn queue_and_service_are_refused_as_not_supported_yet_never_ignored() {
-        let table = [
-            (json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue"),
+    fn a_service_destination_names_its_binding_which_must_be_declared() {
+        let parsed = parse_destinations(
+            &json!({"billing": {"service": "BILLING_WORKER", "auth": "bearer", "timeout_ms": 500}}),
+            10_000,
+        )
+        .unwrap();
+        let d = &parsed[0];
+        assert_eq!(d.target, Target::Service("BILLING_WORKER".into()));
+        assert_eq!(d.binding(), Some((BindingKind::Service, "BILLING_WORKER")));
+        assert_eq!(
+            (d.auth.clone(), d.timeout_ms),
+            (Some(AuthForm::Bearer), 500)
+        );
+        assert_eq!(service_url("billing"), "https://hookrelay.internal/billing");
+        assert!(check_bindings(&parsed, |k, b| k == BindingKind::Service
+            && b == "BILLING_WORKER")
+        .is_ok());
+        let err = check_bindings(&parsed, |_, _| false).unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.billing.service");
+        for part in [
+            "`BILLING_WORKER`",
+            "[[services]] binding = \"BILLING_WORKER\"",
+            "wrangler.toml",
+        ] {
+            assert!(err.problem.contains(part), "{err}");
+        }
+        let url = parse_destinations(&json!({"u": {"url": "https://x.example/h"}}), 1).unwrap();
+        assert!(
+            check_bindings(&url, |_, _| false).is_ok(),
+            "a URL needs no binding"
+        );
+        for (bad, fragment) in [
             (
-                json!({"s": {"service": "BILLING"}}),
-                "DESTINATIONS.s.service",
+                json!({"url": "https://x.example/h", "service": "B"}),
+                "both url and service",
             ),
-        ];
+            (json!({"service": "not-an-identifier"}), "a letter or _"),
+            (json!({"service": "9B"}), "a letter or _"),
+            (json!({"service": 7}), "a letter or _"),
+        ] {
+            let err = parse_destinations(&json!({"b": bad}), 1).unwrap_err();
+            assert!(err.problem.contains(fragment), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn queue_is_refused_as_not_supported_yet_never_ignored() {
+        let table = [(json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue")];
         for (raw, key) in table {
             let err = parse_destinations(&raw, 10_000).unwrap_err();
             assert_eq!(err.key, key, "{raw}");

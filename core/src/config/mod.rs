@@ -23,7 +23,10 @@ pub use delivery::{
     DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS, DELIVERY_TIMEOUT_RANGE_MS,
 };
 pub use destination_keys::{auth_header, AuthHeader, DestinationKeys};
-pub use destinations::{load_destinations, parse_destinations, AuthForm, Destination, Target};
+pub use destinations::{
+    check_bindings, load_destinations, parse_destinations, service_url, AuthForm, BindingKind,
+    Destination, Target,
+};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use routes::{evaluate as evaluate_routes, Route, Routed};

@@ -84,7 +84,15 @@ async fn send(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Resul
         )
     })?;
     let event = row.event.to_queued_event();
-    outlined(call(ctx.db, &event, &body, destination, ctx.cfg, COMPONENT)).await
+    outlined(call(
+        (ctx.db, ctx.env),
+        &event,
+        &body,
+        destination,
+        ctx.cfg,
+        COMPONENT,
+    ))
+    .await
 }
 
 /// Writes the result and answers what the step does next.

@@ -10,9 +10,10 @@
 use super::item::DeliveryItem;
 use crate::breaker_store::{admit_call, record_call};
 use crate::db::error_message;
+use crate::downstream::Via;
 use crate::{downstream, log, now_ms};
 use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
-use hookrelay_core::config::{DeliveryConfig, Destination, Target};
+use hookrelay_core::config::{service_url, DeliveryConfig, Destination, Target};
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
@@ -20,7 +21,8 @@ use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::vec_map::VecMap;
-use worker::D1Database;
+use wasm_bindgen::JsCast;
+use worker::{D1Database, Env};
 
 /// What one leased event came to.
 #[derive(Debug, Clone)]
@@ -44,6 +46,8 @@ pub type Call = (usize, Attempt);
 /// What every destination's run of one batch shares.
 pub(super) struct Ctx<'a> {
     pub db: &'a D1Database,
+    /// The bindings a destination may be reached through.
+    pub env: &'a Env,
     pub items: &'a [DeliveryItem],
     pub stored: VecMap<String, String>,
     pub cfg: &'a DeliveryConfig,
@@ -104,6 +108,7 @@ pub(crate) fn no_signing_key() -> Failure {
 /// breaker is not touched: a batch folds its calls into its breaker once
 /// (`super::destination_run`), a drain step through [`call`].
 pub(crate) async fn call_destination(
+    env: &Env,
     event: &QueuedEvent,
     body: &str,
     d: &Destination,
@@ -126,12 +131,25 @@ pub(crate) async fn call_destination(
     let timeout_ms = u64::from(d.timeout_ms);
     match &d.target {
         Target::Url(url) => downstream::post(url, &headers, body, timeout_ms, sent_at).await,
+        Target::Service(binding) => {
+            // Checked at startup (`check_bindings`); a binding gone since
+            // (a redeploy without it) fails like an unclassified error.
+            let fetcher = env.service(binding).map_err(|_| {
+                Failure::new(
+                    ErrorCode::Unknown,
+                    format!("the service binding `{binding}` of destination '{}' is missing; declare it in the relay's wrangler.toml", d.name),
+                )
+            })?;
+            let via = Via::Service(fetcher.as_ref().unchecked_ref());
+            let url = service_url(&d.name);
+            downstream::post_via(via, &url, &headers, body, timeout_ms, sent_at).await
+        }
     }
 }
 
 /// One call to destination `name`, with its result recorded on its breaker.
 pub(crate) async fn call(
-    db: &D1Database,
+    (db, env): (&D1Database, &Env),
     event: &QueuedEvent,
     body: &str,
     name: &str,
@@ -141,7 +159,7 @@ pub(crate) async fn call(
     let Some(d) = cfg.destination(name) else {
         return Err(super::not_configured(name));
     };
-    let result = call_destination(event, body, d, cfg).await;
+    let result = call_destination(env, event, body, d, cfg).await;
     let cause = breaker_cause(&result, d.auth.is_some());
     if let Err(e) = record_call(db, component, name, cause, now_ms(), &cfg.breaker).await {
         log::error(

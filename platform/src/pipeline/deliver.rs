@@ -12,12 +12,12 @@ use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::vec_map::VecMap;
-use worker::D1Database;
+use worker::{D1Database, Env};
 
 /// Calls the destination of every item, or parks it; the answer is in
 /// item order.
 pub(super) async fn deliver(
-    db: &D1Database,
+    (db, env): (&D1Database, &Env),
     items: &[DeliveryItem],
     stored: VecMap<String, String>,
     cfg: &DeliveryConfig,
@@ -26,6 +26,7 @@ pub(super) async fn deliver(
 ) -> Vec<Call> {
     let ctx = Ctx {
         db,
+        env,
         items,
         stored,
         cfg,

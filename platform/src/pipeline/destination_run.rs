@@ -166,7 +166,7 @@ async fn call_wave(
         let item = &ctx.items[i];
         async move {
             match body_of(&item.event, &ctx.stored) {
-                Ok(body) => call_destination(&item.event, body, d, ctx.cfg).await,
+                Ok(body) => call_destination(ctx.env, &item.event, body, d, ctx.cfg).await,
                 Err(f) => Err(f),
             }
         }
