@@ -167,10 +167,11 @@ fn stand_in_destination_secrets(
 }
 
 /// Whether the relay's config (one environment) declares binding `name`
-/// of `kind`: a `[[services]]` entry.
+/// of `kind`: a `[[services]]` or a `[[queues.producers]]` entry.
 fn declares(relay: &Env, kind: BindingKind, name: &str) -> bool {
     let table = match kind {
         BindingKind::Service => relay.get("services"),
+        BindingKind::Queue => relay.get("queues").and_then(|q| q.get("producers")),
     };
     table
         .and_then(toml::Value::as_array)

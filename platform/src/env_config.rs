@@ -25,10 +25,20 @@ impl ConfigEnv for WorkerEnv<'_> {
     }
 }
 
-/// Whether `env` binds `name` as a binding of `kind` (the runtime's own
-/// type: a var or a binding of another kind under that name is not one).
+/// Whether `env` binds `name` as a binding of `kind`: a service binding by
+/// the runtime's own type; a queue by what a producer does (`send`), as
+/// the send itself uses it (`crate::queue_destination`): a producer
+/// binding, or a Worker's entrypoint that takes `send` over RPC. A var
+/// under that name is not one.
 pub fn binding_declared(env: &Env, kind: BindingKind, name: &str) -> bool {
     match kind {
         BindingKind::Service => env.service(name).is_ok(),
+        BindingKind::Queue => {
+            let Ok(binding) = js_sys::Reflect::get(env, &JsValue::from_str(name)) else {
+                return false;
+            };
+            let send = js_sys::Reflect::get(&binding, &JsValue::from_str("send"));
+            binding.is_object() && send.is_ok_and(|f| f.is_function())
+        }
     }
 }

@@ -121,7 +121,7 @@ impl DeliveryConfig {
             rs.iter().any(|r| {
                 destinations
                     .iter()
-                    .any(|d| d.name == r.to && d.keys.signing.is_none())
+                    .any(|d| d.name == r.to && d.keys.signing.is_none() && d.signs())
             })
         });
         if signing_key.is_none() && unsigned {

@@ -1,10 +1,11 @@
 //! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name, and
 //! how each is reached: a URL, or another Worker through a service
 //! binding, that gets the signed POST, optionally with a credential
-//! (`auth`). `queue` is refused as not supported yet, never accepted and
-//! ignored. The credentials' secrets are read beside this, in
-//! `super::destination_keys`; the bindings a destination names are the
-//! user's to declare, and [`check_bindings`] refuses one that is missing.
+//! (`auth`); or the user's own Cloudflare Queue, which gets a message
+//! (`crate::queue_destination`). The credentials' secrets are read beside
+//! this, in `super::destination_keys`; the bindings a destination names
+//! are the user's to declare, and [`check_bindings`] refuses one that is
+//! missing.
 
 use super::destination_keys::DestinationKeys;
 use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
@@ -19,6 +20,9 @@ pub enum Target {
     /// `{"service": "<binding>"}`: the signed POST to another Worker
     /// through the relay's service binding of that name, with no public hop.
     Service(String),
+    /// `{"queue": "<binding>"}`: a message on the user's Cloudflare Queue,
+    /// through the relay's producer binding of that name.
+    Queue(String),
 }
 
 /// The kind of binding a destination names.
@@ -26,6 +30,8 @@ pub enum Target {
 pub enum BindingKind {
     /// A service binding (`[[services]]`).
     Service,
+    /// A queue producer binding (`[[queues.producers]]`).
+    Queue,
 }
 
 impl BindingKind {
@@ -35,12 +41,18 @@ impl BindingKind {
             BindingKind::Service => {
                 format!("[[services]] binding = \"{binding}\", service = \"<the worker's name>\"")
             }
+            BindingKind::Queue => {
+                format!(
+                    "[[queues.producers]] binding = \"{binding}\", queue = \"<your queue's name>\""
+                )
+            }
         }
     }
 
     fn field(self) -> &'static str {
         match self {
             BindingKind::Service => "service",
+            BindingKind::Queue => "queue",
         }
     }
 }
@@ -79,9 +91,14 @@ pub struct Destination {
 }
 
 const KEY: &str = "DESTINATIONS";
-const FIELDS: [&str; 5] = ["url", "service", "auth", "rate_per_s", "timeout_ms"];
-/// Specified by DESIGN §3, built in a later version.
-const NOT_YET: [&str; 1] = ["queue"];
+const FIELDS: [&str; 6] = [
+    "url",
+    "service",
+    "queue",
+    "auth",
+    "rate_per_s",
+    "timeout_ms",
+];
 /// Headers every call sets itself (or the runtime does): an `auth` header
 /// never replaces one of them.
 const RESERVED_HEADERS: [&str; 10] = [
@@ -162,11 +179,18 @@ impl Destination {
         format!("DESTINATION_SIGNING_SECRET_{}", self.secret_suffix())
     }
 
+    /// Whether its calls are signed: a POST is; a message on the user's
+    /// own queue is not.
+    pub fn signs(&self) -> bool {
+        !matches!(self.target, Target::Queue(_))
+    }
+
     /// The binding it is reached through, if any.
     pub fn binding(&self) -> Option<(BindingKind, &str)> {
         match &self.target {
             Target::Url(_) => None,
             Target::Service(b) => Some((BindingKind::Service, b)),
+            Target::Queue(b) => Some((BindingKind::Queue, b)),
         }
     }
 }
@@ -233,41 +257,26 @@ fn destination(
     let Value::Object(fields) = decl else {
         return fail("", "must be an object such as {\"url\": \"https://…\"}");
     };
-    if let Some(field) = fields.keys().find(|f| NOT_YET.contains(&f.as_str())) {
-        return fail(
-            &format!(".{field}"),
-            "is not supported in this version yet: a destination is {\"url\": …} with optional auth, rate_per_s and timeout_ms",
-        );
-    }
     if let Some(field) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
         return fail(
             &format!(".{field}"),
             format!("unknown field; expected {}", FIELDS.join(", ")),
         );
     }
-    let target = match (fields.get("url"), fields.get("service")) {
-        (Some(_), Some(_)) => {
-            return fail(
-                "",
-                "has both url and service; a destination is one of them",
-            )
+    let target = target_of(fields)?;
+    if let Target::Queue(_) = target {
+        // The message is on the user's own queue: nobody to show a
+        // credential to, and a send is answered by Cloudflare, not waited
+        // for as a receiver is.
+        for field in ["auth", "timeout_ms"] {
+            if fields.contains_key(field) {
+                return fail(
+                    &format!(".{field}"),
+                    "does not apply to a queue destination: its message goes to your own queue, which Cloudflare answers at once",
+                );
+            }
         }
-        (Some(Value::String(url)), None) if is_http_url(url) => Target::Url(url.clone()),
-        (Some(_), None) => return fail(".url", "must be an http:// or https:// URL"),
-        (None, Some(Value::String(b))) if is_binding_name(b) => Target::Service(b.clone()),
-        (None, Some(_)) => {
-            return fail(
-                ".service",
-                "must be the name of a service binding of the relay: a letter or _, then letters, digits or _",
-            )
-        }
-        (None, None) => {
-            return fail(
-                ".url",
-                "is required: the http:// or https:// URL events are POSTed to (or name a service binding with \"service\")",
-            )
-        }
-    };
+    }
     Ok(Destination {
         name: name.to_string(),
         target,
@@ -276,6 +285,39 @@ fn destination(
         timeout_ms: timeout_of(fields, default_timeout_ms)?,
         keys: DestinationKeys::default(),
     })
+}
+
+/// The one of `url`, `service` and `queue` the declaration gives.
+fn target_of(fields: &Map<String, Value>) -> Result<Target, FieldError> {
+    let given: Vec<&str> = ["url", "service", "queue"]
+        .into_iter()
+        .filter(|f| fields.contains_key(*f))
+        .collect();
+    match given.as_slice() {
+        [] => fail(
+            ".url",
+            "is required: the http:// or https:// URL events are POSTed to (or name a binding with \"service\" or \"queue\")",
+        ),
+        ["url"] => match fields.get("url") {
+            Some(Value::String(url)) if is_http_url(url) => Ok(Target::Url(url.clone())),
+            _ => fail(".url", "must be an http:// or https:// URL"),
+        },
+        [kind] => match fields.get(*kind) {
+            Some(Value::String(b)) if is_binding_name(b) => Ok(if *kind == "queue" {
+                Target::Queue(b.clone())
+            } else {
+                Target::Service(b.clone())
+            }),
+            _ => fail(
+                &format!(".{kind}"),
+                format!("must be the name of a {kind} binding of the relay: a letter or _, then letters, digits or _"),
+            ),
+        },
+        many => fail(
+            "",
+            format!("has {}; a destination is one of url, service and queue", many.join(" and ")),
+        ),
+    }
 }
 
 /// A binding name as wrangler takes it: a JavaScript identifier of ASCII.
@@ -522,7 +564,7 @@ mod tests {
         for (bad, fragment) in [
             (
                 json!({"url": "https://x.example/h", "service": "B"}),
-                "both url and service",
+                "has url and service",
             ),
             (json!({"service": "not-an-identifier"}), "a letter or _"),
             (json!({"service": "9B"}), "a letter or _"),
@@ -534,59 +576,49 @@ mod tests {
     }
 
     #[test]
-    fn queue_is_refused_as_not_supported_yet_never_ignored() {
-        let table = [(json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue")];
-        for (raw, key) in table {
-            let err = parse_destinations(&raw, 10_000).unwrap_err();
-            assert_eq!(err.key, key, "{raw}");
-            assert!(
-                err.problem.contains("not supported in this version yet"),
-                "{err}"
-            );
-        }
-    }
-
-    #[test]
-    fn auth_is_read_in_its_three_forms_and_anything_else_is_refused() {
-        let url = "https://x.example/h";
-        let table = [
-            (json!("bearer"), Ok(Some(AuthForm::Bearer))),
-            (json!("basic"), Ok(Some(AuthForm::Basic))),
+    fn a_queue_destination_names_its_producer_binding_and_takes_no_auth_or_timeout() {
+        let parsed = parse_destinations(
+            &json!({"jobs": {"queue": "USER_JOBS", "rate_per_s": 5}}),
+            10_000,
+        )
+        .unwrap();
+        assert_eq!(parsed[0].target, Target::Queue("USER_JOBS".into()));
+        assert_eq!(parsed[0].binding(), Some((BindingKind::Queue, "USER_JOBS")));
+        let err = check_bindings(&parsed, |k, b| {
+            k == BindingKind::Service && b == "USER_JOBS"
+        })
+        .unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.jobs.queue");
+        assert!(
+            err.problem
+                .contains("[[queues.producers]] binding = \"USER_JOBS\""),
+            "{err}"
+        );
+        for (bad, key, fragment) in [
             (
-                json!("header:X-Api-Key"),
-                Ok(Some(AuthForm::Header("x-api-key".into()))),
+                json!({"queue": "Q", "auth": "bearer"}),
+                "DESTINATIONS.b.auth",
+                "does not apply",
             ),
             (
-                json!("header:Authorization"),
-                Ok(Some(AuthForm::Header("authorization".into()))),
+                json!({"queue": "Q", "timeout_ms": 500}),
+                "DESTINATIONS.b.timeout_ms",
+                "does not apply",
             ),
-            (json!(null), Ok(None)),
-            (json!("Bearer"), Err("\"bearer\", \"basic\"")),
-            (json!("token"), Err("\"bearer\", \"basic\"")),
-            (json!(true), Err("\"bearer\", \"basic\"")),
-            (json!("header:"), Err("a header name")),
-            (json!("header:X Api"), Err("a header name")),
-            (json!("header:X-Signature"), Err("sets itself")),
-            (json!("header:Content-Type"), Err("sets itself")),
-            (json!("header:host"), Err("sets itself")),
-        ];
-        for (auth, want) in table {
-            let got = parse_destinations(&json!({"d": {"url": url, "auth": auth}}), 10_000);
-            match (want, got) {
-                (Ok(form), Ok(d)) => assert_eq!(d[0].auth, form, "{auth}"),
-                (Err(fragment), Err(e)) => {
-                    assert_eq!(e.key, "DESTINATIONS.d.auth", "{auth}");
-                    assert!(e.problem.contains(fragment), "{auth}: {e}");
-                }
-                (want, got) => panic!("{auth}: wanted {want:?}, got {got:?}"),
-            }
+            (
+                json!({"queue": "Q", "service": "S"}),
+                "DESTINATIONS.b",
+                "has service and queue",
+            ),
+            (
+                json!({"queue": "my-queue"}),
+                "DESTINATIONS.b.queue",
+                "a letter or _",
+            ),
+        ] {
+            let err = parse_destinations(&json!({"b": bad}), 1).unwrap_err();
+            assert_eq!(err.key, key, "{bad}");
+            assert!(err.problem.contains(fragment), "{bad}: {err}");
         }
-    }
-
-    #[test]
-    fn a_destination_names_its_two_secrets() {
-        let d = Destination::url("crm-eu", "https://x.example/h", 100);
-        assert_eq!(d.auth_secret_name(), "DESTINATION_SECRET_CRM_EU");
-        assert_eq!(d.signing_secret_name(), "DESTINATION_SIGNING_SECRET_CRM_EU");
     }
 }

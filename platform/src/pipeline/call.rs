@@ -114,6 +114,22 @@ pub(crate) async fn call_destination(
     d: &Destination,
     cfg: &DeliveryConfig,
 ) -> Result<(), Failure> {
+    let (fetcher, url) = match &d.target {
+        // A message on the user's own queue: nothing to sign.
+        Target::Queue(binding) => {
+            return crate::queue_destination::send(env, event, body, (&d.name, binding)).await
+        }
+        Target::Url(url) => (None, url.clone()),
+        // Checked at startup (`check_bindings`); a binding gone since (a
+        // redeploy without it) fails like an unclassified error.
+        Target::Service(binding) => match env.service(binding) {
+            Ok(f) => (Some(f), service_url(&d.name)),
+            Err(_) => return Err(Failure::new(
+                ErrorCode::Unknown,
+                format!("the service binding `{binding}` of destination '{}' is missing; declare it in the relay's wrangler.toml", d.name),
+            )),
+        },
+    };
     let key = cfg.signing_key_for(d).ok_or_else(no_signing_key)?;
     // The clock is read here, as the request is built: a paced replay or a
     // drain never sends a stale X-Timestamp.
@@ -128,23 +144,12 @@ pub(crate) async fn call_destination(
         event.headers.get("content-type").map(String::as_str),
         d.keys.auth.as_ref(),
     );
+    let via = match &fetcher {
+        Some(f) => Via::Service(f.as_ref().unchecked_ref()),
+        None => Via::Network,
+    };
     let timeout_ms = u64::from(d.timeout_ms);
-    match &d.target {
-        Target::Url(url) => downstream::post(url, &headers, body, timeout_ms, sent_at).await,
-        Target::Service(binding) => {
-            // Checked at startup (`check_bindings`); a binding gone since
-            // (a redeploy without it) fails like an unclassified error.
-            let fetcher = env.service(binding).map_err(|_| {
-                Failure::new(
-                    ErrorCode::Unknown,
-                    format!("the service binding `{binding}` of destination '{}' is missing; declare it in the relay's wrangler.toml", d.name),
-                )
-            })?;
-            let via = Via::Service(fetcher.as_ref().unchecked_ref());
-            let url = service_url(&d.name);
-            downstream::post_via(via, &url, &headers, body, timeout_ms, sent_at).await
-        }
-    }
+    downstream::post_via(via, &url, &headers, body, timeout_ms, sent_at).await
 }
 
 /// One call to destination `name`, with its result recorded on its breaker.
