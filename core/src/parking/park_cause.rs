@@ -1,13 +1,19 @@
 //! Why a delivery was parked (`deliveries.park_cause`): the breaker of its
-//! destination is open, a drain of its destination runs ahead of it, or its
-//! destination is over its `rate_per_s` (DESIGN §3). Either way it spends no retry budget
+//! destination is open, its destination refused its credential, a drain of
+//! its destination runs ahead of it, or its destination is over its
+//! `rate_per_s` (DESIGN §3). Either way it spends no retry budget
 //! and its destination's drain brings it out.
+
+use crate::error_code::ErrorCode;
 
 /// Why a delivery was parked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParkCause {
     /// The destination's breaker is open.
     Breaker,
+    /// The destination refused its credential (401/403 with `auth`): the
+    /// breaker's cause is `AUTH_EXPIRED`.
+    Auth,
     /// The destination's drain is running: a new event queues behind the
     /// parked ones, so arrival order and the drain's rate hold.
     Drain,
@@ -17,10 +23,20 @@ pub enum ParkCause {
 }
 
 impl ParkCause {
+    /// `otherwise`, unless `cause` (the breaker's, or the drain's record of
+    /// it) says the destination refused its credential.
+    pub fn of_cause(cause: Option<ErrorCode>, otherwise: ParkCause) -> ParkCause {
+        match cause {
+            Some(ErrorCode::AuthExpired) => ParkCause::Auth,
+            _ => otherwise,
+        }
+    }
+
     /// Its stored name (`deliveries.park_cause`).
     pub fn as_str(self) -> &'static str {
         match self {
             ParkCause::Breaker => "breaker",
+            ParkCause::Auth => "auth",
             ParkCause::Drain => "drain",
             ParkCause::Rate => "rate",
         }
@@ -30,6 +46,7 @@ impl ParkCause {
     pub fn detail(self, destination: &str) -> String {
         match self {
             ParkCause::Breaker => format!("held while the breaker of {destination} is open"),
+            ParkCause::Auth => format!("held: {destination} refused its credential (401/403); fix its DESTINATION_SECRET and the drain delivers it"),
             ParkCause::Drain => {
                 format!("held behind the parked events of {destination}, which its drain delivers first")
             }
@@ -47,9 +64,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refused_credential_names_the_park_whatever_else_held_it() {
+        use ParkCause::{Auth, Breaker, Drain, Rate};
+        let table = [
+            (Some(ErrorCode::AuthExpired), Breaker, Auth),
+            (Some(ErrorCode::AuthExpired), Drain, Auth),
+            (Some(ErrorCode::Upstream5xx), Breaker, Breaker),
+            (Some(ErrorCode::Upstream5xx), Drain, Drain),
+            (None, Breaker, Breaker),
+            (None, Rate, Rate),
+        ];
+        for (cause, otherwise, want) in table {
+            assert_eq!(
+                ParkCause::of_cause(cause, otherwise),
+                want,
+                "{cause:?} {otherwise:?}"
+            );
+        }
+    }
+
+    #[test]
     fn each_cause_has_its_stored_name_and_words() {
         let table = [
             (ParkCause::Breaker, "breaker", "breaker of b is open"),
+            (ParkCause::Auth, "auth", "b refused its credential"),
             (ParkCause::Drain, "drain", "behind the parked events of b"),
             (ParkCause::Rate, "rate", "b is over its rate_per_s"),
         ];
