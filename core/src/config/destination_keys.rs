@@ -98,8 +98,8 @@ pub fn auth_header(form: &AuthForm, secret: &str) -> Result<AuthHeader, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::env::test_env as env;
     use crate::config::destinations::load_keys;
+    use crate::config::env::test_env as env;
     use crate::config::parse_destinations;
     use serde_json::json;
 
