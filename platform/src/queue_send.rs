@@ -10,6 +10,7 @@
 //! objects, by an older relay or by hand, are still read.
 
 use crate::outlined::outlined;
+use hookrelay_core::queue_batch::send_chunks;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;
@@ -51,10 +52,29 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
     Ok(send_text_to(env, binding, json)?)
 }
 
-/// Sends several messages given as JSON text in one call.
+/// Sends several messages given as JSON text, in as few `sendBatch` calls
+/// as the queue's per-call limits allow (`hookrelay_core::queue_batch`),
+/// all started at once. An error means some may have gone and some not:
+/// every caller's retry resends them all, and each message is idempotent.
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
-    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec())?).await?;
-    Ok(())
+    let sizes: Vec<usize> = jsons.iter().map(String::len).collect();
+    let mut sends = Vec::new();
+    for chunk in send_chunks(&sizes) {
+        sends.push(JsFuture::from(send_texts(
+            queue.as_ref(),
+            jsons[chunk].to_vec(),
+        )?));
+    }
+    let mut first_error = None;
+    for send in sends {
+        if let Err(e) = send.await {
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }
 
 /// Sends one message given as JSON text, delivered after `delay_s` seconds
