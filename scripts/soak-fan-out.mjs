@@ -14,8 +14,8 @@
 // 10% of the events are sent twice by the "provider"; 5% have their
 // `webhooks` message redelivered after ingest; 5% of the (event, a)
 // deliveries have their `deliveries` message redelivered after they were
-// delivered, and 5% of the (event, c) ones while c is down (what the
-// platform does after it loses a worker mid-batch).
+// delivered, and 5% of the (event, c) ones halfway through c's outage
+// (what the platform does after it loses a worker mid-batch).
 //
 // The verdict is per (event, destination) pair: each must be delivered
 // exactly once (2xx receipts counted by `x-operation-id` at its
@@ -89,7 +89,7 @@ export async function soakFanOut({ n = 10_000, concurrency = 16, drainRate = 200
   const deliveryMessage = (i, destination) => ({ v: 1, kind: "delivery", event_id: ids.get(i), idempotency_key: `${SOURCE}:fan-${i}`, source: SOURCE, destination, received_at_ms: Date.now() });
 
   // c's outage, driven by a's progress; the redeliveries of delivery
-  // messages go out when it starts (a's delivered, c's parked or failing).
+  // messages go out halfway through it (a's delivered, c's mostly parked).
   let controlling = true;
   const control = (async () => {
     while (controlling) {
@@ -101,7 +101,9 @@ export async function soakFanOut({ n = 10_000, concurrency = 16, drainRate = 200
         } else if (c.down) {
           const parked = await parkedAtC();
           parkedPeak = Math.max(parkedPeak, parked);
-          if (producers && !redelivered.sent) await redeliverDeliveries();
+          // Halfway through the outage, so that c's deliveries are parked by then.
+          const halfway = aSeen.size >= 0.5 * n && Date.now() - c.downAt >= minOutageMs / 2;
+          if (producers && !redelivered.sent && parked > 0 && halfway) await redeliverDeliveries();
           if (aSeen.size >= 0.65 * n && Date.now() - c.downAt >= minOutageMs && parked > 0) {
             c.down = false;
             c.upAt = Date.now();
