@@ -26,8 +26,9 @@ export function send_text_to(env, binding, text) {
   if (queue === undefined) throw new Error(`Binding \`${binding}\` is undefined.`);
   return queue.send(text, TEXT);
 }
-export function send_texts(queue, texts) {
-  return queue.sendBatch(texts.map((body) => ({ body, contentType: "text" })));
+export function send_texts(queue, texts, ends) {
+  const messages = texts.map((body) => ({ body, contentType: "text" }));
+  return Promise.all(Array.from(ends, (end, i) => queue.sendBatch(messages.slice(i ? ends[i - 1] : 0, end))));
 }
 "#)]
 extern "C" {
@@ -36,7 +37,7 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn send_text_to(env: &Env, binding: &str, text: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch)]
-    fn send_texts(queue: &JsValue, texts: Vec<String>) -> Result<Promise, JsValue>;
+    fn send_texts(queue: &JsValue, texts: Vec<String>, ends: Vec<u32>) -> Result<Promise, JsValue>;
 }
 
 async fn send(queue: &Queue, json: &str, delay_s: Option<u32>) -> worker::Result<()> {
@@ -58,23 +59,9 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
 /// every caller's retry resends them all, and each message is idempotent.
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
     let sizes: Vec<usize> = jsons.iter().map(String::len).collect();
-    let mut sends = Vec::new();
-    for chunk in send_chunks(&sizes) {
-        sends.push(JsFuture::from(send_texts(
-            queue.as_ref(),
-            jsons[chunk].to_vec(),
-        )?));
-    }
-    let mut first_error = None;
-    for send in sends {
-        if let Err(e) = send.await {
-            first_error.get_or_insert(e);
-        }
-    }
-    match first_error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
+    let ends: Vec<u32> = send_chunks(&sizes).iter().map(|c| c.end as u32).collect();
+    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec(), ends)?).await?;
+    Ok(())
 }
 
 /// Sends one message given as JSON text, delivered after `delay_s` seconds
