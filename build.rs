@@ -19,6 +19,8 @@
 //!   other by name, and declare the settings both read
 //!   (`hookrelay_core::config::SHARED_KEYS`) alike or not at all; each
 //!   environment declares every var the top level does;
+//! - a destination's queue or service binding is declared in the same
+//!   environment of the relay's config (`hookrelay_core::config::check_bindings`);
 //! - the DLQ worker is off workers.dev and preview URLs; the signature
 //!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
@@ -26,7 +28,10 @@
 use hookrelay_core::config::queues::{
     OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
 };
-use hookrelay_core::config::{check_shared, parse_sources, Declared, RelayConfig};
+use hookrelay_core::config::{
+    check_bindings, check_shared, load_destinations, parse_sources, BindingKind, Declared,
+    RelayConfig, DEFAULT_DELIVERY_TIMEOUT_MS,
+};
 use hookrelay_core::signature_limit;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -129,8 +134,9 @@ fn read_toml(path: &str) -> Result<toml::Value, String> {
 }
 
 /// The user's `[vars]` by their schema: every setting the relay parses,
-/// and `SOURCES` (possibly empty) field by field. The sources' secrets are
-/// production's, never in the repository, so they are not asked for.
+/// and `SOURCES` (possibly empty) field by field. The sources' and the
+/// destinations' secrets are production's, never in the repository, so
+/// they are not asked for (a stand-in fills each `DESTINATION_SECRET_…`).
 fn check_user_vars(relay: &Env) -> Result<(), String> {
     let mut vars = relay.vars()?;
     let sources = vars
@@ -138,8 +144,42 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
         .unwrap_or(Value::Object(Default::default()));
     parse_sources(&sources).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     vars.insert("SOURCES".into(), Value::Object(Default::default()));
+    let destinations = stand_in_destination_secrets(&mut vars)
+        .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
+    check_bindings(&destinations, |kind, name| declares(relay, kind, name))
+        .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     RelayConfig::load(&vars).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     Ok(())
+}
+
+/// The declared destinations; each `DESTINATION_SECRET_…` their `auth`
+/// needs and `vars` lacks gets a stand-in: those secrets are
+/// production's (`wrangler secret put`), never in the repository.
+fn stand_in_destination_secrets(
+    vars: &mut BTreeMap<String, Value>,
+) -> Result<Vec<hookrelay_core::config::Destination>, hookrelay_core::config::ConfigError> {
+    let destinations = load_destinations(&*vars, DEFAULT_DELIVERY_TIMEOUT_MS as u32)?;
+    for d in destinations.iter().filter(|d| d.auth.is_some()) {
+        vars.entry(d.auth_secret_name())
+            .or_insert_with(|| Value::String("build-check:stand-in".into()));
+    }
+    Ok(destinations)
+}
+
+/// Whether the relay's config (one environment) declares binding `name`
+/// of `kind`: a `[[services]]` or a `[[queues.producers]]` entry.
+fn declares(relay: &Env, kind: BindingKind, name: &str) -> bool {
+    let table = match kind {
+        BindingKind::Service => relay.get("services"),
+        BindingKind::Queue => relay.get("queues").and_then(|q| q.get("producers")),
+    };
+    table
+        .and_then(toml::Value::as_array)
+        .is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|e| e.get("binding").and_then(toml::Value::as_str) == Some(name))
+        })
 }
 
 /// The demo, as `npm start` runs it: the top-level `[vars]` with
@@ -148,6 +188,9 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
 fn check_demo(relay: &toml::Value) -> Result<(), String> {
     let mut env = vars_map(relay)?;
     env.extend(dev_vars_example()?);
+    stand_in_destination_secrets(&mut env).map_err(|e| {
+        format!("the demo (wrangler.toml [vars] with .dev.vars.example over them): {e}")
+    })?;
     let config = RelayConfig::load(&env).map_err(|e| {
         format!("the demo (wrangler.toml [vars] with .dev.vars.example over them): {e}")
     })?;

@@ -1,8 +1,8 @@
 //! The relay configuration, validated once per isolate.
 
-use hookrelay_core::config::{ConfigError, RelayConfig};
+use hookrelay_core::config::{check_bindings, ConfigError, RelayConfig};
 use hookrelay_core::metrics::Component;
-use hookrelay_platform::env_config::WorkerEnv;
+use hookrelay_platform::env_config::{binding_declared, WorkerEnv};
 use hookrelay_platform::log;
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -17,7 +17,14 @@ thread_local! {
 pub fn relay_config(env: &Env) -> Rc<Result<RelayConfig, ConfigError>> {
     CONFIG.with(|cell| {
         cell.get_or_init(|| {
-            let loaded = RelayConfig::load(&WorkerEnv(env));
+            // The bindings a destination names are the user's to declare:
+            // one missing is refused here, as a bad setting is.
+            let loaded = RelayConfig::load(&WorkerEnv(env)).and_then(|c| {
+                check_bindings(&c.delivery.destinations, |kind, name| {
+                    binding_declared(env, kind, name)
+                })?;
+                Ok(c)
+            });
             match &loaded {
                 Ok(c) => log::info(
                     Component::Relay,

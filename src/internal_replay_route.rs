@@ -165,7 +165,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
     let requests = [(t.event_id, d)];
     let carriers = [(call.queue_message_id.as_str(), 0u32)];
     let processed = pipeline::deliver(
-        &db,
+        (&db, env),
         &requests,
         &carriers,
         &cfg.delivery,

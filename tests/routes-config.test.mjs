@@ -47,7 +47,7 @@ test("a bad route or destination fails the startup check, naming its full path",
     [{ SOURCES: JSON.stringify(badFilter), DESTINATIONS: JSON.stringify(DESTINATIONS) }, /SOURCES\.shop\.routes\[0\]\.filter\.body\.total\.\$regex: unknown operator/],
     [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ ...DESTINATIONS, legacy: { url: "https://x.example.com/" } }) }, /DESTINATIONS\.legacy: is named like source 'legacy'/],
     [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ billing: DESTINATIONS.billing }) }, /SOURCES\.shop\.routes\[1\]\.to: names no destination 'analytics'/],
-    [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ ...DESTINATIONS, jobs: { queue: "JOBS" } }) }, /DESTINATIONS\.jobs\.queue: is not supported in this version yet/],
+    [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ ...DESTINATIONS, jobs: { queue: "JOBS" } }) }, /DESTINATIONS\.jobs\.queue: names the queue binding `JOBS`, which the relay does not declare/],
   ];
   for (const [vars, message] of cases) {
     await withRelay(vars, async (relay) => {

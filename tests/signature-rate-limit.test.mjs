@@ -66,7 +66,7 @@ test(`${LIMIT} forged requests from one address get 401, then 429 with Retry-Aft
   await endless.body?.cancel();
 
   // A validly signed request from the blocked address is refused too: its
-  // body is not read, so its signature is never checked (README, "Signature
+  // body is not read, so its signature is never checked (docs/ingest.md, "Signature
   // rate limit").
   const valid = await post("demo-hmac", hmacHeaders(body), ip);
   assert.equal(valid.status, 429);

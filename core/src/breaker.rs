@@ -213,7 +213,7 @@ pub fn record(
         (BreakerState::Closed { .. }, true) => BreakerState::Closed { failures: 0 },
         (BreakerState::Closed { failures }, false) => {
             let failures = failures.saturating_add(1);
-            if failures >= cfg.failure_threshold {
+            if failures >= cfg.failure_threshold || unhealthy.is_some_and(opens_at_once) {
                 BreakerState::Open {
                     opened_at_ms: now_ms,
                     cause: unhealthy,
@@ -247,6 +247,14 @@ pub fn record(
         // opened the breaker; it does not change an open breaker.
         (open @ BreakerState::Open { .. }, _) => open,
     }
+}
+
+/// Whether a failure with `code` opens a closed breaker at once, whatever
+/// the threshold: a refused credential (`AUTH_EXPIRED`, counted only for a
+/// destination with `auth`, `crate::downstream_response::breaker_cause`)
+/// would be refused on every further call alike, until it is fixed.
+pub fn opens_at_once(code: ErrorCode) -> bool {
+    code == ErrorCode::AuthExpired
 }
 
 /// The state that re-opens a breaker at once, whatever it was: a drain

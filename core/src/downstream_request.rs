@@ -4,15 +4,20 @@
 //! verify it with the same few lines: `X-Signature` is the hex HMAC-SHA256
 //! of `{X-Timestamp}.{body}` keyed by `DOWNSTREAM_SIGNING_SECRET`, and
 //! `X-Operation-Id` is the event id, stable across retries and replays, for
-//! the downstream's own dedupe.
+//! the downstream's own dedupe. The key is the destination's own
+//! (`DESTINATION_SIGNING_SECRET_<NAME>`) when it has one, so a receiver
+//! holding it can verify its calls and forge no other destination's. A
+//! destination with `auth` also gets its credential header.
 
+use crate::config::AuthHeader;
 use crate::signature::{sign_hmac_sha256, SigningKey};
 
 /// Headers for one delivery attempt of `event_id` with `body`, at `now_s`.
 /// `content_type` is the one the event arrived with: a form is forwarded
 /// as a form, byte-exact (`None`, for an event stored before content types
-/// were forwarded, is JSON).
-pub fn signed_headers(
+/// were forwarded, is JSON). `auth` is the destination's credential.
+#[allow(clippy::too_many_arguments)]
+pub fn signed_headers<'a>(
     event_id: &str,
     idempotency_key: &str,
     source: &str,
@@ -20,13 +25,18 @@ pub fn signed_headers(
     now_s: i64,
     body: &[u8],
     content_type: Option<&str>,
-) -> Vec<(&'static str, String)> {
-    let mut headers = signature_headers(event_id, key, now_s, body).to_vec();
+    auth: Option<&'a AuthHeader>,
+) -> Vec<(&'a str, String)> {
+    let mut headers: Vec<(&'a str, String)> =
+        Vec::from(signature_headers(event_id, key, now_s, body));
     if let Some(ct) = content_type.filter(|ct| !ct.trim().is_empty()) {
         headers[0].1 = ct.to_string();
     }
     headers.push(("x-hookrelay-source", source.to_string()));
     headers.push(("x-idempotency-key", idempotency_key.to_string()));
+    if let Some(a) = auth {
+        headers.push((a.name(), a.expose().to_string()));
+    }
     headers
 }
 
@@ -60,19 +70,41 @@ mod tests {
             (None, "application/json"),
         ];
         for (ct, want) in table {
-            let headers = signed_headers("e", "s:1", "s", &key, 0, b"a=1", ct);
+            let headers = signed_headers("e", "s:1", "s", &key, 0, b"a=1", ct, None);
             assert_eq!(headers[0], ("content-type", want.to_string()), "{ct:?}");
         }
     }
 
     use super::*;
+    use crate::config::{auth_header, AuthForm};
     use crate::signature::{hmac_sha256, verify_one, HeaderLookup, KeyForm};
+
+    #[test]
+    fn a_credentialed_destination_gets_its_header_after_the_signed_ones() {
+        let key = SigningKey::from_secret(KeyForm::Raw, "own-key").unwrap();
+        let table = [
+            (AuthForm::Bearer, "t0k", ("authorization", "Bearer t0k")),
+            (AuthForm::Basic, "u:p", ("authorization", "Basic dTpw")),
+            (
+                AuthForm::Header("x-api-key".into()),
+                "k1",
+                ("x-api-key", "k1"),
+            ),
+        ];
+        for (form, secret, (name, value)) in table {
+            let auth = auth_header(&form, secret).unwrap();
+            let headers = signed_headers("e", "s:1", "s", &key, 0, b"{}", None, Some(&auth));
+            assert_eq!(headers.len(), 7, "{form:?}");
+            assert_eq!(headers[6], (name, value.to_string()), "{form:?}");
+            assert_eq!(headers[3].0, "x-signature");
+        }
+    }
 
     #[test]
     fn a_downstream_can_verify_the_request_as_the_generic_scheme() {
         let body = br#"{"a":1}"#;
         let key = SigningKey::from_secret(KeyForm::Raw, "down-secret").unwrap();
-        let headers = signed_headers("evt_1", "s:1", "s", &key, 1_700_000_000, body, None);
+        let headers = signed_headers("evt_1", "s:1", "s", &key, 1_700_000_000, body, None, None);
         let pairs: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(pairs[..].header("x-operation-id"), Some("evt_1"));
         assert_eq!(pairs[..].header("content-type"), Some("application/json"));

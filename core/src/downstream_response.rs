@@ -74,12 +74,25 @@ pub fn counts_against_breaker(failure: &Failure) -> bool {
 
 /// What a finished call tells the breaker: the code of a failure that says
 /// the destination is unwell, or `None` for a success or a failure it
-/// answered deliberately.
-pub fn breaker_cause(result: &Result<(), Failure>) -> Option<ErrorCode> {
+/// answered deliberately. `credentialed`: the destination sends `auth`,
+/// so a refusal of it ([`credentials_refused`]) says its credential is
+/// wrong, which every other call would meet too: it counts, and opens the
+/// breaker at once (`crate::breaker::opens_at_once`).
+pub fn breaker_cause(result: &Result<(), Failure>, credentialed: bool) -> Option<ErrorCode> {
     match result {
         Err(f) if counts_against_breaker(f) => Some(f.code),
+        Err(f) if credentialed && f.code == ErrorCode::AuthExpired => Some(f.code),
         _ => None,
     }
+}
+
+/// Whether a call to a destination with `auth` (`credentialed`) was
+/// refused for its credential (`401`, `403`): the event is then parked
+/// behind the breaker this opens (cause `auth`), not dead-lettered, so
+/// fixing the secret drains the backlog (DESIGN §3). Without `auth` the
+/// same answer is a poison `AUTH_EXPIRED`, as before.
+pub fn credentials_refused(result: &Result<(), Failure>, credentialed: bool) -> bool {
+    credentialed && matches!(result, Err(f) if f.code == ErrorCode::AuthExpired)
 }
 
 /// `Retry-After` as whole seconds from now: either delay-seconds or an
@@ -236,16 +249,48 @@ mod tests {
 
     #[test]
     fn a_call_is_healthy_unless_it_failed_in_a_way_that_counts() {
+        use ErrorCode::*;
+        // (answer, without auth, with auth)
         let table = [
-            (Ok(()), None),
-            (classify_status(400, None, 0), None),
-            (classify_status(401, None, 0), None),
-            (classify_status(500, None, 0), Some(ErrorCode::Upstream5xx)),
-            (classify_status(429, None, 0), Some(ErrorCode::RateLimited)),
-            (Err(timed_out(100)), Some(ErrorCode::Timeout)),
+            (Ok(()), None, None),
+            (classify_status(400, None, 0), None, None),
+            (classify_status(404, None, 0), None, None),
+            (classify_status(401, None, 0), None, Some(AuthExpired)),
+            (classify_status(403, None, 0), None, Some(AuthExpired)),
+            (
+                classify_status(500, None, 0),
+                Some(Upstream5xx),
+                Some(Upstream5xx),
+            ),
+            (
+                classify_status(429, None, 0),
+                Some(RateLimited),
+                Some(RateLimited),
+            ),
+            (Err(timed_out(100)), Some(Timeout), Some(Timeout)),
         ];
-        for (result, want) in table {
-            assert_eq!(breaker_cause(&result), want, "{result:?}");
+        for (result, plain, credentialed) in table {
+            assert_eq!(breaker_cause(&result, false), plain, "{result:?}");
+            assert_eq!(breaker_cause(&result, true), credentialed, "{result:?}");
         }
+    }
+
+    #[test]
+    fn only_a_credentialed_destinations_401_or_403_is_a_refused_credential() {
+        let table = [
+            (200, false, false),
+            (401, false, true),
+            (403, false, true),
+            (400, false, false),
+            (404, false, false),
+            (500, false, false),
+            (429, false, false),
+        ];
+        for (status, plain, credentialed) in table {
+            let result = classify_status(status, None, 0);
+            assert_eq!(credentials_refused(&result, false), plain, "{status}");
+            assert_eq!(credentials_refused(&result, true), credentialed, "{status}");
+        }
+        assert!(!credentials_refused(&Err(timed_out(100)), true));
     }
 }

@@ -40,6 +40,7 @@ pub mod pacing;
 pub mod parking;
 pub mod poison_handoff;
 pub mod queue_batch;
+pub mod queue_destination;
 pub mod queued_event;
 pub mod redact;
 pub mod replay_call;

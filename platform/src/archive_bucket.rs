@@ -47,6 +47,9 @@ export async function r2_list(env, name, prefix, cursor, limit) {
     cursor: page.truncated ? page.cursor : null,
   });
 }
+export async function r2_put_body(env, name, key, text, contentType) {
+  await bucket(env, name).put(key, text, { httpMetadata: { contentType } });
+}
 export async function r2_delete(env, name, keys) {
   await bucket(env, name).delete(keys);
 }
@@ -77,6 +80,14 @@ extern "C" {
         prefix: &str,
         cursor: Option<String>,
         limit: u32,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch)]
+    fn r2_put_body(
+        env: &Env,
+        name: &str,
+        key: &str,
+        text: &str,
+        content_type: &str,
     ) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch)]
     fn r2_delete(env: &Env, name: &str, keys: Vec<String>) -> Result<Promise, JsValue>;
@@ -180,6 +191,13 @@ pub async fn list(
         .as_string()
         .ok_or_else(|| worker::Error::RustError("R2 list answered no text".into()))?;
     Ok(serde_json::from_str(&text)?)
+}
+
+/// Puts an event's body under `key` with its content type (a queue
+/// destination's large body, `hookrelay_core::queue_destination`).
+pub async fn put_body(env: &Env, key: &str, body: &str, content_type: &str) -> worker::Result<()> {
+    settle(r2_put_body(env, BINDING, key, body, content_type)).await?;
+    Ok(())
 }
 
 /// Deletes the objects at `keys` (absent ones are no error).

@@ -1,5 +1,6 @@
 //! One signed POST to a downstream, with a timeout, on the platform's
-//! `fetch` itself.
+//! `fetch` itself, or on a service binding's (`Via::Service`: another
+//! Worker, no public hop; the same request, answer and classification).
 //!
 //! Not through worker's `Fetch`: per call that builds a `Request`, a second
 //! `RequestInit` and a `Response` wrapper (headers, `cf`, websocket reads),
@@ -21,6 +22,15 @@ use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::web_sys::{self, AbortSignal, RequestRedirect};
 
+/// Whose `fetch` makes the call.
+#[derive(Clone, Copy)]
+pub enum Via<'a> {
+    /// The global `fetch`: over the network.
+    Network,
+    /// A service binding's `fetch`: to another Worker.
+    Service(&'a worker::worker_sys::Fetcher),
+}
+
 /// Posts `body` to `url` with `headers`. Anything but a 2xx answer within
 /// `timeout_ms` is a classified failure; the call is aborted on timeout.
 pub async fn post(
@@ -30,9 +40,24 @@ pub async fn post(
     timeout_ms: u64,
     now_ms: i64,
 ) -> Result<(), Failure> {
-    post_answered(url, headers, body, timeout_ms, now_ms)
-        .await
-        .1
+    post_via(Via::Network, url, headers, body, timeout_ms, now_ms).await
+}
+
+/// [`post`] through `via`.
+pub async fn post_via(
+    via: Via<'_>,
+    url: &str,
+    headers: &[(&str, String)],
+    body: &str,
+    timeout_ms: u64,
+    now_ms: i64,
+) -> Result<(), Failure> {
+    answered(
+        send(via, url, headers, body, timeout_ms).await,
+        timeout_ms,
+        now_ms,
+    )
+    .1
 }
 
 /// [`post`], also answering the receiver's status when one answered (an
@@ -44,7 +69,20 @@ pub async fn post_answered(
     timeout_ms: u64,
     now_ms: i64,
 ) -> (Option<u16>, Result<(), Failure>) {
-    match send(url, headers, body, timeout_ms).await {
+    answered(
+        send(Via::Network, url, headers, body, timeout_ms).await,
+        timeout_ms,
+        now_ms,
+    )
+}
+
+/// What a sent request's answer (or its failure) comes to.
+fn answered(
+    sent: Result<(u16, Option<String>), JsValue>,
+    timeout_ms: u64,
+    now_ms: i64,
+) -> (Option<u16>, Result<(), Failure>) {
+    match sent {
         Ok((status, retry_after)) => (
             Some(status),
             classify_status(status, retry_after.as_deref(), now_ms),
@@ -59,6 +97,7 @@ pub async fn post_answered(
 /// The status and `Retry-After` of the answer; the drain of its body is
 /// started, not awaited.
 async fn send(
+    via: Via<'_>,
     url: &str,
     headers: &[(&str, String)],
     body: &str,
@@ -75,8 +114,14 @@ async fn send(
     // The fetch default, as worker's `RequestInit` always sets it.
     init.set_redirect(RequestRedirect::Follow);
     init.set_signal(Some(&AbortSignal::timeout_with_f64(timeout_ms as f64)));
-    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let answer = JsFuture::from(global.fetch_with_str_and_init(url, &init)).await?;
+    let pending = match via {
+        Via::Network => {
+            let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+            global.fetch_with_str_and_init(url, &init)
+        }
+        Via::Service(fetcher) => fetcher.fetch_with_str_and_init(url, &init)?,
+    };
+    let answer = JsFuture::from(pending).await?;
     // `fetch` resolves to a `Response` and nothing else; an `instanceof`
     // check per call costs about a tenth of the call's wasm time.
     let response: web_sys::Response = answer.unchecked_into();

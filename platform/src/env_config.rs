@@ -1,6 +1,7 @@
-//! Reads wrangler vars and secrets for `hookrelay_core::config`.
+//! Reads wrangler vars and secrets for `hookrelay_core::config`, and
+//! answers which bindings the worker declares (for `check_bindings`).
 
-use hookrelay_core::config::ConfigEnv;
+use hookrelay_core::config::{BindingKind, ConfigEnv};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::Env;
@@ -21,5 +22,23 @@ impl ConfigEnv for WorkerEnv<'_> {
         }
         let json: String = js_sys::JSON::stringify(&value).ok()?.into();
         serde_json::from_str(&json).ok()
+    }
+}
+
+/// Whether `env` binds `name` as a binding of `kind`: a service binding by
+/// the runtime's own type; a queue by what a producer does (`send`), as
+/// the send itself uses it (`crate::queue_destination`): a producer
+/// binding, or a Worker's entrypoint that takes `send` over RPC. A var
+/// under that name is not one.
+pub fn binding_declared(env: &Env, kind: BindingKind, name: &str) -> bool {
+    match kind {
+        BindingKind::Service => env.service(name).is_ok(),
+        BindingKind::Queue => {
+            let Ok(binding) = js_sys::Reflect::get(env, &JsValue::from_str(name)) else {
+                return false;
+            };
+            let send = js_sys::Reflect::get(&binding, &JsValue::from_str("send"));
+            binding.is_object() && send.is_ok_and(|f| f.is_function())
+        }
     }
 }

@@ -21,6 +21,7 @@ pub mod parking;
 pub mod pipeline;
 pub mod poison_send;
 pub mod post_request;
+pub mod queue_destination;
 pub mod queue_dispatch;
 pub mod queue_message;
 pub mod queue_send;

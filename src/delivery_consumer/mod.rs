@@ -148,7 +148,7 @@ async fn run(
     };
     let control = env.queue("CONTROL").ok();
     let processed = pipeline::deliver(
-        &db,
+        (&db, env),
         &requests,
         &carriers,
         cfg,

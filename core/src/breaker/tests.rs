@@ -32,6 +32,37 @@ fn a_closed_breaker_opens_after_the_threshold_of_consecutive_failures() {
 }
 
 #[test]
+fn a_refused_credential_opens_a_closed_breaker_at_once() {
+    let auth = Some(ErrorCode::AuthExpired);
+    let open = BreakerState::Open {
+        opened_at_ms: 7,
+        cause: auth,
+    };
+    for from in [closed(0), closed(3)] {
+        assert_eq!(record(from, auth, 7, &CFG), open, "{from:?}");
+    }
+    let probing = BreakerState::HalfOpen {
+        successes: 0,
+        probe_started_at_ms: Some(1),
+        cause: auth,
+    };
+    assert_eq!(
+        record(probing, auth, 7, &CFG),
+        open,
+        "a failed probe reopens"
+    );
+    assert!(opens_at_once(ErrorCode::AuthExpired));
+    for code in [
+        ErrorCode::Upstream5xx,
+        ErrorCode::Timeout,
+        ErrorCode::RateLimited,
+    ] {
+        assert!(!opens_at_once(code), "{code}");
+        assert_eq!(record(closed(0), Some(code), 7, &CFG), closed(1));
+    }
+}
+
+#[test]
 fn a_success_resets_the_failure_count() {
     let s = record(closed(4), None, 0, &CFG);
     assert_eq!(s, closed(0));

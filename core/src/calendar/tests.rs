@@ -1,3 +1,5 @@
+//! Civil dates: RFC 3339 and HTTP dates in RFC 9110's three forms, round trips and refusals.
+
 use super::*;
 
 #[test]

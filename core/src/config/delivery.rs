@@ -3,7 +3,7 @@
 //! its source), how calls are signed and timed, and the breaker and
 //! parking rules around them.
 
-use super::destinations::{load_destinations, Destination};
+use super::destinations::{load_destinations, load_keys, Destination, DELIVERY_TIMEOUT_RANGE_MS};
 use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
 use super::routes::{evaluate, Route, Routed};
 use super::sources::SourceSpec;
@@ -14,9 +14,6 @@ use std::collections::BTreeMap;
 
 /// Default `DELIVERY_TIMEOUT_MS`.
 pub const DEFAULT_DELIVERY_TIMEOUT_MS: u64 = 10_000;
-/// The range a call's timeout may take (`DELIVERY_TIMEOUT_MS`, and a
-/// destination's `timeout_ms`), in ms.
-pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
 
 /// A source's name and its routes, in order.
 pub type SourceRoutes = (String, Vec<Route>);
@@ -33,7 +30,8 @@ pub struct DeliveryConfig {
     /// Each source's routes, in source order; a source without routes is
     /// absent.
     pub routes: Vec<SourceRoutes>,
-    /// The key from `DOWNSTREAM_SIGNING_SECRET`; required when any source forwards.
+    /// The key from `DOWNSTREAM_SIGNING_SECRET`; required when any source
+    /// routes to a destination without a signing key of its own.
     pub signing_key: Option<SigningKey>,
     /// `DELIVERY_TIMEOUT_MS`: per-attempt timeout.
     pub timeout_ms: u64,
@@ -54,6 +52,12 @@ impl DeliveryConfig {
     /// The destination named `name`.
     pub fn destination(&self, name: &str) -> Option<&Destination> {
         self.destinations.iter().find(|d| d.name == name)
+    }
+
+    /// The key that signs calls to `d`: its own
+    /// (`DESTINATION_SIGNING_SECRET_<NAME>`), else the shared one.
+    pub fn signing_key_for<'a>(&'a self, d: &'a Destination) -> Option<&'a SigningKey> {
+        d.keys.signing.as_ref().or(self.signing_key.as_ref())
     }
 
     /// A destination's per-call timeout (ms): its own `timeout_ms`, which
@@ -100,10 +104,23 @@ impl DeliveryConfig {
             DEFAULT_DELIVERY_TIMEOUT_MS,
             DELIVERY_TIMEOUT_RANGE_MS,
         )?;
-        let (destinations, routes) = routes_of(env, specs, timeout_ms as u32)?;
+        let (mut destinations, routes) = routes_of(env, specs, timeout_ms as u32)?;
+        let keys = load_keys(env, &destinations)?;
+        for (d, keys) in destinations.iter_mut().zip(keys) {
+            d.keys = keys;
+        }
         let signing_key = text(env, "DOWNSTREAM_SIGNING_SECRET")
             .and_then(|s| SigningKey::from_secret(KeyForm::Raw, &s).ok());
-        if signing_key.is_none() && !routes.is_empty() {
+        // The shared key signs every routed destination without a key of
+        // its own.
+        let unsigned = routes.iter().any(|(_, rs)| {
+            rs.iter().any(|r| {
+                destinations
+                    .iter()
+                    .any(|d| d.name == r.to && d.keys.signing.is_none() && d.signs())
+            })
+        });
+        if signing_key.is_none() && unsigned {
             let names: Vec<&str> = routes.iter().map(|(s, _)| s.as_str()).collect();
             return Err(ConfigError::new(
                 "DOWNSTREAM_SIGNING_SECRET",
@@ -161,15 +178,7 @@ fn routes_of(
                 format!("is named like source '{0}', whose downstream is the destination '{0}'; rename this destination, or give source '{0}' routes instead of downstream", spec.name),
             ));
         }
-        destinations.insert(
-            at,
-            Destination {
-                name: spec.name.clone(),
-                url: url.clone(),
-                rate_per_s: None,
-                timeout_ms: default_timeout_ms,
-            },
-        );
+        destinations.insert(at, Destination::url(&spec.name, url, default_timeout_ms));
     }
     let mut routes = Vec::new();
     for spec in specs {

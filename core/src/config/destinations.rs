@@ -1,29 +1,111 @@
-//! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name. This
-//! version has URL destinations only; `queue`, `service` and `auth` are
-//! refused as not supported yet, never accepted and ignored.
+//! `DESTINATIONS` (DESIGN §1, §3): where routes send events, by name, and
+//! how each is reached: a URL, or another Worker through a service
+//! binding, that gets the signed POST, optionally with a credential
+//! (`auth`); or the user's own Cloudflare Queue, which gets a message
+//! (`crate::queue_destination`). The credentials' secrets are read beside
+//! this, in `super::destination_keys`; the bindings a destination names
+//! are the user's to declare, and [`check_bindings`] refuses one that is
+//! missing.
 
+use super::destination_keys::{auth_header, AuthForm, DestinationKeys};
+use super::env::text;
 use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
 use super::sources::{is_http_url, is_valid_name};
+use crate::signature::{KeyForm, SigningKey};
 use serde_json::{Map, Value};
 
-/// A destination: a URL that gets the signed POST.
+/// Where a destination's calls go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `{"url": …}`: the signed POST over the network.
+    Url(String),
+    /// `{"service": "<binding>"}`: the signed POST to another Worker
+    /// through the relay's service binding of that name, with no public hop.
+    Service(String),
+    /// `{"queue": "<binding>"}`: a message on the user's Cloudflare Queue,
+    /// through the relay's producer binding of that name.
+    Queue(String),
+}
+
+/// The kind of binding a destination names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingKind {
+    /// A service binding (`[[services]]`).
+    Service,
+    /// A queue producer binding (`[[queues.producers]]`).
+    Queue,
+}
+
+impl BindingKind {
+    /// How the user declares one in the relay's `wrangler.toml`.
+    fn declaration(self, binding: &str) -> String {
+        match self {
+            BindingKind::Service => {
+                format!("[[services]] binding = \"{binding}\", service = \"<the worker's name>\"")
+            }
+            BindingKind::Queue => {
+                format!(
+                    "[[queues.producers]] binding = \"{binding}\", queue = \"<your queue's name>\""
+                )
+            }
+        }
+    }
+
+    fn field(self) -> &'static str {
+        match self {
+            BindingKind::Service => "service",
+            BindingKind::Queue => "queue",
+        }
+    }
+}
+
+/// A destination: where its calls go, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Destination {
     /// Its name (the key of the breaker, parking, stats and alarms).
     pub name: String,
-    /// `url`: where the signed POST goes.
-    pub url: String,
+    /// Where its calls go.
+    pub target: Target,
+    /// `auth`: the credential sent with each call, if any.
+    pub auth: Option<AuthForm>,
     /// `rate_per_s` (0.1-100): the most calls it takes per second;
     /// `None`: no rate of its own.
     pub rate_per_s: Option<f64>,
     /// `timeout_ms` (100-120000), else `DELIVERY_TIMEOUT_MS`.
     pub timeout_ms: u32,
+    /// Its secrets, bound at startup (`super::destination_keys`); empty
+    /// as parsed.
+    pub keys: DestinationKeys,
 }
 
+/// The range a call's timeout may take (`DELIVERY_TIMEOUT_MS`, and a
+/// destination's `timeout_ms`), in ms. Here, beside the destination that
+/// carries it, so `delivery.rs` reads it from this file and never the reverse.
+pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
+
 const KEY: &str = "DESTINATIONS";
-const FIELDS: [&str; 3] = ["url", "rate_per_s", "timeout_ms"];
-/// Specified by DESIGN §3, built in a later version.
-const NOT_YET: [&str; 3] = ["queue", "service", "auth"];
+const FIELDS: [&str; 6] = [
+    "url",
+    "service",
+    "queue",
+    "auth",
+    "rate_per_s",
+    "timeout_ms",
+];
+/// Headers every call sets itself (or the runtime does): an `auth` header
+/// never replaces one of them.
+const RESERVED_HEADERS: [&str; 10] = [
+    "content-type",
+    "content-length",
+    "host",
+    "transfer-encoding",
+    "connection",
+    "x-operation-id",
+    "x-timestamp",
+    "x-signature",
+    "x-hookrelay-source",
+    "x-idempotency-key",
+];
 
 /// Reads `DESTINATIONS`, which is optional (absent: none declared), in
 /// name order; `default_timeout_ms` is `DELIVERY_TIMEOUT_MS`.
@@ -60,12 +142,77 @@ pub fn parse_destinations(
 }
 
 impl Destination {
+    /// A URL destination with no credential and no rate: what a source's
+    /// `downstream` declares.
+    pub fn url(name: &str, url: &str, timeout_ms: u32) -> Destination {
+        Destination {
+            name: name.to_string(),
+            target: Target::Url(url.to_string()),
+            auth: None,
+            rate_per_s: None,
+            timeout_ms,
+            keys: DestinationKeys::default(),
+        }
+    }
+
     /// What its secrets' names end with (DESIGN §1,
     /// `DESTINATION_SECRET_<NAME>`, `DESTINATION_SIGNING_SECRET_<NAME>`):
     /// the name upper-cased, `-` as `_`.
     pub fn secret_suffix(&self) -> String {
         self.name.to_ascii_uppercase().replace('-', "_")
     }
+
+    /// `DESTINATION_SECRET_<NAME>`: the value of its `auth`.
+    pub fn auth_secret_name(&self) -> String {
+        format!("DESTINATION_SECRET_{}", self.secret_suffix())
+    }
+
+    /// `DESTINATION_SIGNING_SECRET_<NAME>`: its own signing key, if set.
+    pub fn signing_secret_name(&self) -> String {
+        format!("DESTINATION_SIGNING_SECRET_{}", self.secret_suffix())
+    }
+
+    /// Whether its calls are signed: a POST is; a message on the user's
+    /// own queue is not.
+    pub fn signs(&self) -> bool {
+        !matches!(self.target, Target::Queue(_))
+    }
+
+    /// The binding it is reached through, if any.
+    pub fn binding(&self) -> Option<(BindingKind, &str)> {
+        match &self.target {
+            Target::Url(_) => None,
+            Target::Service(b) => Some((BindingKind::Service, b)),
+            Target::Queue(b) => Some((BindingKind::Queue, b)),
+        }
+    }
+}
+
+/// The URL of the POST a service destination receives: a service binding
+/// needs a URL but never resolves its host, so it only tells the user's
+/// Worker which destination called it.
+pub fn service_url(destination: &str) -> String {
+    format!("https://hookrelay.internal/{destination}")
+}
+
+/// Refuses a destination whose binding the worker does not declare
+/// (`declared(kind, name)`: the startup asks the runtime, `build.rs` the
+/// committed `wrangler.toml`), naming the binding and how to declare it.
+pub fn check_bindings(
+    destinations: &[Destination],
+    declared: impl Fn(BindingKind, &str) -> bool,
+) -> Result<(), ConfigError> {
+    for d in destinations {
+        if let Some((kind, binding)) = d.binding() {
+            if !declared(kind, binding) {
+                return Err(ConfigError::new(
+                    format!("{KEY}.{}.{}", d.name, kind.field()),
+                    format!("names the {} binding `{binding}`, which the relay does not declare; add {} to the relay's wrangler.toml (the binding is yours to declare: hookrelay ships none)", kind.field(), kind.declaration(binding)),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Two destinations whose secrets would share a binding (`a-b` and `a_b`)
@@ -103,34 +250,115 @@ fn destination(
     let Value::Object(fields) = decl else {
         return fail("", "must be an object such as {\"url\": \"https://…\"}");
     };
-    if let Some(field) = fields.keys().find(|f| NOT_YET.contains(&f.as_str())) {
-        return fail(
-            &format!(".{field}"),
-            "is not supported in this version yet: a destination is {\"url\": …} with optional rate_per_s and timeout_ms",
-        );
-    }
     if let Some(field) = fields.keys().find(|f| !FIELDS.contains(&f.as_str())) {
         return fail(
             &format!(".{field}"),
             format!("unknown field; expected {}", FIELDS.join(", ")),
         );
     }
-    let url = match fields.get("url") {
-        Some(Value::String(url)) if is_http_url(url) => url.clone(),
-        Some(_) => return fail(".url", "must be an http:// or https:// URL"),
-        None => {
-            return fail(
-                ".url",
-                "is required: the http:// or https:// URL events are POSTed to",
-            )
+    let target = target_of(fields)?;
+    if let Target::Queue(_) = target {
+        // The message is on the user's own queue: nobody to show a
+        // credential to, and a send is answered by Cloudflare, not waited
+        // for as a receiver is.
+        for field in ["auth", "timeout_ms"] {
+            if fields.contains_key(field) {
+                return fail(
+                    &format!(".{field}"),
+                    "does not apply to a queue destination: its message goes to your own queue, which Cloudflare answers at once",
+                );
+            }
         }
-    };
+    }
     Ok(Destination {
         name: name.to_string(),
-        url,
+        target,
+        auth: auth_of(fields)?,
         rate_per_s: rate_of(fields)?,
         timeout_ms: timeout_of(fields, default_timeout_ms)?,
+        keys: DestinationKeys::default(),
     })
+}
+
+/// The one of `url`, `service` and `queue` the declaration gives.
+fn target_of(fields: &Map<String, Value>) -> Result<Target, FieldError> {
+    let given: Vec<&str> = ["url", "service", "queue"]
+        .into_iter()
+        .filter(|f| fields.contains_key(*f))
+        .collect();
+    match given.as_slice() {
+        [] => fail(
+            ".url",
+            "is required: the http:// or https:// URL events are POSTed to (or name a binding with \"service\" or \"queue\")",
+        ),
+        ["url"] => match fields.get("url") {
+            Some(Value::String(url)) if is_http_url(url) => Ok(Target::Url(url.clone())),
+            _ => fail(".url", "must be an http:// or https:// URL"),
+        },
+        [kind] => match fields.get(*kind) {
+            Some(Value::String(b)) if is_binding_name(b) => Ok(if *kind == "queue" {
+                Target::Queue(b.clone())
+            } else {
+                Target::Service(b.clone())
+            }),
+            _ => fail(
+                &format!(".{kind}"),
+                format!("must be the name of a {kind} binding of the relay: a letter or _, then letters, digits or _"),
+            ),
+        },
+        many => fail(
+            "",
+            format!("has {}; a destination is one of url, service and queue", many.join(" and ")),
+        ),
+    }
+}
+
+/// A binding name as wrangler takes it: a JavaScript identifier of ASCII.
+fn is_binding_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && name.len() <= 64
+}
+
+fn auth_of(fields: &Map<String, Value>) -> Result<Option<AuthForm>, FieldError> {
+    const FORMS: &str = "must be \"bearer\", \"basic\" or \"header:<Name>\" (the value is the secret DESTINATION_SECRET_<NAME>)";
+    let raw = match fields.get("auth") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(raw)) => raw.as_str(),
+        Some(_) => return fail(".auth", FORMS),
+    };
+    match raw {
+        "bearer" => Ok(Some(AuthForm::Bearer)),
+        "basic" => Ok(Some(AuthForm::Basic)),
+        _ => match raw.strip_prefix("header:") {
+            Some(name) => header_name(name).map(|n| Some(AuthForm::Header(n))),
+            None => fail(".auth", FORMS),
+        },
+    }
+}
+
+/// The header of `header:<Name>`, lower-cased: an HTTP token (RFC 9110
+/// `tchar`s), and none a call sets itself.
+fn header_name(name: &str) -> Result<String, FieldError> {
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(tchar) {
+        return fail(
+            ".auth",
+            "header:<Name> needs a header name of letters, digits and - (such as header:X-Api-Key)",
+        );
+    }
+    let lower = name.to_ascii_lowercase();
+    if RESERVED_HEADERS.contains(&lower.as_str()) {
+        return fail(
+            ".auth",
+            format!(
+                "header:{name} is a header every call sets itself ({}); name another header",
+                RESERVED_HEADERS.join(", ")
+            ),
+        );
+    }
+    Ok(lower)
 }
 
 fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
@@ -149,10 +377,7 @@ fn rate_of(fields: &Map<String, Value>) -> Result<Option<f64>, FieldError> {
 fn timeout_of(fields: &Map<String, Value>, default_ms: u32) -> Result<u32, FieldError> {
     match fields.get("timeout_ms") {
         None | Some(Value::Null) => Ok(default_ms),
-        Some(v) => match v
-            .as_u64()
-            .filter(|t| super::delivery::DELIVERY_TIMEOUT_RANGE_MS.contains(t))
-        {
+        Some(v) => match v.as_u64().filter(|t| DELIVERY_TIMEOUT_RANGE_MS.contains(t)) {
             Some(t) => Ok(t as u32),
             None => fail(
                 ".timeout_ms",
@@ -160,6 +385,38 @@ fn timeout_of(fields: &Map<String, Value>, default_ms: u32) -> Result<u32, Field
             ),
         },
     }
+}
+
+/// Reads each destination's keys (`super::destination_keys`), in the same
+/// order.
+pub fn load_keys(
+    env: &impl ConfigEnv,
+    destinations: &[Destination],
+) -> Result<Vec<DestinationKeys>, ConfigError> {
+    let mut out = Vec::with_capacity(destinations.len());
+    for d in destinations {
+        let signing = text(env, &d.signing_secret_name())
+            .filter(|s| !s.is_empty())
+            .and_then(|s| SigningKey::from_secret(KeyForm::Raw, &s).ok());
+        let auth = match &d.auth {
+            None => None,
+            Some(form) => {
+                let name = d.auth_secret_name();
+                let secret = text(env, &name).ok_or_else(|| {
+                    ConfigError::new(
+                        &name,
+                        format!("is not set, but destination '{}' sends it as its auth; set it with `wrangler secret put {name}`", d.name),
+                    )
+                })?;
+                let header = auth_header(form, &secret).map_err(|problem| {
+                    ConfigError::new(&name, format!("{problem} (destination '{}')", d.name))
+                })?;
+                Some(header)
+            }
+        };
+        out.push(DestinationKeys { auth, signing });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -178,17 +435,14 @@ mod tests {
         assert_eq!(
             parsed,
             [
-                Destination {
-                    name: "analytics".into(),
-                    url: "http://127.0.0.1:9/a".into(),
-                    rate_per_s: None,
-                    timeout_ms: 10_000,
-                },
+                Destination::url("analytics", "http://127.0.0.1:9/a", 10_000),
                 Destination {
                     name: "billing".into(),
-                    url: "https://billing.example/hook".into(),
+                    target: Target::Url("https://billing.example/hook".into()),
+                    auth: None,
                     rate_per_s: Some(2.5),
                     timeout_ms: 3000,
+                    keys: DestinationKeys::default(),
                 },
             ]
         );
@@ -298,25 +552,95 @@ mod tests {
     }
 
     #[test]
-    fn queue_service_and_auth_are_refused_as_not_supported_yet_never_ignored() {
-        let table = [
-            (json!({"q": {"queue": "JOBS"}}), "DESTINATIONS.q.queue"),
+    fn a_service_destination_names_its_binding_which_must_be_declared() {
+        let parsed = parse_destinations(
+            &json!({"billing": {"service": "BILLING_WORKER", "auth": "bearer", "timeout_ms": 500}}),
+            10_000,
+        )
+        .unwrap();
+        let d = &parsed[0];
+        assert_eq!(d.target, Target::Service("BILLING_WORKER".into()));
+        assert_eq!(d.binding(), Some((BindingKind::Service, "BILLING_WORKER")));
+        assert_eq!(
+            (d.auth.clone(), d.timeout_ms),
+            (Some(AuthForm::Bearer), 500)
+        );
+        assert_eq!(service_url("billing"), "https://hookrelay.internal/billing");
+        assert!(check_bindings(&parsed, |k, b| k == BindingKind::Service
+            && b == "BILLING_WORKER")
+        .is_ok());
+        let err = check_bindings(&parsed, |_, _| false).unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.billing.service");
+        for part in [
+            "`BILLING_WORKER`",
+            "[[services]] binding = \"BILLING_WORKER\"",
+            "wrangler.toml",
+        ] {
+            assert!(err.problem.contains(part), "{err}");
+        }
+        let url = parse_destinations(&json!({"u": {"url": "https://x.example/h"}}), 1).unwrap();
+        assert!(
+            check_bindings(&url, |_, _| false).is_ok(),
+            "a URL needs no binding"
+        );
+        for (bad, fragment) in [
             (
-                json!({"s": {"service": "BILLING"}}),
-                "DESTINATIONS.s.service",
+                json!({"url": "https://x.example/h", "service": "B"}),
+                "has url and service",
+            ),
+            (json!({"service": "not-an-identifier"}), "a letter or _"),
+            (json!({"service": "9B"}), "a letter or _"),
+            (json!({"service": 7}), "a letter or _"),
+        ] {
+            let err = parse_destinations(&json!({"b": bad}), 1).unwrap_err();
+            assert!(err.problem.contains(fragment), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_queue_destination_names_its_producer_binding_and_takes_no_auth_or_timeout() {
+        let parsed = parse_destinations(
+            &json!({"jobs": {"queue": "USER_JOBS", "rate_per_s": 5}}),
+            10_000,
+        )
+        .unwrap();
+        assert_eq!(parsed[0].target, Target::Queue("USER_JOBS".into()));
+        assert_eq!(parsed[0].binding(), Some((BindingKind::Queue, "USER_JOBS")));
+        let err = check_bindings(&parsed, |k, b| {
+            k == BindingKind::Service && b == "USER_JOBS"
+        })
+        .unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.jobs.queue");
+        assert!(
+            err.problem
+                .contains("[[queues.producers]] binding = \"USER_JOBS\""),
+            "{err}"
+        );
+        for (bad, key, fragment) in [
+            (
+                json!({"queue": "Q", "auth": "bearer"}),
+                "DESTINATIONS.b.auth",
+                "does not apply",
             ),
             (
-                json!({"a": {"url": "https://x.example/h", "auth": "bearer"}}),
-                "DESTINATIONS.a.auth",
+                json!({"queue": "Q", "timeout_ms": 500}),
+                "DESTINATIONS.b.timeout_ms",
+                "does not apply",
             ),
-        ];
-        for (raw, key) in table {
-            let err = parse_destinations(&raw, 10_000).unwrap_err();
-            assert_eq!(err.key, key, "{raw}");
-            assert!(
-                err.problem.contains("not supported in this version yet"),
-                "{err}"
-            );
+            (
+                json!({"queue": "Q", "service": "S"}),
+                "DESTINATIONS.b",
+                "has service and queue",
+            ),
+            (
+                json!({"queue": "my-queue"}),
+                "DESTINATIONS.b.queue",
+                "a letter or _",
+            ),
+        ] {
+            let err = parse_destinations(&json!({"b": bad}), 1).unwrap_err();
+            assert_eq!(err.key, key, "{bad}");
+            assert!(err.problem.contains(fragment), "{bad}: {err}");
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod alarms;
 mod delivery;
+mod destination_keys;
 mod destinations;
 pub mod env;
 pub mod queues;
@@ -18,10 +19,12 @@ mod sources;
 
 pub use crate::parking::config::ParkingConfig;
 pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
-pub use delivery::{
-    DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS, DELIVERY_TIMEOUT_RANGE_MS,
+pub use delivery::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};
+pub use destination_keys::{auth_header, AuthForm, AuthHeader, DestinationKeys};
+pub use destinations::{
+    check_bindings, load_destinations, parse_destinations, service_url, BindingKind, Destination,
+    Target, DELIVERY_TIMEOUT_RANGE_MS,
 };
-pub use destinations::{load_destinations, parse_destinations, Destination};
 pub use env::{parse_bounded, ConfigEnv, ConfigError};
 pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
 pub use routes::{evaluate as evaluate_routes, Route, Routed};

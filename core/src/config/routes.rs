@@ -158,8 +158,12 @@ mod tests {
         assert_eq!(d.destination_names().collect::<Vec<_>>(), ["shop"]);
         let shop = d.destination("shop").unwrap();
         assert_eq!(
-            (shop.url.as_str(), shop.rate_per_s, shop.timeout_ms),
-            ("https://shop.example/in", None, 10_000)
+            (&shop.target, shop.rate_per_s, shop.timeout_ms),
+            (
+                &crate::config::Target::Url("https://shop.example/in".into()),
+                None,
+                10_000
+            )
         );
         assert!(
             d.forwards("shop") && !d.forwards("quiet"),

@@ -1,3 +1,5 @@
+//! The dead-letter envelope: its parts from a hand-off or a moved message, redaction and the excerpt.
+
 use super::*;
 use crate::error_code::Failure;
 use crate::idempotency::content_hash;

@@ -11,7 +11,7 @@
 //!   `$nin`, `$exist`, `$gt`, `$gte`, `$lt`, `$lte`, `$startsWith`,
 //!   `$endsWith`, and `$or`, `$and`, `$not` over field conditions.
 //!
-//! The loose points, decided here (and in the README):
+//! The loose points, decided here (and in docs/routes.md):
 //! - values are never converted: `"100"` is not `100`, `true` is not
 //!   `"true"`; numbers are compared by value (`1` equals `1.0`);
 //! - `$gt`, `$gte`, `$lt`, `$lte` compare two numbers or two strings (by

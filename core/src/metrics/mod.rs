@@ -4,7 +4,7 @@
 //! An Analytics Engine data point is
 //! `index1 = metric`, `blob1 = metric`, `blob2 = component`, `blob3 = source`,
 //! `blob4 = code`, `blob5 = detail`, `double1 = count`, so every query groups
-//! by the same columns (see the README for example SQL). The D1 key is the
+//! by the same columns (docs/metrics.md has example SQL). The D1 key is the
 //! metric plus its code or detail, e.g. `retry:UPSTREAM_5XX`.
 
 mod names;

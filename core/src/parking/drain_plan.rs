@@ -7,7 +7,7 @@
 //! after this step's last call: the mean rate never exceeds
 //! `DRAIN_RATE_PER_S`. A step never loops over the whole backlog.
 
-use crate::downstream_response::counts_against_breaker;
+use crate::downstream_response::{counts_against_breaker, credentials_refused};
 use crate::error_code::{Failure, FailureClass};
 use crate::UnixMillis;
 
@@ -131,10 +131,14 @@ pub enum AfterResult {
     Stop(Failure),
 }
 
-/// Reads one drain call's result.
-pub fn after_result(result: &Result<(), Failure>) -> AfterResult {
+/// Reads one drain call's result. `credentialed`: the destination sends
+/// `auth`, so a refused credential reopens its breaker and keeps the event
+/// parked (`crate::downstream_response::credentials_refused`) until the
+/// secret is fixed, rather than dead-lettering the backlog one by one.
+pub fn after_result(result: &Result<(), Failure>, credentialed: bool) -> AfterResult {
     match result {
         Ok(()) => AfterResult::Continue,
+        Err(f) if credentials_refused(result, credentialed) => AfterResult::Reopen(f.clone()),
         Err(f) if f.class() == FailureClass::Poison => AfterResult::DeadLetter(f.clone()),
         Err(f) if counts_against_breaker(f) => AfterResult::Reopen(f.clone()),
         Err(f) => AfterResult::Stop(f.clone()),
@@ -269,9 +273,14 @@ mod tests {
             (D1Unavailable, "stop"),
             (CircuitOpen, "stop"),
         ];
-        assert_eq!(after_result(&Ok(())), AfterResult::Continue);
+        assert_eq!(after_result(&Ok(()), false), AfterResult::Continue);
+        assert_eq!(
+            after_result(&Err(Failure::new(AuthExpired, "x")), true),
+            AfterResult::Reopen(Failure::new(AuthExpired, "x")),
+            "a destination with auth keeps its backlog parked until the secret is fixed"
+        );
         for (code, want) in table {
-            let got = match after_result(&Err(Failure::new(code, "x"))) {
+            let got = match after_result(&Err(Failure::new(code, "x")), false) {
                 AfterResult::DeadLetter(f) | AfterResult::Reopen(f) | AfterResult::Stop(f)
                     if f.code != code =>
                 {

@@ -135,6 +135,34 @@ pub fn when_rejected(
     ))
 }
 
+/// Why a delivery waits, as `deliveries.park_cause` stores it: `auth`
+/// when its destination refused its credential (the breaker's cause is
+/// `AUTH_EXPIRED`), else `breaker`.
+pub fn park_cause(cause: Option<ErrorCode>) -> &'static str {
+    match cause {
+        Some(ErrorCode::AuthExpired) => "auth",
+        _ => "breaker",
+    }
+}
+
+/// A call to a destination with `auth` was refused for its credential
+/// (`crate::downstream_response::credentials_refused`), and that call
+/// opened the breaker, which probes again at `probe_at_ms`. The parking
+/// consumer parks the event (cause `auth`), so it spends no retry budget
+/// and makes no DLQ entry, and drains once the secret is fixed; anyone
+/// else keeps the failure (`None`): a replay reports `AUTH_EXPIRED`, and
+/// with another `BREAKER_OPEN_ACTION` it dead-letters as before.
+pub fn after_refused_credentials(
+    action: BreakerOpenAction,
+    caller: Caller,
+    probe_at_ms: UnixMillis,
+) -> Option<NoCall> {
+    (action == BreakerOpenAction::Park && caller == Caller::Consumer).then_some(NoCall::Park {
+        cause: Some(ErrorCode::AuthExpired),
+        probe_at_ms: Some(probe_at_ms),
+    })
+}
+
 /// Whole seconds from `now_ms` until `at_ms` (0 if it has passed), rounded
 /// up so a delayed message never arrives before it is due.
 pub fn delay_s_until(at_ms: UnixMillis, now_ms: UnixMillis) -> u32 {
@@ -260,6 +288,32 @@ mod tests {
         assert!(!parks_behind_drain(true, Retry, Consumer));
         assert!(!parks_behind_drain(true, Park, DrainStep));
         assert!(!parks_behind_drain(true, Park, Replay));
+    }
+
+    #[test]
+    fn a_refused_credential_parks_only_the_parking_consumers_event() {
+        let park = NoCall::Park {
+            cause: Some(ErrorCode::AuthExpired),
+            probe_at_ms: Some(61_000),
+        };
+        let table = [
+            (Park, Consumer, Some(&park)),
+            (Retry, Consumer, None),
+            (DeadLetter, Consumer, None),
+            (Park, Replay, None),
+            (Park, DrainStep, None),
+        ];
+        for (action, caller, want) in table {
+            let got = after_refused_credentials(action, caller, 61_000);
+            assert_eq!(got.as_ref(), want, "{action:?} {caller:?}");
+        }
+    }
+
+    #[test]
+    fn a_park_names_its_cause() {
+        assert_eq!(park_cause(Some(ErrorCode::AuthExpired)), "auth");
+        assert_eq!(park_cause(Some(ErrorCode::Upstream5xx)), "breaker");
+        assert_eq!(park_cause(None), "breaker");
     }
 
     #[test]

@@ -1,3 +1,5 @@
+//! Replay-all's plan: request parsing, batches, the canary and a slice's bound.
+
 use super::*;
 use crate::error_code::ErrorCode;
 use serde_json::json;

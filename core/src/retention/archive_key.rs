@@ -187,7 +187,7 @@ fn is_day(d: &str) -> bool {
         && crate::utc::civil_from_days(crate::calendar::days_from_civil(y, m, day)) == (y, m, day)
 }
 
-fn encode(id: &str) -> String {
+pub(crate) fn encode(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for b in id.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-') {

@@ -1,3 +1,5 @@
+//! The triage plan's tests: dedupe against pending entries, redeliveries, and capacity evictions planned before one write.
+
 use super::*;
 use crate::state::StoreOutcome::{Deduped, Redelivered, Stored};
 

@@ -7,7 +7,7 @@ use crate::breaker_store::force_open_call;
 use crate::db::deliveries::{self, DeliveryRow};
 use crate::db::{attempts, drains, error_message, event_steps, payloads};
 use crate::outlined::outlined;
-use crate::pipeline::call::{admission, call, no_signing_key};
+use crate::pipeline::call::{admission, call};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::breaker::Admission;
 use hookrelay_core::error_code::{ErrorCode, Failure};
@@ -68,13 +68,11 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Ev
     settle(ctx, row, destination, result).await
 }
 
-/// The signed call, with the body loaded if it was claim-checked.
+/// The call, with the body loaded if it was claim-checked.
 async fn send(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Result<(), Failure> {
-    let key = ctx.cfg.signing_key.as_ref().ok_or_else(no_signing_key)?;
-    let url = match ctx.cfg.destination(destination) {
-        Some(d) => d.url.as_str(),
-        None => return Err(crate::pipeline::not_configured(destination)),
-    };
+    if ctx.cfg.destination(destination).is_none() {
+        return Err(crate::pipeline::not_configured(destination));
+    }
     let body = match (&row.event.body_ref, &row.event.body) {
         (Some(r), _) => payloads::load(ctx.db, r).await.ok().flatten(),
         (None, b) => b.clone(),
@@ -87,11 +85,10 @@ async fn send(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Resul
     })?;
     let event = row.event.to_queued_event();
     outlined(call(
-        ctx.db,
+        (ctx.db, ctx.env),
         &event,
         &body,
-        (destination, url),
-        key,
+        destination,
         ctx.cfg,
         COMPONENT,
     ))
@@ -106,7 +103,11 @@ async fn settle(
     result: Result<(), Failure>,
 ) -> EventEnd {
     let source = row.event.source.as_str();
-    match after_result(&result) {
+    let credentialed = ctx
+        .cfg
+        .destination(destination)
+        .is_some_and(|d| d.auth.is_some());
+    match after_result(&result, credentialed) {
         AfterResult::Continue => {
             write(ctx, row, destination, None).await;
             metrics::count(

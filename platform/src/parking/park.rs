@@ -12,7 +12,7 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
-use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage};
+use hookrelay_core::parking::{delay_s_until, drains_to_ensure, park_cause, DrainMessage};
 use hookrelay_core::state::{DownstreamResult, EventStep};
 use worker::{D1Database, D1PreparedStatement, Queue};
 
@@ -75,7 +75,10 @@ fn statements(
     let mut seen: Vec<&str> = Vec::new();
     for &(i, destination, _, cause) in parks {
         let event_id = &items[i].event.event_id;
-        let detail = format!("held while the breaker of {destination} is open");
+        let detail = match park_cause(cause) {
+            "auth" => format!("held: {destination} refused its credential (401/403); fix its DESTINATION_SECRET and the drain delivers it"),
+            _ => format!("held while the breaker of {destination} is open"),
+        };
         let step = event_steps::StepRecord {
             event_id,
             step: EventStep::Parked,
@@ -88,7 +91,7 @@ fn statements(
             db,
             (event_id, destination),
             cause,
-            "breaker",
+            park_cause(cause),
             now,
         )?);
         statements.push(event_steps::insert(db, &step)?);

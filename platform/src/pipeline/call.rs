@@ -1,23 +1,28 @@
-//! One signed call to a downstream, and what the deliver phase and a
-//! drain step share about it: what a leased delivery came to ([`Attempt`]),
-//! what one batch's run of a destination works with ([`Ctx`]), the body
-//! of an event, and the breaker's admission of a lone call.
+//! One call to a destination, the one dispatch every path uses (the
+//! consumer's batch, a replay, a job's replay and a drain step): what is
+//! sent, signed with the destination's key and carrying its credential,
+//! to whichever kind of destination it is. Also what the deliver phase and
+//! a drain step share about it: what a leased delivery came to
+//! ([`Attempt`]), what one batch's run of a destination works with
+//! ([`Ctx`]), the body of an event, and the breaker's admission of a lone
+//! call.
 
 use super::item::DeliveryItem;
 use crate::breaker_store::{admit_call, record_call};
 use crate::db::error_message;
+use crate::downstream::Via;
 use crate::{downstream, log, now_ms};
 use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
-use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::config::{service_url, DeliveryConfig, Destination, Target};
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
-use hookrelay_core::signature::SigningKey;
 use hookrelay_core::vec_map::VecMap;
-use worker::D1Database;
+use wasm_bindgen::JsCast;
+use worker::{D1Database, Env};
 
 /// What one leased event came to.
 #[derive(Debug, Clone)]
@@ -41,10 +46,11 @@ pub type Call = (usize, Attempt);
 /// What every destination's run of one batch shares.
 pub(super) struct Ctx<'a> {
     pub db: &'a D1Database,
+    /// The bindings a destination may be reached through.
+    pub env: &'a Env,
     pub items: &'a [DeliveryItem],
     pub stored: VecMap<String, String>,
     pub cfg: &'a DeliveryConfig,
-    pub key: &'a SigningKey,
     pub component: Component,
     pub caller: Caller,
 }
@@ -97,16 +103,34 @@ pub(crate) fn no_signing_key() -> Failure {
     )
 }
 
-/// One signed call to `url`. The breaker is not touched: a batch folds
-/// its calls into its breaker once (`super::destination_run`), a drain step through
-/// [`call`].
-pub(crate) async fn call_downstream(
+/// One call to destination `d` with `body`, signed with its key (its own,
+/// else `DOWNSTREAM_SIGNING_SECRET`) and carrying its credential. The
+/// breaker is not touched: a batch folds its calls into its breaker once
+/// (`super::destination_run`), a drain step through [`call`].
+pub(crate) async fn call_destination(
+    env: &Env,
     event: &QueuedEvent,
     body: &str,
-    url: &str,
-    key: &SigningKey,
-    timeout_ms: u64,
+    d: &Destination,
+    cfg: &DeliveryConfig,
 ) -> Result<(), Failure> {
+    let (fetcher, url) = match &d.target {
+        // A message on the user's own queue: nothing to sign.
+        Target::Queue(binding) => {
+            return crate::queue_destination::send(env, event, body, (&d.name, binding)).await
+        }
+        Target::Url(url) => (None, url.clone()),
+        // Checked at startup (`check_bindings`); a binding gone since (a
+        // redeploy without it) fails like an unclassified error.
+        Target::Service(binding) => match env.service(binding) {
+            Ok(f) => (Some(f), service_url(&d.name)),
+            Err(_) => return Err(Failure::new(
+                ErrorCode::Unknown,
+                format!("the service binding `{binding}` of destination '{}' is missing; declare it in the relay's wrangler.toml", d.name),
+            )),
+        },
+    };
+    let key = cfg.signing_key_for(d).ok_or_else(no_signing_key)?;
     // The clock is read here, as the request is built: a paced replay or a
     // drain never sends a stale X-Timestamp.
     let sent_at = now_ms();
@@ -118,23 +142,30 @@ pub(crate) async fn call_downstream(
         sent_at.div_euclid(1000),
         body.as_bytes(),
         event.headers.get("content-type").map(String::as_str),
+        d.keys.auth.as_ref(),
     );
-    downstream::post(url, &headers, body, timeout_ms, sent_at).await
+    let via = match &fetcher {
+        Some(f) => Via::Service(f.as_ref().unchecked_ref()),
+        None => Via::Network,
+    };
+    let timeout_ms = u64::from(d.timeout_ms);
+    downstream::post_via(via, &url, &headers, body, timeout_ms, sent_at).await
 }
 
-/// One signed call to `url`, with its result recorded on the breaker of
-/// destination `name`.
+/// One call to destination `name`, with its result recorded on its breaker.
 pub(crate) async fn call(
-    db: &D1Database,
+    (db, env): (&D1Database, &Env),
     event: &QueuedEvent,
     body: &str,
-    (name, url): (&str, &str),
-    key: &SigningKey,
+    name: &str,
     cfg: &DeliveryConfig,
     component: Component,
 ) -> Result<(), Failure> {
-    let result = call_downstream(event, body, url, key, cfg.timeout_of(name)).await;
-    let cause = breaker_cause(&result);
+    let Some(d) = cfg.destination(name) else {
+        return Err(super::not_configured(name));
+    };
+    let result = call_destination(env, event, body, d, cfg).await;
+    let cause = breaker_cause(&result, d.auth.is_some());
     if let Err(e) = record_call(db, component, name, cause, now_ms(), &cfg.breaker).await {
         log::error(
             component,

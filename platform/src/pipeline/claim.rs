@@ -160,13 +160,11 @@ fn place(
             .any(|(e, d)| e == event_id && d == destination);
         claimed.done[i] = match (row, held) {
             (Some(row), true) => {
-                let d = cfg.destination(destination).expect("checked above");
                 claimed.leased.push((
                     i,
                     DeliveryItem {
                         event: row.event.to_queued_event(),
                         destination: destination.clone(),
-                        url: d.url.clone(),
                         timeout_ms: cfg.timeout_of(destination),
                     },
                 ));

@@ -3,7 +3,7 @@
 //! in waves (`super::destination_run`), after the claim's one read of
 //! their breakers and drains.
 
-use super::call::{body_of, no_signing_key, Attempt, Call, Ctx};
+use super::call::{body_of, Attempt, Call, Ctx};
 use super::claim::Destinations;
 use super::destination_run::{self, Destination};
 use super::item::DeliveryItem;
@@ -12,28 +12,24 @@ use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::vec_map::VecMap;
-use worker::D1Database;
+use worker::{D1Database, Env};
 
 /// Calls the destination of every item, or parks it; the answer is in
 /// item order.
 pub(super) async fn deliver(
-    db: &D1Database,
+    (db, env): (&D1Database, &Env),
     items: &[DeliveryItem],
     stored: VecMap<String, String>,
     cfg: &DeliveryConfig,
     (component, caller): (Component, Caller),
     destinations: Destinations,
 ) -> Vec<Call> {
-    let Some(key) = cfg.signing_key.as_ref() else {
-        let failed = || Attempt::Called(Err(no_signing_key()));
-        return (0..items.len()).map(|i| (i, failed())).collect();
-    };
     let ctx = Ctx {
         db,
+        env,
         items,
         stored,
         cfg,
-        key,
         component,
         caller,
     };

@@ -3,16 +3,20 @@
 //! before (by `deliver`) and written once after, plus a probe claim when
 //! one is due.
 
-use super::call::{body_of, call_downstream, Attempt, Call, Ctx};
+use super::call::{body_of, call_destination, Attempt, Call, Ctx};
 use crate::breaker_store::{claim_probe, write_folded};
 use crate::db::{breakers, error_message};
 use crate::join::join_all;
 use crate::{log, now_ms};
 use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
-use hookrelay_core::breaker::{after_lost_claim, BreakerState, LostClaim, STATE_WHEN_UNREADABLE};
-use hookrelay_core::downstream_response::breaker_cause;
+use hookrelay_core::breaker::{
+    after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
+};
+use hookrelay_core::downstream_response::{breaker_cause, credentials_refused};
 use hookrelay_core::error_code::{ErrorCode, Failure};
-use hookrelay_core::parking::{parks_behind_drain, when_rejected, NoCall, Rejected};
+use hookrelay_core::parking::{
+    after_refused_credentials, parks_behind_drain, when_rejected, NoCall, Rejected,
+};
 
 /// One destination of a batch.
 pub(super) struct Destination<'a> {
@@ -139,33 +143,55 @@ async fn probe_wave(
     After::Next
 }
 
-/// Makes one wave's calls concurrently and folds their health in call order.
+/// Makes one wave's calls concurrently and folds their health in call
+/// order. A refused credential has opened the breaker by then; the
+/// parking consumer parks its event (cause `auth`) rather than failing it.
 async fn call_wave(
     ctx: &Ctx<'_>,
     waves: &mut DestinationWaves,
     indexes: Vec<usize>,
     out: &mut Vec<Call>,
 ) {
+    let Some(d) = indexes
+        .first()
+        .and_then(|&i| ctx.cfg.destination(&ctx.items[i].destination))
+    else {
+        let name = indexes
+            .first()
+            .map_or("", |&i| ctx.items[i].destination.as_str());
+        let failed = |i| (i, Attempt::Called(Err(super::not_configured(name))));
+        return out.extend(indexes.into_iter().map(failed));
+    };
     let calls = indexes.iter().map(|&i| {
         let item = &ctx.items[i];
         async move {
             match body_of(&item.event, &ctx.stored) {
-                Ok(body) => {
-                    call_downstream(&item.event, body, &item.url, ctx.key, item.timeout_ms).await
-                }
+                Ok(body) => call_destination(ctx.env, &item.event, body, d, ctx.cfg).await,
                 Err(f) => Err(f),
             }
         }
     });
     let results: Vec<Result<(), Failure>> = join_all(calls).await;
-    let health: Vec<Option<ErrorCode>> = results.iter().map(breaker_cause).collect();
+    let credentialed = d.auth.is_some();
+    let health: Vec<Option<ErrorCode>> = results
+        .iter()
+        .map(|r| breaker_cause(r, credentialed))
+        .collect();
     waves.fold(&health, now_ms(), &ctx.cfg.breaker);
-    out.extend(
-        indexes
-            .into_iter()
-            .zip(results)
-            .map(|(i, r)| (i, Attempt::Called(r))),
-    );
+    let probe_at = next_probe_at(waves.state(), &ctx.cfg.breaker);
+    let action = ctx.cfg.breaker_open_action;
+    out.extend(indexes.into_iter().zip(results).map(|(i, r)| {
+        let park = match probe_at {
+            Some(at) if credentials_refused(&r, credentialed) => {
+                after_refused_credentials(action, ctx.caller, at)
+            }
+            _ => None,
+        };
+        match park {
+            Some(NoCall::Park { cause, probe_at_ms }) => (i, parked(&d.name, cause, probe_at_ms)),
+            _ => (i, Attempt::Called(r)),
+        }
+    }));
 }
 
 /// A probe claim kept losing: the probe and the rest of the batch are

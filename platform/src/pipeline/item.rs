@@ -21,10 +21,9 @@ pub struct Item<'a> {
 pub struct DeliveryItem {
     /// The event.
     pub event: QueuedEvent,
-    /// The destination's name (its breaker, drain and alarms key).
+    /// The destination's name (its breaker, drain and alarms key; its
+    /// target and keys are the configuration's, `DeliveryConfig::destination`).
     pub destination: String,
-    /// Where the signed POST goes.
-    pub url: String,
     /// The call's timeout (the destination's, else `DELIVERY_TIMEOUT_MS`).
     pub timeout_ms: u64,
 }

@@ -34,7 +34,7 @@ use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
-use worker::{D1Database, Queue};
+use worker::{D1Database, Env, Queue};
 
 pub use claim::not_configured;
 pub use ingest::Pending;
@@ -108,14 +108,15 @@ pub async fn ingest_routed(
 }
 
 /// Delivers `requests` (event id, destination), each carried by the
-/// message `carriers` names (same order), as `caller`: claim, calls,
+/// message `carriers` names (same order), as `caller` (`env` holds the
+/// bindings a destination may be reached through): claim, calls,
 /// record, in two round trips (plus the breakers' writes, and a park's).
 /// An open breaker parks a consumer's delivery (with
 /// `BREAKER_OPEN_ACTION=park`, `control` carrying its drain's first
 /// step); a replay's fails instead.
 #[allow(clippy::too_many_arguments)]
 pub async fn deliver(
-    db: &D1Database,
+    (db, env): (&D1Database, &Env),
     requests: &[(String, String)],
     carriers: &[Carrier<'_>],
     cfg: &DeliveryConfig,
@@ -129,7 +130,7 @@ pub async fn deliver(
         let (indexes, items): (Vec<usize>, Vec<DeliveryItem>) = claimed.leased.into_iter().unzip();
         let leased_carriers: Vec<Carrier<'_>> = indexes.iter().map(|&i| carriers[i]).collect();
         let calls = deliver::deliver(
-            db,
+            (db, env),
             &items,
             claimed.stored,
             cfg,

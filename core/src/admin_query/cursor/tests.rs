@@ -1,3 +1,5 @@
+//! Listing cursors: round trips, and refusal of a tampered or foreign cursor.
+
 use super::*;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

@@ -1,3 +1,5 @@
+//! The dead-letter listing's filter: each parameter, and the refusals that name it.
+
 use super::super::pairs;
 use super::*;
 use serde_json::json;

@@ -1,3 +1,5 @@
+//! The events listing's filter: each parameter, and the refusals that name it.
+
 use super::super::pairs;
 use super::*;
 

@@ -1,3 +1,5 @@
+//! The dlq_cannot_store alarm's state object: opening, the send lease, and resolution.
+
 use super::*;
 
 fn failure(n: u32) -> Report {

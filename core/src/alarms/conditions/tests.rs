@@ -1,3 +1,5 @@
+//! The watchdog's figures turned into conditions, one alarm kind at a time.
+
 use super::*;
 
 const NOW: UnixMillis = 1_800_000_000_000;

@@ -1,3 +1,5 @@
+//! Alarm episodes: fire once, resolve after two clear runs, no repeats, delivery retries.
+
 use super::*;
 use crate::state::AlarmKind;
 use serde_json::json;

@@ -1,3 +1,5 @@
+//! A batch's calls in waves behind one breaker read: the threshold holds as one call at a time would.
+
 use super::*;
 use crate::error_code::ErrorCode::{Timeout, Upstream5xx};
 

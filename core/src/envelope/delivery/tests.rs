@@ -1,3 +1,5 @@
+//! A delivery's dead letter: its event read from the row, its destination's attempts, its dedupe key.
+
 use super::super::{build, DeadLetterInput, DeadLetterKind, Envelope, Prepared};
 use super::*;
 use crate::attempt::AttemptRecord;

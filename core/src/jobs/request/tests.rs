@@ -1,3 +1,5 @@
+//! A job request's parsing: defaults, ranges, and the refusal of unknown fields with their path.
+
 use super::*;
 use serde_json::json;
 

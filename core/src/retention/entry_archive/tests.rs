@@ -1,3 +1,5 @@
+//! What a capacity eviction archives: the entry's row and its claim-checked body, under their keys.
+
 use super::*;
 use crate::retention::ndjson::decode_rows;
 use serde_json::json;

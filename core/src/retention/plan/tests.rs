@@ -1,3 +1,5 @@
+//! The sweep's plan, case by case: age and size rules, chunks, the journal and the budget.
+
 use super::*;
 
 const NOW: UnixMillis = 1_796_300_000_000; // 2026-12-03 12:13 UTC

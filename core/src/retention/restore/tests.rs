@@ -1,3 +1,5 @@
+//! Restore rules (pending, swept, discarded, at capacity) and what a discard erases.
+
 use super::*;
 use crate::retention::ndjson::encode_rows;
 use serde_json::json;

@@ -1,0 +1,80 @@
+//! A queue destination's delivery (`hookrelay_core::queue_destination`):
+//! its large body put to the R2 archive first, then one message sent to
+//! the user's queue as a JSON object (their consumer reads `message.body`
+//! as an object). Either failing is a transient failure, as a 5xx is: the
+//! delivery retries on its own schedule and counts against the breaker.
+
+use crate::{archive_bucket, db::error_message};
+use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::queue_destination::{queue_message, QueueMessage};
+use hookrelay_core::queued_event::QueuedEvent;
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::Env;
+
+#[wasm_bindgen(inline_js = r#"
+export function send_object_to(env, binding, text) {
+  const queue = env[binding];
+  if (queue === undefined) throw new Error(`the queue binding ${binding} is missing`);
+  return queue.send(JSON.parse(text), { contentType: "json" });
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn send_object_to(env: &Env, binding: &str, text: &str) -> Result<Promise, JsValue>;
+}
+
+/// Sends `event` (with `body`) to destination `name`'s queue `binding`.
+pub async fn send(
+    env: &Env,
+    event: &QueuedEvent,
+    body: &str,
+    (name, binding): (&str, &str),
+) -> Result<(), Failure> {
+    let json = match queue_message(event, name, body) {
+        QueueMessage::Inline(json) => json,
+        QueueMessage::Stored { json, key } => {
+            let content_type = event
+                .headers
+                .get("content-type")
+                .map_or("application/json", String::as_str);
+            if let Err(e) = archive_bucket::put_body(env, &key, body, content_type).await {
+                return Err(failed(
+                    name,
+                    &format!("its body could not be put to R2 ({})", error_message(&e)),
+                ));
+            }
+            json
+        }
+    };
+    let sent = match send_object_to(env, binding, &json) {
+        Ok(p) => JsFuture::from(p).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    sent.map_err(|e| {
+        failed(
+            name,
+            &format!(
+                "the send to queue binding `{binding}` failed ({})",
+                js_text(&e)
+            ),
+        )
+    })
+}
+
+fn failed(name: &str, why: &str) -> Failure {
+    Failure::new(
+        ErrorCode::Upstream5xx,
+        format!("queue destination '{name}': {why}; retried like a 5xx"),
+    )
+}
+
+fn js_text(e: &JsValue) -> String {
+    let text = js_sys::Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "unknown error".into());
+    text.chars().take(200).collect()
+}
