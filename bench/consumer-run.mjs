@@ -5,6 +5,7 @@
 // what the broker and the D1 counter saw.
 import { median } from "./report.mjs";
 import { queuedEvents, settleStdio, sleep } from "./lib.mjs";
+import { cpuNs } from "./cpu.mjs";
 
 const CHUNK = 100;
 const TIMEOUT_MS = 240_000;
@@ -18,9 +19,13 @@ const TIMEOUT_MS = 240_000;
  * as the broker reported them. `beside(env)`, if given, starts work that
  * runs next to the consumer from just before the first send (e.g. the
  * retention sweep, bench/archive-sweep.mjs) and returns `stop()`, awaited
- * once every event is in; its answer is the run's `beside`.
+ * once every event is in; its answer is the run's `beside`. `fanOut`: the
+ * destinations each event is routed to, so the downstream must receive
+ * `n × fanOut` requests. The run also reads the workerd process's CPU
+ * (bench/cpu.mjs) from the first send until its stdout went quiet, and the
+ * queue sends the counter saw (bench/queue-counter.mjs), if it counts any.
  */
-export async function consumerRun({ start, worker, n, batchSize, source = "demo-hmac", downstream = null, drainDelayS = 0, beside = null, countSource = false }) {
+export async function consumerRun({ start, worker, n, batchSize, source = "demo-hmac", downstream = null, drainDelayS = 0, beside = null, countSource = false, fanOut = 1 }) {
   downstream?.reset();
   const env = await start();
   let stopBeside = null;
@@ -30,7 +35,8 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
     const events = queuedEvents(n, undefined, source);
     // countSource: only this run's source (other rows, e.g. old ones for a sweep beside it, are not counted).
     const count = async () => (await (countSource ? env.db.prepare("SELECT count(*) AS n FROM events WHERE source = ?1").bind(source) : env.db.prepare("SELECT count(*) AS n FROM events")).first("n")) ?? 0;
-    const done = async () => (!downstream || downstream.requests >= n) && (await count()) >= n;
+    const done = async () => (!downstream || downstream.requests >= n * fanOut) && (await count()) >= n;
+    const cpu0 = cpuNs(env.pid);
     const t0 = performance.now();
     const options = drainDelayS > 0 ? { delaySeconds: drainDelayS } : undefined;
     const sending = (async () => {
@@ -44,7 +50,7 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
     })();
     while (!(await done())) {
       if (performance.now() - t0 > TIMEOUT_MS) {
-        const got = `${await count()} rows${downstream ? `, ${downstream.requests} downstream requests` : ""}`;
+        const got = `${await count()} rows${downstream ? `, ${downstream.requests} downstream requests (of ${n * fanOut})` : ""}`;
         throw new Error(`${worker}: only ${got} of ${n} after ${TIMEOUT_MS / 1000} s; errors: ${[...env.log.errors, ...env.stdio.errors].slice(0, 5).join(" | ")}`);
       }
       await sleep(downstream ? 20 : 50);
@@ -54,6 +60,7 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
     stopBeside = null;
     const sendMs = await sending;
     await settleStdio(env);
+    const cpuMs = (cpuNs(env.pid) - cpu0) / 1e6;
     const batches = env.log.batches.filter((b) => b.queue === "webhooks");
     const full = batches.filter((b) => b.size === batchSize);
     const trips = env.d1.of(worker);
@@ -74,6 +81,13 @@ export async function consumerRun({ start, worker, n, batchSize, source = "demo-
       tripsPerBatch: trips.trips / batches.length,
       statementsPerBatch: trips.statements / batches.length,
       kinds: env.d1.kinds(worker),
+      tripsPerEvent: trips.trips / n,
+      // workerd's CPU (every isolate, the broker, D1) per event, first send to quiet.
+      cpuUsPerEvent: (cpuMs * 1000) / n,
+      queueSends: env.queues?.summary(worker) ?? "",
+      queueSendCalls: Object.entries(env.queues?.byBinding ?? {}).filter(([k]) => k.startsWith(`${worker} `)).reduce((a, [, q]) => a + q.calls, 0),
+      queueMessages: Object.entries(env.queues?.byBinding ?? {}).filter(([k]) => k.startsWith(`${worker} `)).reduce((a, [, q]) => a + q.messages, 0),
+      deliveryBatches: env.log.batches.filter((b) => b.queue === "deliveries").length,
       otherTrips: Object.entries(env.d1.byWorker).filter(([w]) => w !== worker).map(([w, t]) => `${w}:${t.trips}`).join(" "),
       downstream: downstream ? { requests: downstream.requests, distinct: downstream.distinct, delivered } : null,
       errors: [...env.log.errors, ...env.stdio.errors].slice(0, 3),
@@ -91,6 +105,7 @@ export function runLine(r, key, res) {
   return (
     `  run ${r} ${key.padEnd(9)} ${res.rate.toFixed(0).padStart(6)} events/s  (${res.ms.toFixed(0)} ms; ${res.batches} batches of mean ${res.meanBatch.toFixed(1)}; ` +
     `broker median ${Number.isFinite(res.handlerMs) ? res.handlerMs.toFixed(0) : "n/a"} ms/batch; D1 ${res.trips} round trips = ${res.tripsPerBatch.toFixed(2)}/batch [${res.kinds}]` +
+    `${res.queueSends ? `; queue sends ${res.queueSends}` : ""}${Number.isFinite(res.cpuUsPerEvent) ? `; workerd CPU ${res.cpuUsPerEvent.toFixed(0)} µs/event` : ""}` +
     `${res.otherTrips ? `; other workers ${res.otherTrips}` : ""}${ds}${res.unacked ? `; ${res.unacked} not acked first time` : ""})`
   );
 }

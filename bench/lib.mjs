@@ -9,6 +9,7 @@ import path from "node:path";
 import { ROOT, SECRETS, hookrelayWorkers, lineStdio, startMiniflare } from "../scripts/miniflare-workers.mjs";
 import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
 import { COUNTER_WORKER, D1Tally, wrapWorkers } from "./d1-counter.mjs";
+import { QueueTally, wrapQueues } from "./queue-counter.mjs";
 import { workerdPids } from "./cpu.mjs";
 
 export { median, quantile, table } from "./report.mjs";
@@ -44,9 +45,9 @@ export class BatchLog extends Log {
  * Counts the workers' stdout/stderr lines and keeps the first error lines
  * (nothing is printed). D1 counter lines go to `tally` instead.
  */
-function stdio(sink, tally) {
+function stdio(sink, tally, queueTally) {
   return lineStdio((line) => {
-    if (tally.onLine(line)) return;
+    if (tally.onLine(line) || queueTally.onLine(line)) return;
     sink.count += 1;
     if (/error|panic/i.test(line) && sink.errors.length < 20) sink.errors.push(line);
   });
@@ -57,17 +58,21 @@ function stdio(sink, tally) {
  * through the round-trip counter (bench/d1-counter.mjs) and `d1` tallies
  * its lines; migrations and the bench's own queries bypass it. `pid` is the
  * new workerd process (for bench/cpu.mjs): Miniflares start one at a time.
- * Other options go to Miniflare (e.g. `inspectorPort`).
+ * `countQueues: {worker, bindings}` routes those queue producers of that
+ * worker through the send counter (bench/queue-counter.mjs), tallied in
+ * `queues`. Other options go to Miniflare (e.g. `inspectorPort`).
  */
-export async function started(workers, dbWorker, { countD1 = false, ...miniflareOptions } = {}) {
+export async function started(workers, dbWorker, { countD1 = false, countQueues = null, ...miniflareOptions } = {}) {
   const log = new BatchLog();
   const out = { count: 0, errors: [] };
   const d1 = new D1Tally();
-  const list = countD1 ? wrapWorkers(workers) : workers;
+  const queues = new QueueTally();
+  let list = countD1 ? wrapWorkers(workers) : workers;
+  if (countQueues) list = wrapQueues(list, countQueues.worker, countQueues.bindings);
   const before = new Set(workerdPids());
-  const { mf, url, db } = await startMiniflare(list, { ...miniflareOptions, dbWorker: countD1 ? COUNTER_WORKER : dbWorker, log, handleRuntimeStdio: stdio(out, d1) });
+  const { mf, url, db } = await startMiniflare(list, { ...miniflareOptions, dbWorker: countD1 ? COUNTER_WORKER : dbWorker, log, handleRuntimeStdio: stdio(out, d1, queues) });
   const pid = workerdPids().find((p) => !before.has(p));
-  return { mf, url, db, log, d1, pid, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
+  return { mf, url, db, log, d1, queues, pid, stdio: out, fetch: (p, init) => fetch(new URL(p, url), init), dispose: () => mf.dispose() };
 }
 
 /**
@@ -78,7 +83,7 @@ export async function settleStdio(env) {
   let last = -1;
   let still = 0;
   while (still < 3) {
-    const now = Object.values(env.d1.byWorker).reduce((a, w) => a + w.trips, 0) + env.stdio.count;
+    const now = Object.values(env.d1.byWorker).reduce((a, w) => a + w.trips, 0) + Object.values(env.queues.byBinding).reduce((a, q) => a + q.calls, 0) + env.stdio.count;
     still = now === last ? still + 1 : 0;
     last = now;
     await sleep(50);

@@ -3,7 +3,7 @@
 // target, all in this one process. It only prints numbers; nothing here
 // asserts a time. See bench/README.md. Each section lives in its own module:
 //   target 1  consumer-ingest.mjs  ingest-only consumer vs raw D1 (and TS)
-//   target 2  forwarding.mjs       forwarding consumer vs hand-written JS
+//   target 2  forwarding.mjs       forwarding consumer vs hand-written JS, and to 3 destinations
 //   target 3  triage.mjs           DLQ triage (another engineer's; run if present)
 //   target 4  relay-ingest.mjs     relay requests/s vs hand-written JS ingest
 //   target 5  wasm-size.mjs        wasm sizes against their limits
@@ -185,6 +185,11 @@ const ratio = (t, key, label) => {
 ratio("target1", "rust/raw", "1. ingest consumer: Rust / raw D1 (events/s)");
 ratio("target1", "rust/ts", "1. ingest consumer: Rust / TS (events/s)");
 ratio("target2", "rust/js", "2. forwarding consumer: Rust / JS (events/s)");
+ratio("target2", "rust3/rust cpu", "2. forwarding to 3 destinations / 1: workerd CPU per event (target <= 1.5x)");
+{
+  const g = results.target2?.ratios?.["rust3-rust trips/event"];
+  if (g) rows.push(["2. D1 round trips per event, 3 destinations minus 1 (bound 2)", fmt(g.median, 3), `${fmt(g.min, 3)}–${fmt(g.max, 3)}`]);
+}
 if (results.target3) rows.push(["3. DLQ triage: Rust / raw D1 (entries/s)", `${fmt(results.target3.ratio.median, 2)}x`, `${fmt(results.target3.ratio.min, 2)}–${fmt(results.target3.ratio.max, 2)}x`]);
 ratio("target4", "rust/js", "4. relay ingest: Rust / JS (req/s)");
 ratio("target4", "rust/trivial", "4. relay ingest: Rust / trivial-worker ceiling (req/s)");
@@ -206,6 +211,7 @@ trips("target1", "raw", "raw D1");
 trips("target1", "ts", "TS");
 trips("target2", "rust", "Rust, forwarding");
 trips("target2", "js", "JS forwarder");
+trips("target2", "rust3", "Rust, forwarding to 3 destinations");
 if (results.target9) rows.push(["9. D1 round trips a destination's rate_per_s adds per deliveries batch (target <= 1)", fmt(results.target9.extra, 2), "median of paired runs"]);
 for (const r of results.target3?.rows ?? []) rows.push([`D1 round trips per message batch: ${r.name}`, fmt(r.d1_trips_per_batch, 2), r.d1_kinds]);
 say("\n## Summary (ratios: median of per-run paired ratios, and their min–max)");

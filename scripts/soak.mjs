@@ -20,6 +20,12 @@
 //   npm run soak                # 10,000 events
 //   SOAK_N=2000 npm run soak
 //
+// Then the fan-out soak (scripts/soak-fan-out.mjs): N events to three
+// destinations, one in outage for 30% of the run, judged per (event,
+// destination) pair.
+//
+//   SOAK_SHAPES=fan-out npm run soak   # only one of the two (classic, fan-out)
+//
 // Exits non-zero when any of that fails.
 import { fail, run } from "./lib/fail.mjs";
 import { startRelay, rows, waitFor } from "../tests/support/harness.mjs";
@@ -28,6 +34,7 @@ import { hmacHeaders } from "../tests/support/signers.mjs";
 import { adminClient } from "../tests/support/admin.mjs";
 import { secretNameFor } from "./webhook-signatures.mjs";
 import { pathToFileURL } from "node:url";
+import { fanOutFailures, fanOutSummary, soakFanOut } from "./soak-fan-out.mjs";
 
 const SECRETS = { WEBHOOK_SECRET_SOAK_OK: "soak-ok-secret", WEBHOOK_SECRET_SOAK_POISON: "soak-poison-secret", WEBHOOK_SECRET_SOAK_DOWN: "soak-down-secret" };
 const secretOf = (source) => SECRETS[secretNameFor(source)];
@@ -314,10 +321,23 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   await run("soak", async () => {
     const n = Number(process.env.SOAK_N ?? 10_000);
     if (!Number.isInteger(n) || n < 20) fail(`SOAK_N=${process.env.SOAK_N} is not a whole number of events of at least 20; unset it for 10,000`, 2);
-    const result = await soak({ n, drainRate: Number(process.env.SOAK_DRAIN_RATE ?? 200), log: (l) => console.log(`[soak] ${l}`) });
-    for (const p of result.problems.slice(0, 50)) console.log(`[soak] problem: ${p}`);
-    console.log(summary(result));
-    const failed = failures(result);
+    const shapes = (process.env.SOAK_SHAPES ?? "classic,fan-out").split(",").map((s) => s.trim());
+    const unknown = shapes.filter((s) => !["classic", "fan-out"].includes(s));
+    if (unknown.length) fail(`SOAK_SHAPES names ${unknown.join(", ")}; it takes classic and fan-out (comma-separated), or unset it for both`, 2);
+    const drainRate = Number(process.env.SOAK_DRAIN_RATE ?? 200);
+    const failed = [];
+    if (shapes.includes("classic")) {
+      const result = await soak({ n, drainRate, log: (l) => console.log(`[soak] ${l}`) });
+      for (const p of result.problems.slice(0, 50)) console.log(`[soak] problem: ${p}`);
+      console.log(summary(result));
+      failed.push(...failures(result));
+    }
+    if (shapes.includes("fan-out")) {
+      const result = await soakFanOut({ n, drainRate, log: (l) => console.log(`[soak fan-out] ${l}`) });
+      for (const p of result.problems.slice(0, 50)) console.log(`[soak fan-out] problem: ${p}`);
+      console.log(fanOutSummary(result));
+      failed.push(...fanOutFailures(result).map((f) => `fan-out ${f}`));
+    }
     if (failed.length) fail(`FAILED: ${failed.join(", ")} (the counts and problems are above)`);
   });
   // Miniflare may keep a handle open after dispose; the verdict is in.

@@ -117,10 +117,13 @@ test("a small body travels in the message, which the user's consumer receives on
   assert.equal(msg.body_r2_key, undefined);
 });
 
-test("a body too large for a queue message is read back from R2 by the key the message names, and leaves with the event's retention", async () => {
+test("a body too large for a queue message is read back from R2 by the key the message names, and leaves with the event's retention once no message can name it", async () => {
   const payload = { order: 2, blob: "z".repeat(200_000) };
   const { id, body } = await send("shop", payload, "q-large-1");
-  await waitFor(async () => (await deliveryState(id)) === "delivered" && received(id).length === 1, { what: "the large event delivered and consumed", timeoutMs: 30_000 });
+  const older = await send("shop", { order: 4, blob: "y".repeat(200_000) }, "q-large-2");
+  const consumed = (x) => async () => (await deliveryState(x)) === "delivered" && received(x).length === 1;
+  await waitFor(consumed(id), { what: "the large event delivered and consumed", timeoutMs: 30_000 });
+  await waitFor(consumed(older.id), { what: "the second large event delivered and consumed", timeoutMs: 30_000 });
   const [{ msg, body: got }] = received(id);
   assert.equal(msg.body, null);
   assert.equal(msg.body_r2_key, `destination-bodies/${id}`);
@@ -128,17 +131,25 @@ test("a body too large for a queue message is read back from R2 by the key the m
   assert.equal(got, body, "the consumer read the whole body back from R2");
   const bucket = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay");
   assert.ok(await bucket.head(msg.body_r2_key), "the object is there while the event is");
+  const olderKey = received(older.id)[0].msg.body_r2_key;
+  assert.ok(await bucket.head(olderKey));
 
-  // Retention sweeps the event (shortened by configuration only) and its body with it.
+  // The second event as if ingested 29 days ago: past the 28 days a
+  // message can live on two queues (CLAIM_HOLD_MS), so no message can
+  // still name its body. Retention (shortened by configuration only)
+  // then sweeps both events: the old one's body goes with it, the young
+  // one's stays, since its message might still wait on the user's queue.
+  await relay.db.prepare("UPDATE events SET ingested_at = ?2, received_at = ?2 WHERE event_id = ?1").bind(older.id, Date.now() - 29 * 86_400_000).run();
   await relay.reconfigure({ EVENT_RETENTION: "1s" });
   await waitFor(async () => {
     const run = await admin.post("maintenance/run", {});
     assert.equal(run.status, 200, JSON.stringify(run.json));
-    return (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE event_id = ?", id))[0].n === 0;
-  }, { what: "the sweep to take the event", timeoutMs: 30_000, intervalMs: 1000 });
+    return (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE event_id IN (?1, ?2)", id, older.id))[0].n === 0;
+  }, { what: "the sweep to take both events", timeoutMs: 30_000, intervalMs: 1000 });
   // A restart (reconfigure) leaves stubs to runtime objects stale: fetch it again.
   const after = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay");
-  assert.equal(await after.head(msg.body_r2_key), null, "the body left with the event");
+  assert.equal(await after.head(olderKey), null, "the old event's body left with it");
+  assert.ok(await after.head(msg.body_r2_key), "the young event's body stays while its message may still be queued");
 });
 
 test("a failed send is a transient failure, retried like a 5xx, and the event arrives once", async () => {

@@ -90,6 +90,9 @@ test("matching events reach their route's destination, the others do not, and a 
   assert.deepEqual(partial.data.routes_unmatched, ["eu"]);
   assert.deepEqual(partial.data.deliveries.map((d) => [d.destination, d.state]), [["big", "delivered"]]);
 
+  // A metric counts filtered events (DESIGN §3): one so far, this one.
+  await waitFor(async () => (await admin.get("webhook-dlq/stats")).data.counters?.filtered === 1, { what: "the filtered counter at 1", timeoutMs: 10_000 });
+
   const listed = await admin.get("events?source=shop&delivery_status=filtered");
   assert.equal(listed.status, 200, JSON.stringify(listed.json));
   const ids = listed.data.items.map((e) => e.event_id);

@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod pacing;
 pub mod parking;
 pub mod poison_handoff;
+pub mod queue_batch;
 pub mod queue_destination;
 pub mod queued_event;
 pub mod rate_slots;

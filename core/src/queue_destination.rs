@@ -13,6 +13,8 @@
 
 use crate::claim_check::fits_inline;
 use crate::queued_event::QueuedEvent;
+use crate::retention::plan::ChunkRow;
+use crate::retention::tables::CLAIM_HOLD_MS;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -108,6 +110,20 @@ fn to_json(m: &Message<'_>) -> String {
     serde_json::to_string(m).unwrap_or_default()
 }
 
+/// The large-body objects the sweep deletes with a chunk of events
+/// (`rows`: their ids and received times). An object whose message may
+/// still sit on the user's queue (sent less than [`CLAIM_HOLD_MS`] ago, the
+/// longest a message lives on two queues) stays, as a claim-checked body
+/// does: a sweep under the size cap takes young events, and their
+/// consumer must still find the body the message names. Such an object
+/// outlives its event in R2 (docs/destinations.md says so).
+pub fn bodies_to_delete(rows: &[ChunkRow], now_ms: i64) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.at < now_ms.saturating_sub(CLAIM_HOLD_MS))
+        .map(|r| body_key(&r.id))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +190,18 @@ mod tests {
     #[test]
     fn a_key_cannot_be_bent_by_an_odd_event_id() {
         assert_eq!(body_key("a/b~c"), "destination-bodies/a%2Fb%7Ec");
+    }
+
+    #[test]
+    fn the_sweep_deletes_a_body_only_once_its_message_cannot_be_queued_any_more() {
+        let now = 100 * 86_400_000;
+        let row = |id: &str, at: i64| ChunkRow { id: id.into(), at };
+        let rows = [
+            row("evt_old", now - CLAIM_HOLD_MS - 1),
+            row("evt_at_the_hold", now - CLAIM_HOLD_MS),
+            row("evt_young", now - 60_000),
+        ];
+        assert_eq!(bodies_to_delete(&rows, now), vec![body_key("evt_old")]);
+        assert!(bodies_to_delete(&[], now).is_empty());
     }
 }

@@ -10,6 +10,7 @@
 //! objects, by an older relay or by hand, are still read.
 
 use crate::outlined::outlined;
+use hookrelay_core::queue_batch::send_chunks;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;
@@ -25,8 +26,9 @@ export function send_text_to(env, binding, text) {
   if (queue === undefined) throw new Error(`Binding \`${binding}\` is undefined.`);
   return queue.send(text, TEXT);
 }
-export function send_texts(queue, texts) {
-  return queue.sendBatch(texts.map((body) => ({ body, contentType: "text" })));
+export function send_texts(queue, texts, ends) {
+  const messages = texts.map((body) => ({ body, contentType: "text" }));
+  return Promise.all(Array.from(ends, (end, i) => queue.sendBatch(messages.slice(i ? ends[i - 1] : 0, end))));
 }
 "#)]
 extern "C" {
@@ -35,7 +37,7 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn send_text_to(env: &Env, binding: &str, text: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch)]
-    fn send_texts(queue: &JsValue, texts: Vec<String>) -> Result<Promise, JsValue>;
+    fn send_texts(queue: &JsValue, texts: Vec<String>, ends: Vec<u32>) -> Result<Promise, JsValue>;
 }
 
 async fn send(queue: &Queue, json: &str, delay_s: Option<u32>) -> worker::Result<()> {
@@ -51,9 +53,14 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
     Ok(send_text_to(env, binding, json)?)
 }
 
-/// Sends several messages given as JSON text in one call.
+/// Sends several messages given as JSON text, in as few `sendBatch` calls
+/// as the queue's per-call limits allow (`hookrelay_core::queue_batch`),
+/// all started at once. An error means some may have gone and some not:
+/// every caller's retry resends them all, and each message is idempotent.
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
-    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec())?).await?;
+    let sizes: Vec<usize> = jsons.iter().map(String::len).collect();
+    let ends: Vec<u32> = send_chunks(&sizes).iter().map(|c| c.end as u32).collect();
+    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec(), ends)?).await?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Step 2: ingest every decodable event of the batch, routed
 //! (`hookrelay_platform::pipeline::ingest`), then send one message per
-//! pending delivery to the `deliveries` queue, in one `sendBatch`. A
-//! redelivered or duplicate message re-sends the messages of its
+//! pending delivery to the `deliveries` queue, in as few `sendBatch` calls
+//! as its limits allow. A redelivered or duplicate message re-sends the messages of its
 //! deliveries still pending: harmless, since a delivered one is never
 //! called again. If the send fails, the events' messages are retried.
 
@@ -88,7 +88,8 @@ pub async fn process(
     outcomes
 }
 
-/// Sends one `DeliveryMessage` per pending delivery, in one `sendBatch`.
+/// Sends one `DeliveryMessage` per pending delivery (in as few `sendBatch`
+/// calls as the queue takes: 150 for 50 events with three routes is two).
 pub async fn enqueue(
     env: &Env,
     items: &[Item<'_>],

@@ -16,6 +16,8 @@ named_states! {
         Ingest = "ingest",
         /// A provider's second delivery of an event already ingested.
         Duplicate = "duplicate",
+        /// An event ingested that no route matched (DESIGN §3).
+        Filtered = "filtered",
         /// A downstream answered 2xx.
         Delivered = "delivered",
         /// A downstream call failed.

@@ -95,6 +95,10 @@ pub async fn ingest_routed(
         if p.ingest == Some(IngestKind::Fresh)
             && matches!(r, Routed::Routed { matched, .. } if matched.is_empty())
         {
+            metrics::count(
+                Metric::new(MetricName::Filtered, component).source(source),
+                1,
+            );
             log::info(
                 component,
                 "filtered",
