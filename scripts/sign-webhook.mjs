@@ -6,6 +6,9 @@
 //   npm run sign -- demo-github '{"zen":"hi"}' --print
 //   npm run sign -- demo-hmac '{"op":"x"}' --url http://127.0.0.1:8790
 //   npm run sign -- demo-slack 'command=%2Fdeploy&text=now'   # a Slack form body
+//   WEBHOOK_SECRET_SHOP=… npm run sign -- shop '{"id":"evt_2"}' --scheme stripe --url http://127.0.0.1:8790
+// The secret comes from the environment when set there (a source given
+// with `npm start -- --var WEBHOOK_SECRET_…`), else from .dev.vars.
 import { randomUUID } from "node:crypto";
 import { localDevVars } from "./dev-vars.mjs";
 import { fail, fetchFailure, isMain, run } from "./lib/fail.mjs";
@@ -14,8 +17,15 @@ import { SIGNABLE_SCHEMES, headersFor, secretNameFor } from "./webhook-signature
 /** The demo sources' schemes (wrangler.toml's demo SOURCES). */
 export const DEMO_SCHEMES = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256", "demo-forward": "hmac-sha256", "demo-slack": "slack" };
 
+const USAGE = `usage: npm run sign -- <source> ['<body>'] [--scheme ${SIGNABLE_SCHEMES.join("|")}] [--url http://127.0.0.1:8787] [--print]
+  the secret: WEBHOOK_SECRET_<SOURCE> from the environment, else from .dev.vars`;
+
 async function main() {
   const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(USAGE);
+    return;
+  }
   const flag = (name) => {
     const i = args.indexOf(name);
     if (i < 0) return undefined;
@@ -29,8 +39,8 @@ async function main() {
 
   const { file: varsFile, vars } = localDevVars();
   const secretName = secretNameFor(source);
-  const secret = vars[secretName];
-  if (!secret) fail(`no ${secretName} in ${varsFile}; add it to .dev.vars, or sign for a demo source (${Object.keys(DEMO_SCHEMES).join(", ")})`, 2);
+  const secret = process.env[secretName] || vars[secretName];
+  if (!secret) fail(`no ${secretName} in the environment or in ${varsFile}; export it, add it to .dev.vars, or sign for a demo source (${Object.keys(DEMO_SCHEMES).join(", ")})`, 2);
   const scheme = DEMO_SCHEMES[source] ?? schemeFlag;
   const headers = scheme && headersFor(scheme, body, { secret });
   if (!headers) fail(`which scheme does '${source}' use? pass --scheme ${SIGNABLE_SCHEMES.join("|")}`, 2);

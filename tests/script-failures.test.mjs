@@ -23,7 +23,11 @@ test("npm run sign against no relay says none answers at that URL and how to pas
 });
 
 test("npm run sign for a source with no secret names the secret and where to put it", async () => {
-  assertOneLine(await runOffline("scripts/sign-webhook.mjs", ["billing"]), "sign", /no WEBHOOK_SECRET_BILLING in \.dev\.vars(\.example)?; add it to \.dev\.vars/);
+  assertOneLine(await runOffline("scripts/sign-webhook.mjs", ["billing"]), "sign", /no WEBHOOK_SECRET_BILLING in the environment or in \.dev\.vars(\.example)?; export it, add it to \.dev\.vars/);
+  // A secret given in the environment (as for a source of `npm start -- --var …`) is
+  // taken: the failure is then the next one, the scheme to sign with.
+  const fromEnv = await runOffline("scripts/sign-webhook.mjs", ["billing"], { env: { WEBHOOK_SECRET_BILLING: "whsec_from_env" } });
+  assertOneLine(fromEnv, "sign", /which scheme does 'billing' use\? pass --scheme/);
 });
 
 test("npm run demo against no relay says how to start one", async () => {
