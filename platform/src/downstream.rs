@@ -31,19 +31,9 @@ pub enum Via<'a> {
     Service(&'a worker::worker_sys::Fetcher),
 }
 
-/// Posts `body` to `url` with `headers`. Anything but a 2xx answer within
-/// `timeout_ms` is a classified failure; the call is aborted on timeout.
-pub async fn post(
-    url: &str,
-    headers: &[(&str, String)],
-    body: &str,
-    timeout_ms: u64,
-    now_ms: i64,
-) -> Result<(), Failure> {
-    post_via(Via::Network, url, headers, body, timeout_ms, now_ms).await
-}
-
-/// [`post`] through `via`.
+/// Posts `body` to `url` through `via` with `headers`. Anything but a
+/// 2xx answer within `timeout_ms` is a classified failure; the call is
+/// aborted on timeout.
 pub async fn post_via(
     via: Via<'_>,
     url: &str,
@@ -60,7 +50,7 @@ pub async fn post_via(
     .1
 }
 
-/// [`post`], also answering the receiver's status when one answered (an
+/// [`post_via`] over the network, also answering the receiver's status when one answered (an
 /// alert test reports it to the operator).
 pub async fn post_answered(
     url: &str,
