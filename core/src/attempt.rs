@@ -1,7 +1,7 @@
 //! One failed consumer attempt as D1's `attempts` table records it: the
 //! leaf both the envelope (its history) and the root-cause rule read.
 
-use crate::error_code::{ErrorCode, FailureClass};
+use crate::state::error_code::{ErrorCode, FailureClass};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 

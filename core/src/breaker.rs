@@ -18,7 +18,7 @@ pub mod waves;
 pub use probe_claim::{after_lost_claim, LostClaim, PROBE_CLAIM_ATTEMPTS};
 pub use stored::decode_state;
 
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::BreakerStateName;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};

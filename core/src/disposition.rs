@@ -4,8 +4,8 @@
 //! do with it, and applies the answer in exactly one place.
 
 use crate::breaker::BreakerOpenAction;
-use crate::error_code::{ErrorCode, Failure, FailureClass};
 use crate::retry_policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
+use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 
 /// The result of attempting one message.
 #[derive(Debug, Clone, PartialEq, Eq)]

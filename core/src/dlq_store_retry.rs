@@ -17,9 +17,9 @@
 //! each report their own failure.
 
 use crate::alarms::cannot_store::StoreFailure;
-use crate::d1_error::classify_d1_error;
-use crate::redact::truncate;
 use crate::retry_policy::MAX_QUEUE_DELAY_S;
+use crate::support::d1_error::classify_d1_error;
+use crate::support::redact::truncate;
 
 /// The first store failure of one batch, for its one cannot-store report.
 #[derive(Debug, Default)]

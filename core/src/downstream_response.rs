@@ -1,9 +1,9 @@
 //! What a downstream's answer means: its status (and `Retry-After`) mapped
 //! onto the stable codes and classes, at the boundary where it is observed.
 
-use crate::calendar::parse_http_date;
-use crate::error_code::{ErrorCode, Failure};
 use crate::retry_policy::MAX_QUEUE_DELAY_S;
+use crate::state::error_code::{ErrorCode, Failure};
+use crate::support::calendar::parse_http_date;
 use crate::UnixMillis;
 
 /// Classifies a downstream's HTTP answer. `Ok` for 2xx.
@@ -58,7 +58,7 @@ pub fn network_error(detail: &str) -> Failure {
         ErrorCode::Upstream5xx,
         format!(
             "downstream unreachable: {}",
-            crate::redact::truncate(detail, 200)
+            crate::support::redact::truncate(detail, 200)
         ),
     )
 }
@@ -131,7 +131,7 @@ pub fn drain_body(content_length: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::FailureClass;
+    use crate::state::error_code::FailureClass;
 
     #[test]
     fn only_a_refusal_has_its_retry_after_read() {

@@ -11,13 +11,13 @@
 
 pub use crate::attempt::AttemptRecord;
 use crate::config::queues::OriginQueues;
-use crate::error_code::{ErrorCode, Failure, FailureClass};
 pub use crate::error_signature::{error_signature, normalize_message};
 use crate::poison_handoff::PoisonHandoff;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
-use crate::redact::redact_map;
 use crate::root_cause::root_cause;
+use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 use crate::state::EntryKind;
+use crate::support::redact::redact_map;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -255,7 +255,7 @@ fn merged_history(
     mut history: Vec<AttemptRecord>,
     handoff: Option<&PoisonHandoff>,
 ) -> Vec<AttemptRecord> {
-    crate::small_sort::sort_by_key(&mut history, |a| (a.at_ms, a.attempt));
+    crate::support::small_sort::sort_by_key(&mut history, |a| (a.at_ms, a.attempt));
     if let Some(h) = handoff {
         if !history
             .iter()

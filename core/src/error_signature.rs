@@ -2,7 +2,7 @@
 //! with the variable parts (numbers, ids, quoted values) normalized away,
 //! so dead letters that failed the same way group together.
 
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use sha2::{Digest, Sha256};
 
 /// A stable grouping hash of a code and a message with its variable parts

@@ -12,14 +12,14 @@
 //! [`accept_signed`] once it passes.
 
 use crate::config::{RelayConfig, Source};
-use crate::form;
 use crate::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
-use crate::redact::{capture_headers, REDACTED};
 use crate::signature::answer::Reply;
 use crate::signature::{
     check_body_timestamp, handshake, places, verify, Answer, Deferred, HeaderLookup, Request,
     Scheme, SignatureError, Verdict, Verified,
 };
+use crate::support::form;
+use crate::support::redact::{capture_headers, REDACTED};
 use crate::UnixMillis;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -540,7 +540,7 @@ mod tests {
             let got = run("POST", source, &signed(source, body), body).unwrap();
             for (name, value) in &got.headers {
                 assert!(
-                    !name.contains("signature") || value == crate::redact::REDACTED,
+                    !name.contains("signature") || value == crate::support::redact::REDACTED,
                     "{source} {name}"
                 );
             }

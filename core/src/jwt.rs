@@ -12,8 +12,8 @@
 //! comparison goes through `signature::ct_eq`, which is constant time.
 //! No error text ever contains the token.
 
-use crate::base64::URL_SAFE_NO_PAD;
 use crate::signature::{ct_eq, mac_parts};
+use crate::support::base64::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 use std::fmt;
 

@@ -5,7 +5,7 @@
 //! this hand-off instead: the original message plus why it failed. The DLQ
 //! worker tells the two apart by the `kind` field.
 
-use crate::error_code::{Failure, FailureClass};
+use crate::state::error_code::{Failure, FailureClass};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -81,7 +81,7 @@ impl PoisonHandoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+    use crate::state::error_code::ErrorCode;
     use serde_json::json;
 
     #[test]

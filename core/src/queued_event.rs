@@ -5,7 +5,7 @@
 //! through here and leaves as a typed event or a classified poison failure.
 //! Its error messages name fields, never values, so no payload reaches a log.
 
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -159,8 +159,8 @@ fn body_of(
 ) -> Result<EventBody, Failure> {
     let body = match (map.get("body"), map.get("body_ref")) {
         (Some(Value::String(body)), None) => {
-            if crate::form::is_form(headers.get("content-type").map(String::as_str)) {
-                if let Err(e) = crate::form::decode(body.as_bytes()) {
+            if crate::support::form::is_form(headers.get("content-type").map(String::as_str)) {
+                if let Err(e) = crate::support::form::decode(body.as_bytes()) {
                     return Err(Failure::new(
                         ErrorCode::BadPayload,
                         format!("event body is not a form: {}", e.0),

@@ -5,7 +5,7 @@
 //! replay runs there, with the one configuration `npm start -- --var …`
 //! sets. The DLQ worker keeps the decisions about its entries.
 
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::DownstreamResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

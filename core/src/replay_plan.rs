@@ -13,7 +13,7 @@
 
 use crate::admin_query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
 use crate::pacing::{calls_within, check_rate, RATE_RANGE};
-use crate::strict_json::{unknown_field, Field};
+use crate::support::strict_json::{unknown_field, Field};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;

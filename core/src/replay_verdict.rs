@@ -5,7 +5,7 @@
 //! whether a replay-all run must stop.
 
 use crate::disposition::Outcome;
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 
 /// The verdict of one replay: `Ok` when the event is safely where it should

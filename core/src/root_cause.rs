@@ -8,7 +8,7 @@
 //! the breaker; `CIRCUIT_OPEN` only when neither is known.
 
 use crate::attempt::AttemptRecord;
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 
 /// The root-cause failure over `history` (oldest first), falling back to
 /// `last`, the failure that ended the message's life.

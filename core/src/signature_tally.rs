@@ -14,7 +14,7 @@
 //! memory holds one number per source and minute, bounded by the declared
 //! sources, and an early flush would let a flood buy writes.
 
-use crate::vec_map::VecMap;
+use crate::support::vec_map::VecMap;
 
 /// The least time between two writes of one isolate's tally.
 pub const FLUSH_EVERY_MS: i64 = 20_000;

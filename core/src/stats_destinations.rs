@@ -101,7 +101,7 @@ pub fn join(
     for (i, h) in hour_at {
         out[i].deliveries_last_hour = h;
     }
-    crate::small_sort::sort_by(&mut out, |a, b| a.destination.cmp(&b.destination));
+    crate::support::small_sort::sort_by(&mut out, |a, b| a.destination.cmp(&b.destination));
     out
 }
 

@@ -5,8 +5,8 @@
 //! them reach deep into the parsers instead of failing at the first byte.
 
 use hookrelay_core::config::parse_sources;
-use hookrelay_core::form;
 use hookrelay_core::signature::{verify, KeyForm, Request, SigningKey, PRESETS};
+use hookrelay_core::support::form;
 use serde_json::{json, Value};
 
 /// xorshift64*: a fixed sequence, so a failure reproduces.

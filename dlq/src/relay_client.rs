@@ -2,10 +2,10 @@
 //! the relay holds `SOURCES` and the delivery settings, so a replay runs
 //! with exactly the configuration the consumer runs with.
 
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::internal_token::mint;
 use hookrelay_core::maintenance_schedule::MAINTENANCE_PATH;
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall, PATH};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::{now_ms, post_request};
 use worker::{Env, Fetcher, Headers};
 
@@ -66,7 +66,7 @@ impl Relay {
             (Some(code), Some(message)) => Err((code.to_string(), message.to_string())),
             _ => Err(unavailable(format!(
                 "the relay refused the maintenance call ({status}): {}",
-                hookrelay_core::redact::truncate(&text, 300)
+                hookrelay_core::support::redact::truncate(&text, 300)
             ))),
         }
     }
@@ -78,7 +78,7 @@ impl Relay {
         if status != 200 {
             return Err(format!(
                 "the relay refused the {what} call ({status}): {}",
-                hookrelay_core::redact::truncate(&text, 300)
+                hookrelay_core::support::redact::truncate(&text, 300)
             ));
         }
         Ok(text)

@@ -8,8 +8,8 @@ use hookrelay_core::envelope::{
     build, error_signature, normalize_message, DeadLetterInput, DeadLetterKind, Envelope,
     EXCERPT_BYTES,
 };
-use hookrelay_core::error_code::ErrorCode;
-use hookrelay_core::redact::{is_sensitive, REDACTED};
+use hookrelay_core::state::error_code::ErrorCode;
+use hookrelay_core::support::redact::{is_sensitive, REDACTED};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! panics, and what it decodes is seen as an object of string fields.
 #![no_main]
 
-use hookrelay_core::form::{decode, to_object};
+use hookrelay_core::support::form::{decode, to_object};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

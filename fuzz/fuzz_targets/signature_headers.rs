@@ -116,7 +116,7 @@ fn timestamp_text(unit: TimeUnit, offset_s: i64) -> String {
         TimeUnit::Seconds => t.to_string(),
         TimeUnit::Millis => (t * 1000).to_string(),
         TimeUnit::Rfc3339 => {
-            let (y, m, d) = hookrelay_core::utc::civil_from_days(t.div_euclid(86_400));
+            let (y, m, d) = hookrelay_core::support::utc::civil_from_days(t.div_euclid(86_400));
             let s = t.rem_euclid(86_400);
             format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
         }
@@ -183,7 +183,7 @@ fuzz_target!(|data: &[u8]| {
     // are lower-case (a delivery id's name keeps its provider's spelling).
     let map: BTreeMap<String, String> =
         names.iter().map(|n| n.to_ascii_lowercase()).zip(values.iter().cloned()).collect();
-    let form = hookrelay_core::form::is_form(map.get("content-type").map(String::as_str));
+    let form = hookrelay_core::support::form::is_form(map.get("content-type").map(String::as_str));
 
     let content_type = map.get("content-type").cloned().unwrap_or_default();
     for scheme in PRESETS.iter() {

@@ -12,8 +12,8 @@ use hookrelay_core::breaker::{
     admit, after_lost_claim, force_open, next_probe_at, record, Admission, BreakerConfig,
     BreakerState, LostClaim,
 };
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::state::error_code::ErrorCode;
 use worker::{D1Database, Result};
 
 const CAS_ATTEMPTS: usize = 5;

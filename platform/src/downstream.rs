@@ -16,7 +16,7 @@
 use hookrelay_core::downstream_response::{
     classify_status, drain_body, network_error, reads_retry_after, timed_out,
 };
-use hookrelay_core::error_code::Failure;
+use hookrelay_core::state::error_code::Failure;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;

@@ -7,9 +7,9 @@
 //! inserts and allocations, and with some sixty log sites that code was a
 //! measurable share of the wasm.
 
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, MetricName};
 use hookrelay_core::state;
+use hookrelay_core::state::error_code::ErrorCode;
 
 /// Severity of a log line.
 #[derive(Debug, Clone, Copy)]
@@ -147,7 +147,7 @@ macro_rules! named_fields {
 }
 named_fields!(
     ErrorCode,
-    hookrelay_core::error_code::FailureClass,
+    hookrelay_core::state::error_code::FailureClass,
     hookrelay_core::envelope::DeadLetterKind,
     Component,
     MetricName,

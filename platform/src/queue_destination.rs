@@ -5,9 +5,9 @@
 //! delivery retries on its own schedule and counts against the breaker.
 
 use crate::{archive_bucket, db::error_message};
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::queue_destination::{queue_message, QueueMessage};
 use hookrelay_core::queued_event::QueuedEvent;
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;

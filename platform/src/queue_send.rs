@@ -10,7 +10,7 @@
 //! objects, by an older relay or by hand, are still read.
 
 use crate::outlined::outlined;
-use hookrelay_core::queue_batch::send_chunks;
+use hookrelay_core::support::queue_batch::send_chunks;
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;
@@ -54,7 +54,7 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
 }
 
 /// Sends several messages given as JSON text, in as few `sendBatch` calls
-/// as the queue's per-call limits allow (`hookrelay_core::queue_batch`),
+/// as the queue's per-call limits allow (`hookrelay_core::support::queue_batch`),
 /// all started at once. An error means some may have gone and some not:
 /// every caller's retry resends them all, and each message is idempotent.
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {

@@ -5,8 +5,8 @@
 
 use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::state::error_code::ErrorCode;
 use hookrelay_platform::{downstream, log, metrics};
 
 /// How the receiver answered one alert.

@@ -11,7 +11,7 @@ use hookrelay_core::alarms::cannot_store::{
 };
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::state::AlarmState;
-use hookrelay_core::subrequests::Budget;
+use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use worker::{Env, Error, Result};
 

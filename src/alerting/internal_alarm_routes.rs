@@ -14,7 +14,7 @@ use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::{Report, StoreFailure};
 use hookrelay_core::alarms::{ALERT_RECEIVER_PATH, ALERT_TEST_PATH, CANNOT_STORE_PATH};
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::subrequests::Budget;
+use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::{metrics, now_ms};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

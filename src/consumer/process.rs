@@ -9,7 +9,7 @@ use super::{Batch, COMPONENT};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::deliveries::message::DeliveryMessage;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::db::error_message;
 use hookrelay_platform::pipeline::{self, Item, Pending};
 use hookrelay_platform::{log, queue_send};

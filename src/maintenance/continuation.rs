@@ -14,7 +14,7 @@ use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::continuation::{SweepMessage, CONTINUE_AFTER_S};
 use hookrelay_core::retention::lease::Lease;
-use hookrelay_core::subrequests::Budget;
+use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::queue_send::send_json_after;

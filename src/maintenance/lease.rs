@@ -5,7 +5,7 @@
 use super::over_budget as over;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::lease::{turn, Lease, LeaseTurn};
-use hookrelay_core::subrequests::Budget;
+use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::log;
 use worker::{D1Database, D1PreparedStatement, Env, Result};

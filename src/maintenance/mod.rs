@@ -22,7 +22,7 @@ pub mod watchdog;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::lease::Lease;
-use hookrelay_core::subrequests::{Budget, OverBudget};
+use hookrelay_core::support::subrequests::{Budget, OverBudget};
 use hookrelay_platform::db::{batch, error_message, sweep_state, Rows};
 use hookrelay_platform::{log, now_ms};
 use serde_json::{json, Map, Value};
@@ -72,7 +72,7 @@ pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> Result<Value, Run
     log::info(
         Component::Sweep,
         "maintenance_run",
-        log::fields! {"subrequests": budget.spent(), "budget": hookrelay_core::subrequests::INVOCATION_SUBREQUESTS},
+        log::fields! {"subrequests": budget.spent(), "budget": hookrelay_core::support::subrequests::INVOCATION_SUBREQUESTS},
     );
     let alarms = match alarms {
         Alarms::Ran(r) => json!({"fired": r.fired, "resolved": r.resolved}),

@@ -19,7 +19,7 @@ use hookrelay_core::alarms::{conditions, watchdog_budget, AlarmId};
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::AlarmKind;
-use hookrelay_core::subrequests::Budget;
+use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{alarms, batch, error_message};
 use hookrelay_platform::join::join_all;
 use hookrelay_platform::{log, metrics};

@@ -1,7 +1,7 @@
 //! The opaque keyset cursor: `c1.` and base64url of a small JSON object.
 
 use super::QueryError;
-use crate::base64::URL_SAFE_NO_PAD;
+use crate::support::base64::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use serde_json::Value;
 

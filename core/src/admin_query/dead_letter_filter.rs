@@ -7,9 +7,9 @@ use super::params::{
     check_destination, check_source, name_shown, one_of, refuse_unknown, set_once,
 };
 use super::QueryError;
-use crate::error_code::{ErrorCode, FailureClass};
+use crate::state::error_code::{ErrorCode, FailureClass};
 use crate::state::{EntryKind, EntryStatus};
-use crate::strict_json::{unknown_field, Field};
+use crate::support::strict_json::{unknown_field, Field};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 
 use super::params::{check_source, one_of, refuse_unknown, set_once, shown};
 use super::QueryError;
-use crate::calendar::parse_rfc3339_ms;
+use crate::support::calendar::parse_rfc3339_ms;
 
 /// The longest idempotency key a filter may name, in characters. Keys the
 /// relay mints are at most 64 + 1 + 256.

@@ -31,7 +31,7 @@ pub fn parse_group_filter(params: &[(String, String)]) -> Result<DeadLetterFilte
 mod tests {
     use super::super::pairs;
     use super::*;
-    use crate::error_code::{ErrorCode, FailureClass};
+    use crate::state::error_code::{ErrorCode, FailureClass};
 
     /// Query pairs, then the status, source and code they parse to.
     type Case<'a> = (

@@ -76,7 +76,7 @@ pub fn items(
             v,
         ));
     }
-    crate::small_sort::sort_by(&mut rows, |a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    crate::support::small_sort::sort_by(&mut rows, |a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     rows.into_iter().map(|(_, _, v)| v).collect()
 }
 

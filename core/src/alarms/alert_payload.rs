@@ -12,7 +12,7 @@ use super::AlarmId;
 use crate::downstream_request::signature_headers;
 use crate::signature::SigningKey;
 use crate::state::{AlarmKind, AlarmState};
-use crate::utc::utc_minute;
+use crate::support::utc::utc_minute;
 use crate::UnixMillis;
 use serde_json::{json, Value};
 

@@ -140,7 +140,7 @@ pub fn evaluate(f: &Figures, cfg: &AlarmConfig, now: UnixMillis) -> Vec<Conditio
             .iter()
             .filter_map(|s| signature_failures(s, cfg)),
     );
-    crate::small_sort::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
+    crate::support::small_sort::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
     out
 }
 

@@ -207,7 +207,7 @@ pub fn due_alerts<'a>(
         .filter(|e| e.owes_alert(owing, now))
         .collect();
     let key = |e: &AlarmRecord| (e.state != AlarmState::Firing, e.since);
-    crate::small_sort::sort_by(&mut due, |a, b| (key(a), &a.id).cmp(&(key(b), &b.id)));
+    crate::support::small_sort::sort_by(&mut due, |a, b| (key(a), &a.id).cmp(&(key(b), &b.id)));
     due.truncate(max);
     due
 }

@@ -1,5 +1,5 @@
 //! What one watchdog run may spend of its invocation's subrequest budget
-//! (`crate::subrequests`): its fixed calls, and as many alerts as the rest
+//! (`crate::support::subrequests`): its fixed calls, and as many alerts as the rest
 //! leaves, at most `machine::MAX_ALERTS_PER_RUN`.
 
 use super::cannot_store::WRITE_TRIES;
@@ -45,7 +45,7 @@ mod tests {
     fn a_whole_watchdog_run_leaves_most_of_an_invocation_to_the_sweep() {
         let worst = CALLS_BEFORE_ALERTS + MAX_ALERTS_PER_RUN as u32 + CALLS_AFTER_ALERTS;
         assert!(
-            worst <= crate::subrequests::INVOCATION_SUBREQUESTS / 2,
+            worst <= crate::support::subrequests::INVOCATION_SUBREQUESTS / 2,
             "{worst}"
         );
     }

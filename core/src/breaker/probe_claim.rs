@@ -5,7 +5,7 @@
 //! refuses it, until one cooldown from now.
 
 use super::{BreakerConfig, BreakerState};
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use crate::UnixMillis;
 
 /// Probe claims a caller may lose in a row before it gives up.

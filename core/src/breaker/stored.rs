@@ -3,7 +3,7 @@
 //! [`BreakerStateName`], so no stored name is spelled by hand.
 
 use super::BreakerState;
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use crate::state::BreakerStateName;
 use serde::de::Error;
 use serde_json::Value;

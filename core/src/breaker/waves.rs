@@ -21,7 +21,7 @@
 //! the threshold of failing calls, at most one wave's worth.
 
 use super::{admit, record, Admission, BreakerConfig, BreakerState};
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use crate::UnixMillis;
 use std::collections::VecDeque;
 

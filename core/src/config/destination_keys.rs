@@ -6,8 +6,8 @@
 //! naming the secret (never its value). Neither value is ever printed:
 //! `Debug` redacts both.
 
-use crate::base64::STANDARD;
 use crate::signature::SigningKey;
+use crate::support::base64::STANDARD;
 use std::fmt;
 
 /// How a destination's credential is sent (`"auth"`), its value being the

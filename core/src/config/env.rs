@@ -136,7 +136,7 @@ pub fn parse_duration_key(
 ) -> Result<i64, ConfigError> {
     match text(env, key) {
         None => Ok(default_ms),
-        Some(raw) => crate::duration::parse_duration_ms(&raw)
+        Some(raw) => crate::support::duration::parse_duration_ms(&raw)
             .map_err(|problem| ConfigError::new(key, problem)),
     }
 }
@@ -152,8 +152,8 @@ pub fn parse_size_key(
     let Some(raw) = text(env, key) else {
         return Ok(default);
     };
-    let bytes =
-        crate::size::parse_size_bytes(&raw).map_err(|problem| ConfigError::new(key, problem))?;
+    let bytes = crate::support::size::parse_size_bytes(&raw)
+        .map_err(|problem| ConfigError::new(key, problem))?;
     if bytes > max {
         return Err(ConfigError::new(
             key,

@@ -284,7 +284,7 @@ fn expect_every_of(fields: &serde_json::Map<String, Value>) -> Result<Option<i64
     const AT: &str = ".expect_every";
     match fields.get("expect_every") {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(raw)) => match crate::duration::parse_duration_ms(raw) {
+        Some(Value::String(raw)) => match crate::support::duration::parse_duration_ms(raw) {
             Ok(ms) => Ok(Some(ms)),
             Err(problem) => fail(AT, problem),
         },
@@ -376,7 +376,7 @@ pub fn decode_public_key(alg: PublicKeyAlg, text: &str) -> Option<Vec<u8>> {
         PublicKeyAlg::Ed25519 => hex::decode(text).ok().filter(|k| k.len() == 32),
         // A P-256 SPKI is 91 bytes; starting with a SEQUENCE is enough to
         // refuse a pasted secret or a PEM, and WebCrypto checks the rest.
-        PublicKeyAlg::EcdsaP256 => crate::base64::STANDARD
+        PublicKeyAlg::EcdsaP256 => crate::support::base64::STANDARD
             .decode(text)
             .ok()
             .filter(|k| k.len() == 91 && k[0] == 0x30),

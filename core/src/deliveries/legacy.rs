@@ -37,7 +37,7 @@ pub const LEGACY_STATE_SQL: &str = "CASE e.delivery_status \
 /// exists; any other entry is an `ingest` entry (`None`).
 pub fn legacy_entry_destination(
     source: &str,
-    entry_code: crate::error_code::ErrorCode,
+    entry_code: crate::state::error_code::ErrorCode,
     source_destination_exists: bool,
 ) -> Option<String> {
     (crate::replay_verdict::failed_downstream(entry_code) && source_destination_exists)
@@ -47,7 +47,7 @@ pub fn legacy_entry_destination(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+    use crate::state::error_code::ErrorCode;
 
     #[test]
     fn a_legacy_downstream_entry_replays_to_the_destination_named_after_its_source() {

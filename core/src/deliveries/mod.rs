@@ -28,8 +28,8 @@ named_states! {
     }
 }
 
-use crate::error_code::Failure;
 use crate::parking::Caller;
+use crate::state::error_code::Failure;
 
 impl DeliveryState {
     /// The states from which `caller` takes a delivery's lease without
@@ -67,7 +67,7 @@ impl DeliveryState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+    use crate::state::error_code::ErrorCode;
 
     #[test]
     fn each_caller_leases_only_what_it_may_call() {

@@ -16,8 +16,8 @@ use super::{
 use crate::config::queues::OriginQueues;
 use crate::deliveries::message::DeliveryMessage;
 use crate::queued_event::{decode_value, EventBody, QueuedEvent};
-use crate::redact::truncate;
 use crate::state::EntryKind;
+use crate::support::redact::truncate;
 use crate::UnixMillis;
 use serde_json::Value;
 

@@ -1,9 +1,9 @@
 //! The dead-letter envelope: its parts from a hand-off or a moved message, redaction and the excerpt.
 
 use super::*;
-use crate::error_code::Failure;
 use crate::idempotency::content_hash;
-use crate::redact::REDACTED;
+use crate::state::error_code::Failure;
+use crate::support::redact::REDACTED;
 use serde_json::json;
 
 fn event(body: &str) -> Value {

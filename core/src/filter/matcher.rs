@@ -12,14 +12,16 @@ pub fn headers_value(headers: &[(String, String)]) -> Value {
     let pairs = headers
         .iter()
         .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()));
-    crate::form::to_object(pairs.collect())
+    crate::support::form::to_object(pairs.collect())
 }
 
 /// The body as filters see it: a form (by its `Content-Type`) as the
 /// object of its fields, anything else as JSON; `None` when it is neither.
 pub fn body_value(body: &[u8], content_type: Option<&str>) -> Option<Value> {
-    if crate::form::is_form(content_type) {
-        crate::form::decode(body).ok().map(crate::form::to_object)
+    if crate::support::form::is_form(content_type) {
+        crate::support::form::decode(body)
+            .ok()
+            .map(crate::support::form::to_object)
     } else {
         serde_json::from_slice(body).ok()
     }

@@ -28,7 +28,7 @@
 //!   sides); a header's value is a string, and a repeated header is the
 //!   list of its values;
 //! - a form body is the object of its fields, every value a string and a
-//!   repeated field the list of its values (`crate::form`);
+//!   repeated field the list of its values (`crate::support::form`);
 //! - a body that parses as neither JSON nor a form matches no body
 //!   pattern;
 //! - an empty pattern, an empty `$or`/`$and`/`$in`/`$nin` list, an unknown

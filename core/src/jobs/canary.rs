@@ -29,7 +29,7 @@ pub fn compose(
         let mut by_size: Vec<&SignatureGroup> = groups.iter().collect();
         // D1 answers the groups in this order already, which the
         // insertion sort checks in one pass.
-        crate::small_sort::sort_by(&mut by_size, |a, b| {
+        crate::support::small_sort::sort_by(&mut by_size, |a, b| {
             b.count
                 .cmp(&a.count)
                 .then_with(|| a.signature.cmp(&b.signature))

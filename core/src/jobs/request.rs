@@ -7,7 +7,7 @@ use crate::admin_query::{dead_letter_filter_from_json, parse_since, DeadLetterFi
 use crate::pacing::{check_rate, RATE_RANGE};
 use crate::replay_plan::{validate_reason, BodyError};
 use crate::state::{EntryStatus, JobAction};
-use crate::strict_json::{unknown_field, Field};
+use crate::support::strict_json::{unknown_field, Field};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

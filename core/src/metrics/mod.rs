@@ -11,7 +11,7 @@ mod names;
 
 pub use names::{Component, MetricName};
 
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 
 /// One counted thing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -50,7 +50,7 @@ impl ParkingConfig {
         };
         let max_age_ms = match text(env, "PARK_MAX_AGE") {
             None => DEFAULT_PARK_MAX_AGE_MS,
-            Some(raw) => crate::duration::parse_duration_ms(&raw)
+            Some(raw) => crate::support::duration::parse_duration_ms(&raw)
                 .map_err(|problem| ConfigError::new("PARK_MAX_AGE", problem))?,
         };
         Ok(ParkingConfig {

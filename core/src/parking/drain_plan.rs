@@ -8,7 +8,7 @@
 //! `DRAIN_RATE_PER_S`. A step never loops over the whole backlog.
 
 use crate::downstream_response::{counts_against_breaker, credentials_refused};
-use crate::error_code::{Failure, FailureClass};
+use crate::state::error_code::{Failure, FailureClass};
 use crate::UnixMillis;
 
 /// Most calls in one step, so a step stays well inside an invocation's
@@ -153,7 +153,7 @@ pub fn chain_is_stale(next_step_at_ms: UnixMillis, now_ms: UnixMillis) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::ErrorCode;
+    use crate::state::error_code::ErrorCode;
 
     #[test]
     fn the_plan_follows_the_rate() {

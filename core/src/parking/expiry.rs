@@ -1,7 +1,7 @@
 //! `PARK_MAX_AGE`: a parked event that waited too long goes to the DLQ with
 //! its root cause, never with a bare `CIRCUIT_OPEN`.
 
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::UnixMillis;
 
 /// How many over-age events one drain step dead-letters at most, so a

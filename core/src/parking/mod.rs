@@ -20,7 +20,7 @@ pub use park_batch::{drains_to_ensure, DrainToEnsure};
 pub use park_cause::ParkCause;
 
 use crate::breaker::{circuit_open_failure, Admission, BreakerOpenAction};
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::UnixMillis;
 
 /// Who is asking for a delivery; only the consumer's new events park.

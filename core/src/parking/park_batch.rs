@@ -1,7 +1,7 @@
 //! The drains a batch's parks call for: one per destination, due at the
 //! earliest probe time any of its parks saw.
 
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use crate::UnixMillis;
 
 /// One destination's drain to make sure of.

@@ -4,7 +4,7 @@
 //! `rate_per_s` (DESIGN §3). Either way it spends no retry budget
 //! and its destination's drain brings it out.
 
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 
 /// Why a delivery was parked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Replay-all's plan: request parsing, batches, the canary and a slice's bound.
 
 use super::*;
-use crate::error_code::ErrorCode;
+use crate::state::error_code::ErrorCode;
 use serde_json::json;
 
 fn c(id: &str, hash: &str) -> Candidate {

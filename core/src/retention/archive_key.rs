@@ -22,7 +22,7 @@
 //! not parse as keys.
 
 use crate::state::ArchiveTable;
-use crate::utc::utc_day;
+use crate::support::utc::utc_day;
 use crate::UnixMillis;
 use std::fmt;
 
@@ -184,7 +184,9 @@ fn is_day(d: &str) -> bool {
     let (y, m, day) = (i64::from(num(0..4)), num(5..7), num(8..10));
     (1..=12).contains(&m)
         && (1..=31).contains(&day)
-        && crate::utc::civil_from_days(crate::calendar::days_from_civil(y, m, day)) == (y, m, day)
+        && crate::support::utc::civil_from_days(crate::support::calendar::days_from_civil(
+            y, m, day,
+        )) == (y, m, day)
 }
 
 pub(crate) fn encode(id: &str) -> String {

@@ -51,7 +51,7 @@ fn integer(der: &[u8]) -> Option<(&[u8], &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::base64::STANDARD;
+    use crate::support::base64::STANDARD;
 
     #[test]
     fn sendgrids_documented_signature_converts_to_r_and_s() {

@@ -7,7 +7,7 @@
 
 use super::scheme::{Encoding, Layout, SignatureAt};
 use super::SignatureError;
-use crate::base64::{STANDARD, URL_SAFE_NO_PAD};
+use crate::support::base64::{STANDARD, URL_SAFE_NO_PAD};
 
 /// Each presented signature costs one comparison per key, and a header
 /// stuffed with entries must not make a request expensive. Real rotation

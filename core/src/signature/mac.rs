@@ -5,7 +5,7 @@
 //! about 7 KB of the relay's gzipped wasm for providers that are rare.
 
 use super::scheme::KeyForm;
-use crate::base64::STANDARD;
+use crate::support::base64::STANDARD;
 use sha2::{Digest, Sha256};
 use std::fmt;
 

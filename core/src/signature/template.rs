@@ -175,10 +175,11 @@ pub fn twilio<'a>(
     form: bool,
 ) -> Result<Vec<Vec<Cow<'a, [u8]>>>, SignatureError> {
     let fields = if form {
-        let mut fields = crate::form::decode(fill.body).map_err(|e| SignatureError::Malformed {
-            header: TWILIO_HEADER.into(),
-            reason: format!("the signed form cannot be read: {}", e.0),
-        })?;
+        let mut fields =
+            crate::support::form::decode(fill.body).map_err(|e| SignatureError::Malformed {
+                header: TWILIO_HEADER.into(),
+                reason: format!("the signed form cannot be read: {}", e.0),
+            })?;
         sort_fields(&mut fields);
         // As twilio's own validateRequest: a repeated field's equal values
         // count once.
@@ -207,7 +208,7 @@ pub fn twilio<'a>(
 /// A JSON body's hex SHA-256 must be the `bodySHA256` of the URL's query.
 fn check_body_sha256(fill: &Fill<'_>) -> Result<(), SignatureError> {
     let query = fill.url.split_once('?').map_or("", |(_, q)| q);
-    let claimed = crate::form::decode(query.as_bytes())
+    let claimed = crate::support::form::decode(query.as_bytes())
         .ok()
         .and_then(|fields| fields.into_iter().find(|(n, _)| n == "bodySHA256"))
         .map(|(_, v)| v)

@@ -405,7 +405,7 @@ fn parse_time(raw: &str, unit: TimeUnit, label: &str) -> Result<i64, SignatureEr
             .parse::<i64>()
             .map(|ms| ms.div_euclid(1000))
             .map_err(|_| malformed("timestamp is not an integer number of milliseconds")),
-        TimeUnit::Rfc3339 => crate::calendar::parse_rfc3339_ms(raw)
+        TimeUnit::Rfc3339 => crate::support::calendar::parse_rfc3339_ms(raw)
             .map(|ms| ms.div_euclid(1000))
             .map_err(|_| malformed("timestamp is not an RFC 3339 date and time")),
     }

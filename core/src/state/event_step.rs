@@ -18,7 +18,7 @@ named_states! {
     }
 }
 
-use crate::error_code::{ErrorCode, Failure};
+use crate::state::error_code::{ErrorCode, Failure};
 
 /// The longest `event_steps.detail` kept: a note for a timeline, never a
 /// body (failure messages carry no payload bytes, but may be long).

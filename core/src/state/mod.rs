@@ -1,7 +1,8 @@
 //! Every state and outcome name that is stored in D1, sent in an answer or
 //! counted, as a type. SQL binds `as_str()` and rows parse back with
 //! `parse`, so renaming a state breaks the build at every use instead of
-//! silently mismatching a string somewhere.
+//! silently mismatching a string somewhere. The stable error codes and
+//! their classes ([`error_code`]) are this vocabulary too.
 
 mod alarm;
 mod archive;
@@ -11,6 +12,7 @@ mod delivery_status;
 mod downstream_result;
 mod entry_kind;
 mod entry_status;
+pub mod error_code;
 mod event_step;
 mod ingest_kind;
 mod job_status;

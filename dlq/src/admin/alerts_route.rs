@@ -88,7 +88,7 @@ pub async fn test(c: &RouteContext<'_>, body: &Value, actor: &str) -> ApiResult 
         )),
         _ => Err(ApiError::Unavailable(format!(
             "the relay refused the test alert ({status}): {}",
-            hookrelay_core::redact::truncate(&text, 300)
+            hookrelay_core::support::redact::truncate(&text, 300)
         ))),
     }
 }

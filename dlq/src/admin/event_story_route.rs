@@ -14,7 +14,7 @@
 use super::batch_reader::Batch;
 use super::{ApiError, ApiResult};
 use hookrelay_core::admin_query::refuse_any;
-use hookrelay_core::redact::destination_label;
+use hookrelay_core::support::redact::destination_label;
 use hookrelay_platform::db::attempts::{self, EventAttempt};
 use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::delivery_rows::{self, DeliveryRow};

@@ -10,8 +10,6 @@ use crate::config_cache::Config;
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMPONENT};
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
-use hookrelay_core::d1_error::classify_d1_error;
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::pacing::Pacer;
 use hookrelay_core::replay_call::RefusalCode;
@@ -20,7 +18,9 @@ use hookrelay_core::replay_plan::{
     Plan, ReplayAllRequest,
 };
 use hookrelay_core::replay_verdict::stops_run;
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
+use hookrelay_core::support::d1_error::classify_d1_error;
 use hookrelay_platform::db::dead_letters::{self, CandidateRow};
 use hookrelay_platform::db::{error_message, replay_audit};
 use hookrelay_platform::paced::run_batch;

@@ -15,7 +15,7 @@ use crate::relay_client::Relay;
 use hookrelay_core::alarms::cannot_store::StoreFailure;
 use hookrelay_core::alarms::CANNOT_STORE_PATH;
 use hookrelay_core::metrics::Component;
-use hookrelay_core::redact::truncate;
+use hookrelay_core::support::redact::truncate;
 use hookrelay_platform::log;
 use worker::Env;
 

@@ -6,8 +6,8 @@
 //! those keys.
 
 use hookrelay_core::envelope::{AttemptRecord, Envelope, EventRow, Prepared};
+use hookrelay_core::support::vec_map::VecMap;
 use hookrelay_core::triage_plan::StoreSnapshot;
-use hookrelay_core::vec_map::VecMap;
 use hookrelay_platform::db::events::delivery_evidence;
 use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};

@@ -5,7 +5,7 @@ use super::{changes, int, text};
 use crate::db::{Query, Rows};
 use hookrelay_core::breaker::{decode_state, BreakerState};
 use hookrelay_core::state::BreakerStateName;
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::vec_map::VecMap;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement, Result};
 

@@ -10,7 +10,7 @@ use crate::db::{Query, Rows};
 use hookrelay_core::deliveries::legacy::LEGACY_STATE_SQL;
 use hookrelay_core::deliveries::summary::SUMMARY_SQL;
 use hookrelay_core::deliveries::DeliveryState;
-use hookrelay_core::error_code::{ErrorCode, Failure};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One delivery's key: (event id, destination name).

@@ -3,8 +3,8 @@
 //! this webhook?" has one answer.
 
 use super::{int, opt_text, text};
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::state::error_code::ErrorCode;
 use hookrelay_core::state::EventStep;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};

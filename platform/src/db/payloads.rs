@@ -3,7 +3,7 @@
 
 use super::{int, text};
 use crate::db::{Query, Row, Rows};
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::vec_map::VecMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Stores a body keyed by event id. A repeated delivery of the same event

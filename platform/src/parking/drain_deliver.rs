@@ -10,10 +10,10 @@ use crate::outlined::outlined;
 use crate::pipeline::call::{admission, call};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::breaker::Admission;
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{lease_stale_before, EventStep};
 
 /// How one event went, for the step.

@@ -53,7 +53,7 @@ pub async fn run_steps(
 pub(crate) fn handoff_json(
     row: &crate::db::events::ParkedRow,
     destination: &str,
-    failure: hookrelay_core::error_code::Failure,
+    failure: hookrelay_core::state::error_code::Failure,
     attempts: u32,
     now_ms: i64,
 ) -> String {

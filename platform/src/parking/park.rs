@@ -7,13 +7,13 @@ use crate::db::{deliveries, drains, error_message, event_steps};
 use crate::pipeline::call::{Attempt, Call};
 use crate::pipeline::item::{DeliveryItem, Processed};
 use crate::{log, metrics, now_ms, queue_send};
-use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::drain_plan::STALE_AFTER_MS;
 use hookrelay_core::parking::{delay_s_until, drains_to_ensure, DrainMessage, ParkCause};
+use hookrelay_core::state::error_code::ErrorCode;
 use hookrelay_core::state::{DownstreamResult, EventStep};
+use hookrelay_core::support::d1_error::classify_d1_error;
 use worker::{D1Database, D1PreparedStatement, Queue};
 
 /// Parks every `parked` call in one round trip, then makes sure each

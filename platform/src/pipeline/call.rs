@@ -16,11 +16,11 @@ use hookrelay_core::breaker::{Admission, ADMISSION_WHEN_UNREADABLE};
 use hookrelay_core::config::{service_url, DeliveryConfig, Destination, Target};
 use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{Caller, ParkCause};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
+use hookrelay_core::support::vec_map::VecMap;
 use wasm_bindgen::JsCast;
 use worker::{D1Database, Env};
 

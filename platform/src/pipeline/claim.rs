@@ -9,14 +9,14 @@ use crate::db::{breakers, deliveries, drains, error_message, payloads, Rows};
 use crate::log;
 use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::DeliveryConfig;
-use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::deliveries::DeliveryState;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{lease_stale_before, DownstreamResult};
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::d1_error::classify_d1_error;
+use hookrelay_core::support::vec_map::VecMap;
 use worker::D1Database;
 
 /// A batch's destinations as D1 holds them.

@@ -13,7 +13,7 @@ use crate::join::join_all;
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::vec_map::VecMap;
 use worker::{D1Database, Env};
 
 /// Calls the destination of every item, or parks it; the answer is in

@@ -14,10 +14,10 @@ use hookrelay_core::breaker::{
     after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
 };
 use hookrelay_core::downstream_response::{breaker_cause, credentials_refused};
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::parking::{
     after_refused_credentials, parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected,
 };
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 
 /// One destination of a batch.
 pub(super) struct Destination<'a> {

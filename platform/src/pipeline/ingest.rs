@@ -9,12 +9,12 @@ use crate::db::events::ingest_set;
 use crate::db::Rows;
 use crate::db::{deliveries, error_message, events};
 use hookrelay_core::config::Routed;
-use hookrelay_core::d1_error::classify_d1_error;
 use hookrelay_core::delivery_plan::after_ingest;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::ingest_batch::{shape, IngestShape};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, IngestKind};
+use hookrelay_core::support::d1_error::classify_d1_error;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed {
@@ -190,7 +190,7 @@ async fn together(
         .collect::<Result<Vec<_>>>()
         .map_err(|e| error_message(&e))?;
     let (ingested, ridden) = run_batch(db, statements, riders).await?;
-    let mut written = hookrelay_core::vec_map::VecMap::new();
+    let mut written = hookrelay_core::support::vec_map::VecMap::new();
     for result in &ingested {
         written.extend(ingest_set::read(result, nonce).map_err(|e| error_message(&e))?);
     }

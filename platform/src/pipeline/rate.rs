@@ -15,9 +15,9 @@ use super::claim::Destinations;
 use crate::db::{error_message, rates};
 use crate::now_ms;
 use hookrelay_core::breaker::{admit, Admission};
-use hookrelay_core::error_code::{ErrorCode, Failure};
 use hookrelay_core::parking::{parks_behind_drain, Caller, ParkCause};
 use hookrelay_core::rate_slots::{Slot, SlotAsk, CONSUMER_MAX_WAIT_MS};
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 
 /// Reserves the starts of every rated destination in `groups` (its items,
 /// in arrival order) and takes the items over the rate out of them. The

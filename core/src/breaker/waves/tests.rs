@@ -1,7 +1,7 @@
 //! A batch's calls in waves behind one breaker read: the threshold holds as one call at a time would.
 
 use super::*;
-use crate::error_code::ErrorCode::{Timeout, Upstream5xx};
+use crate::state::error_code::ErrorCode::{Timeout, Upstream5xx};
 
 const CFG: BreakerConfig = BreakerConfig {
     failure_threshold: 5,

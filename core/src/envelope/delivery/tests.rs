@@ -4,9 +4,9 @@ use super::super::{build, DeadLetterInput, DeadLetterKind, Envelope, Prepared};
 use super::*;
 use crate::attempt::AttemptRecord;
 use crate::config::queues::OriginQueues;
-use crate::error_code::{ErrorCode, Failure};
 use crate::poison_handoff::PoisonHandoff;
-use crate::redact::REDACTED;
+use crate::state::error_code::{ErrorCode, Failure};
+use crate::support::redact::REDACTED;
 use serde_json::{json, Value};
 
 fn message(destination: &str) -> Value {

@@ -4,7 +4,7 @@
 use super::{int, text, Where};
 use crate::db::Query;
 use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
-use hookrelay_core::error_code::{ErrorCode, FailureClass};
+use hookrelay_core::state::error_code::{ErrorCode, FailureClass};
 use hookrelay_core::state::{EntryKind, EntryStatus};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -446,7 +446,7 @@ pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> R
 fn group_of(r: GroupRow) -> Group {
     let sorted = |list: &str| {
         let mut names: Vec<String> = serde_json::from_str(list).unwrap_or_default();
-        hookrelay_core::small_sort::sort_by(&mut names, |a, b| a.cmp(b));
+        hookrelay_core::support::small_sort::sort_by(&mut names, |a, b| a.cmp(b));
         names
     };
     Group {

@@ -6,7 +6,7 @@
 use super::super::text;
 use crate::db::Rows;
 use hookrelay_core::envelope::EventRow;
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::vec_map::VecMap;
 use std::collections::BTreeMap;
 use worker::{D1Database, D1PreparedStatement, Result};
 

@@ -8,7 +8,7 @@ use crate::db::Rows;
 use crate::db::{int, text};
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::DeliveryStatus;
-use hookrelay_core::vec_map::VecMap;
+use hookrelay_core::support::vec_map::VecMap;
 use serde_json::json;
 use worker::{D1Database, D1PreparedStatement, Result};
 

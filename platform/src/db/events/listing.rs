@@ -4,8 +4,8 @@
 use crate::db::delivery_rows::DeliveryRow;
 use crate::db::{text, Where};
 use hookrelay_core::admin_query::{Cursor, EventFilter};
-use hookrelay_core::redact::redact_map;
 use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::support::redact::redact_map;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -5,8 +5,8 @@
 
 use crate::db::int;
 use crate::db::Row;
-use hookrelay_core::error_code::ErrorCode;
 use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::state::error_code::ErrorCode;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// A parked event, as a drain reads it back.

@@ -39,7 +39,7 @@ pub fn utc_minute(at: UnixMillis) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calendar::days_from_civil;
+    use crate::support::calendar::days_from_civil;
 
     #[test]
     fn days_map_back_to_their_dates() {

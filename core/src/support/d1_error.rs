@@ -1,7 +1,7 @@
 //! Classification of platform errors at the boundary where they appear.
 
-use crate::error_code::{ErrorCode, Failure};
-use crate::redact::truncate;
+use crate::state::error_code::{ErrorCode, Failure};
+use crate::support::redact::truncate;
 
 /// Longest error message kept from a platform error.
 pub const MAX_ERROR_MESSAGE_BYTES: usize = 300;
@@ -30,7 +30,7 @@ pub fn classify_d1_error(message: &str) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_code::FailureClass;
+    use crate::state::error_code::FailureClass;
 
     #[test]
     fn d1_errors_are_classified_by_what_they_say() {

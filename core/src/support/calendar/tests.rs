@@ -175,7 +175,9 @@ fn a_two_digit_year_more_than_50_years_ahead_is_in_the_past_century() {
     // years ahead (kept), a second later is more (the 1900s).
     let year_of = |raw: &str| {
         let at = parse_http_date(raw, NOW).unwrap();
-        crate::utc::utc_day(at)[..4].parse::<i64>().unwrap()
+        crate::support::utc::utc_day(at)[..4]
+            .parse::<i64>()
+            .unwrap()
     };
     let table = [
         ("Friday, 04-Dec-26 18:00:00 GMT", 2026),
@@ -196,7 +198,7 @@ fn a_two_digit_year_more_than_50_years_ahead_is_in_the_past_century() {
     // and "50" is 2050 (2150 would be 60 years on).
     let now_2090 = days_from_civil(2090, 6, 1) * 86_400_000;
     let year_at = |raw: &str, now| {
-        crate::utc::utc_day(parse_http_date(raw, now).unwrap())[..4]
+        crate::support::utc::utc_day(parse_http_date(raw, now).unwrap())[..4]
             .parse::<i64>()
             .unwrap()
     };

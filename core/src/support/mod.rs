@@ -1,0 +1,19 @@
+//! What every stage leans on and no stage owns: encodings (base64, forms),
+//! time and calendar maths, durations and sizes with a unit, redaction,
+//! small collections, the platform's limits (queue batches, subrequests),
+//! D1 error classification, and where configuration values come from.
+//! Nothing here imports a stage.
+
+pub mod base64;
+pub mod calendar;
+pub mod d1_error;
+pub mod duration;
+pub mod form;
+pub mod queue_batch;
+pub mod redact;
+pub mod size;
+pub mod small_sort;
+pub(crate) mod strict_json;
+pub mod subrequests;
+pub mod utc;
+pub mod vec_map;
