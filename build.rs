@@ -22,7 +22,7 @@
 //! - a destination's queue or service binding is declared in the same
 //!   environment of the relay's config (`hookrelay_core::config::check_bindings`);
 //! - the DLQ worker is off workers.dev and preview URLs; the signature
-//!   rate limit's period is `hookrelay_core::signature_limit::PERIOD_S`;
+//!   rate limit's period is `hookrelay_core::receive::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
 use hookrelay_core::config::queues::{
@@ -32,7 +32,7 @@ use hookrelay_core::config::{
     check_bindings, check_shared, load_destinations, parse_sources, BindingKind, Declared,
     RelayConfig, DEFAULT_DELIVERY_TIMEOUT_MS,
 };
-use hookrelay_core::signature_limit;
+use hookrelay_core::receive::signature_limit;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -444,7 +444,7 @@ fn check_rate_limit(relay: &Env) -> Result<(), String> {
         .and_then(toml::Value::as_integer);
     if period != Some(i64::from(signature_limit::PERIOD_S)) || limit.is_none_or(|l| l < 1) {
         return Err(format!(
-            "{}: [[ratelimits]] {} must set simple = {{ limit = <at least 1>, period = {} }} (the period the relay keeps an address blocked, hookrelay_core::signature_limit::PERIOD_S)",
+            "{}: [[ratelimits]] {} must set simple = {{ limit = <at least 1>, period = {} }} (the period the relay keeps an address blocked, hookrelay_core::receive::signature_limit::PERIOD_S)",
             relay.at(),
             signature_limit::BINDING,
             signature_limit::PERIOD_S

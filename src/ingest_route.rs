@@ -29,12 +29,12 @@
 //! call each.
 
 use crate::{config_cache::relay_config, responses, signature_failures, signature_limit};
-use hookrelay_core::claim_check::fits_inline;
-use hookrelay_core::front_door::{
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::receive::claim_check::fits_inline;
+use hookrelay_core::receive::front_door::{
     accept, accept_signed, precheck, Accepted, Admission, Inbound, Rejection,
 };
-use hookrelay_core::metrics::{Component, Metric, MetricName};
-use hookrelay_core::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
+use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
 use hookrelay_core::signature::answer::{self, Reply};
 use hookrelay_core::signature::{Answer, SignatureError, Verified};
 use hookrelay_platform::db::{error_message, payloads};

@@ -2,7 +2,7 @@
 //! `{"status":"error","error":{"code","message"}}`, so clients parse one form.
 
 use hookrelay_core::config::ConfigError;
-use hookrelay_core::front_door::Rejection;
+use hookrelay_core::receive::front_door::Rejection;
 use serde_json::json;
 use worker::{Response, Result};
 

@@ -5,7 +5,7 @@
 //! (`core/src/signature_tally.rs`); this only applies it.
 
 use hookrelay_core::metrics::Component;
-use hookrelay_core::signature_tally::{Next, Row, Tally};
+use hookrelay_core::receive::signature_tally::{Next, Row, Tally};
 use hookrelay_platform::db::{error_message, signature_failures};
 use hookrelay_platform::{log, now_ms};
 use std::cell::RefCell;

@@ -1,11 +1,11 @@
 //! The relay's side of the limit on failing signature checks
-//! (`hookrelay_core::signature_limit`): the isolate's blocked (source,
+//! (`hookrelay_core::receive::signature_limit`): the isolate's blocked (source,
 //! address) pairs, consulted before a body is read, and each failed check
 //! counted on the rate-limiting binding, which blocks the pair once over.
 
-use hookrelay_core::front_door::Rejection;
 use hookrelay_core::metrics::Component;
-use hookrelay_core::signature_limit::{limit_key, Blocked, BINDING};
+use hookrelay_core::receive::front_door::Rejection;
+use hookrelay_core::receive::signature_limit::{limit_key, Blocked, BINDING};
 use hookrelay_platform::{log, rate_limit};
 use std::cell::RefCell;
 use worker::Env;

@@ -13,7 +13,7 @@ pub use crate::attempt::AttemptRecord;
 use crate::config::queues::OriginQueues;
 pub use crate::error_signature::{error_signature, normalize_message};
 use crate::poison_handoff::PoisonHandoff;
-use crate::queued_event::{decode_value, EventBody, QueuedEvent};
+use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::root_cause::root_cause;
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 use crate::state::EntryKind;

@@ -3,7 +3,7 @@
 //! object carrying the event (its ids and key, source, destination,
 //! received time, redacted headers, content type) and its body. A body too
 //! large for a queue message (Cloudflare refuses one over 128 KB; the same
-//! margin as the ingest's claim check, `crate::claim_check`) goes to the R2
+//! margin as the ingest's claim check, `crate::receive::claim_check`) goes to the R2
 //! archive first, under [`body_key`], and the message names that key
 //! instead. The retention sweep removes the object with the event
 //! (`crate::retention`, by the same key).
@@ -11,8 +11,8 @@
 //! The message is not signed: it is on the user's own queue, which only
 //! their account's Workers can write to.
 
-use crate::claim_check::fits_inline;
-use crate::queued_event::QueuedEvent;
+use crate::receive::claim_check::fits_inline;
+use crate::receive::queued_event::QueuedEvent;
 use crate::retention::plan::ChunkRow;
 use crate::retention::tables::CLAIM_HOLD_MS;
 use serde::Serialize;
@@ -127,8 +127,8 @@ pub fn bodies_to_delete(rows: &[ChunkRow], now_ms: i64) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim_check::INLINE_MESSAGE_LIMIT_BYTES;
-    use crate::queued_event::EventBody;
+    use crate::receive::claim_check::INLINE_MESSAGE_LIMIT_BYTES;
+    use crate::receive::queued_event::EventBody;
     use serde_json::{json, Value};
 
     fn event(body: &str) -> QueuedEvent {

@@ -7,8 +7,10 @@
 //! copies are refused with 401.
 
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::front_door::{accept, accept_signed, Accepted, Admission, Inbound, Rejection};
-use hookrelay_core::idempotency::idempotency_key;
+use hookrelay_core::receive::front_door::{
+    accept, accept_signed, Accepted, Admission, Inbound, Rejection,
+};
+use hookrelay_core::receive::idempotency::idempotency_key;
 use hookrelay_core::signature::{
     preset, Check, Deferred, HmacCheck, MacAlg, SignatureError, PRESETS,
 };

@@ -3,7 +3,7 @@
 //! survives a serde_json round trip unchanged.
 #![no_main]
 
-use hookrelay_core::queued_event::{decode, decode_value, event_id_hint, QueuedEvent};
+use hookrelay_core::receive::queued_event::{decode, decode_value, event_id_hint, QueuedEvent};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 
 use crate::{archive_bucket, db::error_message};
 use hookrelay_core::queue_destination::{queue_message, QueueMessage};
-use hookrelay_core::queued_event::QueuedEvent;
+use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;

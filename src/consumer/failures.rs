@@ -2,7 +2,7 @@
 
 use super::{failure_of, Batch, COMPONENT};
 use hookrelay_core::disposition::Disposition;
-use hookrelay_core::queued_event::event_id_hint;
+use hookrelay_core::receive::queued_event::event_id_hint;
 use hookrelay_platform::db::{attempts, error_message};
 use hookrelay_platform::log::{self, Level};
 use worker::Env;

@@ -25,7 +25,7 @@ use crate::config_cache::relay_config;
 use hookrelay_core::breaker::BreakerOpenAction;
 use hookrelay_core::disposition::{decide, Disposition};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::queued_event::{decode, QueuedEvent};
+use hookrelay_core::receive::queued_event::{decode, QueuedEvent};
 use hookrelay_core::retry_policy::RetrySchedule;
 use hookrelay_core::state::error_code::Failure;
 use hookrelay_platform::queue_message::QueueMessage;

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The `kind` value that marks a delivery message (an ingest message, a
-/// [`crate::queued_event::QueuedEvent`], has no `kind`).
+/// [`crate::receive::queued_event::QueuedEvent`], has no `kind`).
 pub const DELIVERY_KIND: &str = "delivery";
 
 /// One delivery to make: `event_id` to `destination`.

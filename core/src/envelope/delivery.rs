@@ -8,8 +8,8 @@
 
 use super::Envelope;
 use crate::deliveries::message::DeliveryMessage;
-use crate::idempotency::content_hash;
-use crate::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
+use crate::receive::idempotency::content_hash;
+use crate::receive::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
 use crate::state::EntryKind;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;

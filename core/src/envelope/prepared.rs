@@ -15,7 +15,7 @@ use super::{
 };
 use crate::config::queues::OriginQueues;
 use crate::deliveries::message::DeliveryMessage;
-use crate::queued_event::{decode_value, EventBody, QueuedEvent};
+use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::state::EntryKind;
 use crate::support::redact::truncate;
 use crate::UnixMillis;

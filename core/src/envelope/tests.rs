@@ -1,7 +1,7 @@
 //! The dead-letter envelope: its parts from a hand-off or a moved message, redaction and the excerpt.
 
 use super::*;
-use crate::idempotency::content_hash;
+use crate::receive::idempotency::content_hash;
 use crate::state::error_code::Failure;
 use crate::support::redact::REDACTED;
 use serde_json::json;

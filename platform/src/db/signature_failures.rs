@@ -4,7 +4,7 @@
 
 use super::{batch, counters, int, text};
 use crate::db::Rows;
-use hookrelay_core::signature_tally::{bucket, Row, BUCKET_MS};
+use hookrelay_core::receive::signature_tally::{bucket, Row, BUCKET_MS};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// How long a bucket is kept: the alarm reads the last hour, and the hour

@@ -18,7 +18,7 @@ use hookrelay_core::downstream_request::signed_headers;
 use hookrelay_core::downstream_response::breaker_cause;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{Caller, ParkCause};
-use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::support::vec_map::VecMap;
 use wasm_bindgen::JsCast;

@@ -72,7 +72,7 @@ fn a_moved_delivery_message_is_a_delivery_entry_holding_its_event_whole() {
     assert_eq!(env.failure.code, ErrorCode::Upstream5xx);
     assert_eq!(env.input.excerpt, "{\"total\":5}");
     assert!(!env.input.event_missing);
-    let original = crate::queued_event::decode_value(&env.input.original).unwrap();
+    let original = crate::receive::queued_event::decode_value(&env.input.original).unwrap();
     assert_eq!(original.event_id, "evt_a");
     assert_eq!(original.inline_body(), Some("{\"total\":5}"));
     assert_eq!(original.headers["authorization"], REDACTED);

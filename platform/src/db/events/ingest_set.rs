@@ -6,7 +6,7 @@
 use super::{kind_of, Ingest};
 use crate::db::Rows;
 use crate::db::{int, text};
-use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::DeliveryStatus;
 use hookrelay_core::support::vec_map::VecMap;
 use serde_json::json;

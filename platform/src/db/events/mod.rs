@@ -2,7 +2,7 @@
 
 use super::{int, opt_text, text};
 use crate::db::{Query, Rows};
-use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DeliveryStatus, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -5,7 +5,7 @@
 
 use crate::db::int;
 use crate::db::Row;
-use hookrelay_core::queued_event::{EventBody, QueuedEvent};
+use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::error_code::ErrorCode;
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -74,7 +74,7 @@ impl ParkedRow {
             },
         };
         QueuedEvent {
-            v: hookrelay_core::queued_event::MESSAGE_VERSION,
+            v: hookrelay_core::receive::queued_event::MESSAGE_VERSION,
             event_id: self.event_id.clone(),
             idempotency_key: self.idempotency_key.clone(),
             source: self.source.clone(),

@@ -12,7 +12,7 @@
 //! [`accept_signed`] once it passes.
 
 use crate::config::{RelayConfig, Source};
-use crate::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
+use crate::receive::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
 use crate::signature::answer::Reply;
 use crate::signature::{
     check_body_timestamp, handshake, places, verify, Answer, Deferred, HeaderLookup, Request,
@@ -104,7 +104,7 @@ pub enum Rejection {
         header: String,
     },
     /// This address's signature checks for this source kept failing
-    /// (`crate::signature_limit`): refused before its body is read.
+    /// (`crate::receive::signature_limit`): refused before its body is read.
     SignatureRateLimited {
         /// Seconds until the block ends (`Retry-After`).
         retry_after_s: u32,
