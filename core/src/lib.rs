@@ -11,7 +11,6 @@ pub mod attempt;
 pub mod breaker;
 pub mod config;
 pub mod deliveries;
-pub mod delivery_plan;
 pub mod disposition;
 pub mod dlq_capacity;
 pub mod dlq_store_retry;
@@ -21,7 +20,6 @@ pub mod entry_action;
 pub mod envelope;
 pub mod error_signature;
 pub mod filter;
-pub mod ingest_batch;
 pub mod internal_token;
 pub mod jobs;
 pub mod jwt;
@@ -46,5 +44,6 @@ pub mod triage_plan;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;
+pub mod ingest;
 pub mod receive;
 pub mod support;

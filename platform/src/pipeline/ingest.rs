@@ -9,9 +9,9 @@ use crate::db::events::ingest_set;
 use crate::db::Rows;
 use crate::db::{deliveries, error_message, events};
 use hookrelay_core::config::Routed;
-use hookrelay_core::delivery_plan::after_ingest;
 use hookrelay_core::disposition::Outcome;
-use hookrelay_core::ingest_batch::{shape, IngestShape};
+use hookrelay_core::ingest::batch::{shape, IngestShape};
+use hookrelay_core::ingest::delivery_plan::after_ingest;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use hookrelay_core::support::d1_error::classify_d1_error;
@@ -156,7 +156,7 @@ pub async fn ingest(
 
 /// Every item in one D1 batch (one round trip), then `riders`: set-based
 /// statements when the keys are distinct, else one statement per event
-/// (`hookrelay_core::ingest_batch`); the batch's error text otherwise.
+/// (`hookrelay_core::ingest::batch`); the batch's error text otherwise.
 async fn together(
     db: &D1Database,
     items: &[Item<'_>],

@@ -1,5 +1,5 @@
 //! The set-based form of the ingest upsert: one statement for many events
-//! (`hookrelay_core::ingest_batch` decides when it applies). Same columns,
+//! (`hookrelay_core::ingest::batch` decides when it applies). Same columns,
 //! same conflict rule and same `RETURNING` as [`super::ingest_statement`],
 //! plus the key, to match rows back to events.
 
