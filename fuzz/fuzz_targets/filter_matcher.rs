@@ -7,7 +7,7 @@
 #![no_main]
 
 use hookrelay_core::config::{evaluate_routes, Route, Routed};
-use hookrelay_core::filter::{body_value, headers_value, parse_filter, Filter};
+use hookrelay_core::route::filter::{body_value, headers_value, parse_filter, Filter};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 

@@ -5,7 +5,7 @@
 #![no_main]
 
 use hookrelay_core::config::parse_sources;
-use hookrelay_core::filter::parse_filter;
+use hookrelay_core::route::filter::parse_filter;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 

@@ -3,7 +3,7 @@
 //! is checked where `DESTINATIONS` is known (`super::delivery`).
 
 use super::env::{fail, FieldError};
-use crate::filter::{body_value, headers_value, parse_filter, Filter};
+use crate::route::filter::{body_value, headers_value, parse_filter, Filter};
 use serde_json::Value;
 
 /// One route of a source.
