@@ -3,7 +3,7 @@
 //! The consumer glue computes an outcome per message, asks [`decide`] what to
 //! do with it, and applies the answer in exactly one place.
 
-use crate::breaker::BreakerOpenAction;
+use crate::deliver::breaker::BreakerOpenAction;
 use crate::retry_policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 

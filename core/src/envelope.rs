@@ -333,7 +333,8 @@ fn identity(event: Option<&QueuedEvent>, origin: &Origin, queues: &OriginQueues)
     };
     // A message that says it is a delivery but does not read as one is
     // still filed as that destination's failure.
-    let delivery = hint("kind").as_deref() == Some(crate::deliveries::message::DELIVERY_KIND);
+    let delivery =
+        hint("kind").as_deref() == Some(crate::deliver::deliveries::message::DELIVERY_KIND);
     Identity {
         kind: if delivery {
             EntryKind::Delivery

@@ -8,14 +8,10 @@
 pub mod admin_query;
 pub mod alarms;
 pub mod attempt;
-pub mod breaker;
 pub mod config;
-pub mod deliveries;
 pub mod disposition;
 pub mod dlq_capacity;
 pub mod dlq_store_retry;
-pub mod downstream_request;
-pub mod downstream_response;
 pub mod entry_action;
 pub mod envelope;
 pub mod error_signature;
@@ -24,11 +20,8 @@ pub mod jobs;
 pub mod jwt;
 pub mod maintenance_schedule;
 pub mod metrics;
-pub mod pacing;
 pub mod parking;
 pub mod poison_handoff;
-pub mod queue_destination;
-pub mod rate_slots;
 pub mod replay_call;
 pub mod replay_plan;
 pub mod replay_verdict;
@@ -43,6 +36,7 @@ pub mod triage_plan;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;
+pub mod deliver;
 pub mod ingest;
 pub mod receive;
 pub mod route;

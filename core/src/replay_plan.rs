@@ -12,7 +12,7 @@
 //! `"fitler"` would replay every pending entry.
 
 use crate::admin_query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
-use crate::pacing::{calls_within, check_rate, RATE_RANGE};
+use crate::deliver::pacing::{calls_within, check_rate, RATE_RANGE};
 use crate::support::strict_json::{unknown_field, Field};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

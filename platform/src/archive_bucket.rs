@@ -194,7 +194,7 @@ pub async fn list(
 }
 
 /// Puts an event's body under `key` with its content type (a queue
-/// destination's large body, `hookrelay_core::queue_destination`).
+/// destination's large body, `hookrelay_core::deliver::queue_destination`).
 pub async fn put_body(env: &Env, key: &str, body: &str, content_type: &str) -> worker::Result<()> {
     settle(r2_put_body(env, BINDING, key, body, content_type)).await?;
     Ok(())

@@ -1,4 +1,4 @@
-//! Applies `hookrelay_core::breaker` transitions to the state kept in D1.
+//! Applies `hookrelay_core::deliver::breaker` transitions to the state kept in D1.
 //!
 //! A transition is loaded, computed in the core, and written back with
 //! compare-and-set (`db::breakers`). When another isolate wrote first, it
@@ -7,8 +7,8 @@
 
 use crate::db::breakers;
 use crate::{log, metrics};
-use hookrelay_core::breaker::waves::DestinationWaves;
-use hookrelay_core::breaker::{
+use hookrelay_core::deliver::breaker::waves::DestinationWaves;
+use hookrelay_core::deliver::breaker::{
     admit, after_lost_claim, force_open, next_probe_at, record, Admission, BreakerConfig,
     BreakerState, LostClaim,
 };

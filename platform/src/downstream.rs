@@ -13,7 +13,7 @@
 //! unread answer as an open connection, and past its limit stalls the
 //! next call until it cancels the oldest one.
 
-use hookrelay_core::downstream_response::{
+use hookrelay_core::deliver::response::{
     classify_status, drain_body, network_error, reads_retry_after, timed_out,
 };
 use hookrelay_core::state::error_code::Failure;

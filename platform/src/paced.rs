@@ -1,11 +1,11 @@
-//! Carries out [`hookrelay_core::pacing`]: calls started at the times a
+//! Carries out [`hookrelay_core::deliver::pacing`]: calls started at the times a
 //! [`Pacer`] hands out, at most one batch (the concurrency) in flight.
 //! Replay-all and job steps run their batches through here, so a rate means
 //! the same in both (DESIGN.md §4).
 
 use crate::join::join_all;
 use crate::now_ms;
-use hookrelay_core::pacing::Pacer;
+use hookrelay_core::deliver::pacing::Pacer;
 use std::cell::RefCell;
 use std::future::Future;
 

@@ -1,11 +1,11 @@
-//! A queue destination's delivery (`hookrelay_core::queue_destination`):
+//! A queue destination's delivery (`hookrelay_core::deliver::queue_destination`):
 //! its large body put to the R2 archive first, then one message sent to
 //! the user's queue as a JSON object (their consumer reads `message.body`
 //! as an object). Either failing is a transient failure, as a 5xx is: the
 //! delivery retries on its own schedule and counts against the breaker.
 
 use crate::{archive_bucket, db::error_message};
-use hookrelay_core::queue_destination::{queue_message, QueueMessage};
+use hookrelay_core::deliver::queue_destination::{queue_message, QueueMessage};
 use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use js_sys::Promise;

@@ -9,7 +9,7 @@ use crate::db::rates;
 use crate::now_ms;
 use crate::outlined::{outlined, Outlined};
 use crate::paced::sleep_until;
-use hookrelay_core::rate_slots::{Slot, SlotAsk};
+use hookrelay_core::deliver::rate_slots::{Slot, SlotAsk};
 use std::future::Future;
 use worker::{D1Database, Result};
 

@@ -22,7 +22,7 @@ pub use process::enqueue;
 mod tally;
 
 use crate::config_cache::relay_config;
-use hookrelay_core::breaker::BreakerOpenAction;
+use hookrelay_core::deliver::breaker::BreakerOpenAction;
 use hookrelay_core::disposition::{decide, Disposition};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::receive::queued_event::{decode, QueuedEvent};

@@ -17,8 +17,8 @@
 //! 5. apply each disposition to its own message; nothing here throws.
 
 use crate::config_cache::relay_config;
-use hookrelay_core::breaker::BreakerOpenAction;
-use hookrelay_core::deliveries::message::DeliveryMessage;
+use hookrelay_core::deliver::breaker::BreakerOpenAction;
+use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::disposition::{decide, Disposition, Outcome};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;

@@ -1,7 +1,7 @@
 //! The bounded backfill of events from before deliveries (migration
 //! 0017): each maintenance run copies up to [`PER_RUN`] parked ones into
 //! their one delivery, to the destination named after their source
-//! (`hookrelay_core::deliveries::legacy`), and makes sure that
+//! (`hookrelay_core::deliver::deliveries::legacy`), and makes sure that
 //! destination has a drain, so they drain by its name. The others need no
 //! step: a pending one is copied by its own redelivered message, and a
 //! delivered, failed or unforwarded one is read through the legacy mapping

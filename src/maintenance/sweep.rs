@@ -14,7 +14,7 @@
 //!
 //! An events chunk also deletes its events' queue-destination bodies
 //! before its rows, those no queued message can still name
-//! (`hookrelay_core::queue_destination::bodies_to_delete`).
+//! (`hookrelay_core::deliver::queue_destination::bodies_to_delete`).
 //!
 //! A dead letter that changed between its read and its delete (unarchived,
 //! discarded) stays in D1, and its copy just put is erased before the
@@ -22,7 +22,7 @@
 //! R2, and a crash before the erase leaves the journal, whose redo erases.
 
 use hookrelay_core::config::RetentionConfig;
-use hookrelay_core::queue_destination::bodies_to_delete;
+use hookrelay_core::deliver::queue_destination::bodies_to_delete;
 use hookrelay_core::retention::entry_archive::{entry_archives, EntryArchive};
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::retention::plan::{

@@ -9,7 +9,7 @@
 
 use super::machine::AlarmRecord;
 use super::AlarmId;
-use crate::downstream_request::signature_headers;
+use crate::deliver::request::signature_headers;
 use crate::signature::SigningKey;
 use crate::state::{AlarmKind, AlarmState};
 use crate::support::utc::utc_minute;

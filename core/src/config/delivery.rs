@@ -7,7 +7,7 @@ use super::destinations::{load_destinations, load_keys, Destination, DELIVERY_TI
 use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
 use super::routes::{evaluate, Route, Routed};
 use super::sources::SourceSpec;
-use crate::breaker::{BreakerConfig, BreakerOpenAction};
+use crate::deliver::breaker::{BreakerConfig, BreakerOpenAction};
 use crate::parking::config::ParkingConfig;
 use crate::signature::{KeyForm, SigningKey};
 use std::collections::BTreeMap;

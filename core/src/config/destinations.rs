@@ -2,7 +2,7 @@
 //! how each is reached: a URL, or another Worker through a service
 //! binding, that gets the signed POST, optionally with a credential
 //! (`auth`); or the user's own Cloudflare Queue, which gets a message
-//! (`crate::queue_destination`). The credentials' secrets are read beside
+//! (`crate::deliver::queue_destination`). The credentials' secrets are read beside
 //! this, in `super::destination_keys`; the bindings a destination names
 //! are the user's to declare, and [`check_bindings`] refuses one that is
 //! missing.

@@ -112,7 +112,7 @@ fn dlq_capacity(env: &impl ConfigEnv) -> Result<u64, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::breaker::{BreakerConfig, BreakerOpenAction};
+    use crate::deliver::breaker::{BreakerConfig, BreakerOpenAction};
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
 

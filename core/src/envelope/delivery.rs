@@ -7,7 +7,7 @@
 //! entry.
 
 use super::Envelope;
-use crate::deliveries::message::DeliveryMessage;
+use crate::deliver::deliveries::message::DeliveryMessage;
 use crate::receive::idempotency::content_hash;
 use crate::receive::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
 use crate::state::EntryKind;

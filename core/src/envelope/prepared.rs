@@ -14,7 +14,7 @@ use super::{
     Input, Origin, Timing, Transport, EXCERPT_BYTES,
 };
 use crate::config::queues::OriginQueues;
-use crate::deliveries::message::DeliveryMessage;
+use crate::deliver::deliveries::message::DeliveryMessage;
 use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::state::EntryKind;
 use crate::support::redact::truncate;

@@ -1,10 +1,10 @@
 //! How a job's steps are sized and handed on. What a rate means is
-//! [`crate::pacing`]: a step hands its calls start times from one
-//! [`crate::pacing::Pacer`] anchored at the step's due time, and the next
+//! [`crate::deliver::pacing`]: a step hands its calls start times from one
+//! [`crate::deliver::pacing::Pacer`] anchored at the step's due time, and the next
 //! step is due when that pacer's next start would be, so the spacing holds
 //! across steps as it does inside one.
 
-use crate::pacing::{calls_within, spacing_ms};
+use crate::deliver::pacing::{calls_within, spacing_ms};
 
 /// Entries per step at most: a step must stay well inside an invocation's
 /// subrequest and time budget (each replay is a call to the relay).

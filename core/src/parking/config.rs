@@ -62,8 +62,8 @@ impl ParkingConfig {
 
 #[cfg(test)]
 mod tests {
-    use crate::breaker::BreakerOpenAction;
     use crate::config::{ParkingConfig, RelayConfig};
+    use crate::deliver::breaker::BreakerOpenAction;
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
 

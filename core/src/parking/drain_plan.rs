@@ -7,7 +7,7 @@
 //! after this step's last call: the mean rate never exceeds
 //! `DRAIN_RATE_PER_S`. A step never loops over the whole backlog.
 
-use crate::downstream_response::{counts_against_breaker, credentials_refused};
+use crate::deliver::response::{counts_against_breaker, credentials_refused};
 use crate::state::error_code::{Failure, FailureClass};
 use crate::UnixMillis;
 
@@ -133,7 +133,7 @@ pub enum AfterResult {
 
 /// Reads one drain call's result. `credentialed`: the destination sends
 /// `auth`, so a refused credential reopens its breaker and keeps the event
-/// parked (`crate::downstream_response::credentials_refused`) until the
+/// parked (`crate::deliver::response::credentials_refused`) until the
 /// secret is fixed, rather than dead-lettering the backlog one by one.
 pub fn after_result(result: &Result<(), Failure>, credentialed: bool) -> AfterResult {
     match result {

@@ -19,7 +19,7 @@ pub use message::{DrainMessage, DRAIN_KIND};
 pub use park_batch::{drains_to_ensure, DrainToEnsure};
 pub use park_cause::ParkCause;
 
-use crate::breaker::{circuit_open_failure, Admission, BreakerOpenAction};
+use crate::deliver::breaker::{circuit_open_failure, Admission, BreakerOpenAction};
 use crate::state::error_code::{ErrorCode, Failure};
 use crate::UnixMillis;
 
@@ -138,7 +138,7 @@ pub fn when_rejected(
 }
 
 /// A call to a destination with `auth` was refused for its credential
-/// (`crate::downstream_response::credentials_refused`), and that call
+/// (`crate::deliver::response::credentials_refused`), and that call
 /// opened the breaker, which probes again at `probe_at_ms`. The parking
 /// consumer parks the event (cause `auth`), so it spends no retry budget
 /// and makes no DLQ entry, and drains once the secret is fixed; anyone
@@ -165,7 +165,7 @@ pub fn delay_s_until(at_ms: UnixMillis, now_ms: UnixMillis) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::breaker::BreakerState;
+    use crate::deliver::breaker::BreakerState;
     use BreakerOpenAction::{DeadLetter, Park, Retry};
     use Caller::{Consumer, DrainStep, Replay};
 

@@ -35,7 +35,7 @@
 //! never input), so D1's partial indexes (`events_parked`) still serve them.
 
 use crate::config::RetentionConfig;
-use crate::deliveries::DeliveryState;
+use crate::deliver::deliveries::DeliveryState;
 use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
 use crate::UnixMillis;
 

@@ -4,7 +4,7 @@
 use super::named_states;
 
 named_states! {
-    /// Closed, open or half-open (`crate::breaker::BreakerState` holds the rest).
+    /// Closed, open or half-open (`crate::deliver::breaker::BreakerState` holds the rest).
     pub enum BreakerStateName ("breaker state") {
         /// Calls flow; failures are counted.
         Closed = "CLOSED",

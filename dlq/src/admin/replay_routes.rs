@@ -10,8 +10,8 @@ use crate::config_cache::Config;
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMPONENT};
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
+use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::metrics::{Metric, MetricName};
-use hookrelay_core::pacing::Pacer;
 use hookrelay_core::replay_call::RefusalCode;
 use hookrelay_core::replay_plan::{
     check_replayable, closable_duplicates, parse_reason_body, parse_replay_all, plan, Candidate,

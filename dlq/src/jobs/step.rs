@@ -10,11 +10,11 @@
 
 use super::job_entry::{self, Handled, JobContext};
 use crate::relay_client::Relay;
+use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::step_schedule::step_entries;
 use hookrelay_core::jobs::{abort, slice_end, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::pacing::Pacer;
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
 use hookrelay_platform::db::jobs::{self, JobRow, Transition};

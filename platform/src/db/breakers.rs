@@ -3,7 +3,7 @@
 
 use super::{changes, int, text};
 use crate::db::{Query, Rows};
-use hookrelay_core::breaker::{decode_state, BreakerState};
+use hookrelay_core::deliver::breaker::{decode_state, BreakerState};
 use hookrelay_core::state::BreakerStateName;
 use hookrelay_core::support::vec_map::VecMap;
 use serde::Deserialize;

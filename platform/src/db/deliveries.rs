@@ -2,14 +2,14 @@
 //! lease, attempts and parking (migration 0017). Every statement that
 //! changes a row here is batched with [`summary_statement`], which
 //! recomputes the event's one `delivery_status` from its rows
-//! (`hookrelay_core::deliveries::summary::SUMMARY_SQL`).
+//! (`hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL`).
 
 use super::events::ParkedRow;
 use super::{int, opt_text, text};
 use crate::db::{Query, Rows};
-use hookrelay_core::deliveries::legacy::LEGACY_STATE_SQL;
-use hookrelay_core::deliveries::summary::SUMMARY_SQL;
-use hookrelay_core::deliveries::DeliveryState;
+use hookrelay_core::deliver::deliveries::legacy::LEGACY_STATE_SQL;
+use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
+use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -45,7 +45,7 @@ pub fn insert_routed(
 
 /// Copies the events of `event_ids` ingested before deliveries existed
 /// (`routed_at` NULL) into their one row, named after their source
-/// (`hookrelay_core::deliveries::legacy`), then marks them routed: two
+/// (`hookrelay_core::deliver::deliveries::legacy`), then marks them routed: two
 /// statements, for the batch of whatever touches such an event first.
 pub fn copy_legacy(
     db: &D1Database,

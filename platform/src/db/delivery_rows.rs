@@ -6,8 +6,8 @@
 //! reads and writes of the same table live beside its pipeline.
 
 use super::{int, text};
-use hookrelay_core::deliveries::summary::SUMMARY_SQL;
-use hookrelay_core::deliveries::DeliveryState;
+use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
+use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::state::DeliveryStatus;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -5,7 +5,7 @@
 
 use super::{changes, int, opt_text, text};
 use crate::db::{Query, Rows};
-use hookrelay_core::deliveries::DeliveryState;
+use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::state::error_code::ErrorCode;
 use worker::{D1Database, D1PreparedStatement, Result};
 

@@ -1,13 +1,13 @@
 //! `rates`: the shared budget of each rated destination (DESIGN §3,
 //! "Rates"). One atomic upsert reserves a caller's starts and answers them
-//! (`hookrelay_core::rate_slots`, whose `SlotAsk::apply` this statement
+//! (`hookrelay_core::deliver::rate_slots`, whose `SlotAsk::apply` this statement
 //! carries out: the first start is the later of now and the row's next
 //! free start; the row moves on by the span asked, clamped to whole
 //! spacings before the horizon).
 
 use super::{int, text};
 use crate::db::{batch, Query, Rows};
-use hookrelay_core::rate_slots::{Grant, SlotAsk};
+use hookrelay_core::deliver::rate_slots::{Grant, SlotAsk};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// The reservation of `ask` from `destination`'s row: a statement for a

@@ -9,7 +9,7 @@ use crate::db::{attempts, drains, error_message, event_steps, payloads};
 use crate::outlined::outlined;
 use crate::pipeline::call::{admission, call};
 use crate::{log, metrics, now_ms};
-use hookrelay_core::breaker::Admission;
+use hookrelay_core::deliver::breaker::Admission;
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
@@ -191,7 +191,7 @@ async fn write(
             ctx.db,
             key,
             failure,
-            hookrelay_core::deliveries::DeliveryState::DeadLettered,
+            hookrelay_core::deliver::deliveries::DeliveryState::DeadLettered,
             now,
         )?];
         let (step, code, detail) = match failure {

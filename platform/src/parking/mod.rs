@@ -57,7 +57,7 @@ pub(crate) fn handoff_json(
     attempts: u32,
     now_ms: i64,
 ) -> String {
-    let original = hookrelay_core::deliveries::message::DeliveryMessage::new(
+    let original = hookrelay_core::deliver::deliveries::message::DeliveryMessage::new(
         &row.event_id,
         &row.idempotency_key,
         &row.source,

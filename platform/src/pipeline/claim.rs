@@ -7,9 +7,9 @@
 use super::item::{DeliveryItem, Processed};
 use crate::db::{breakers, deliveries, drains, error_message, payloads, Rows};
 use crate::log;
-use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::DeliveryConfig;
-use hookrelay_core::deliveries::DeliveryState;
+use hookrelay_core::deliver::breaker::BreakerState;
+use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};

@@ -1,5 +1,5 @@
 //! Phase 3 for one destination: the batch's calls in concurrent waves
-//! (planned by `hookrelay_core::breaker::waves`), its breaker read once
+//! (planned by `hookrelay_core::deliver::breaker::waves`), its breaker read once
 //! before (by `deliver`) and written once after, plus a probe claim when
 //! one is due.
 
@@ -9,11 +9,11 @@ use crate::db::{breakers, error_message};
 use crate::join::join_all;
 use crate::paced::sleep_until;
 use crate::{log, now_ms};
-use hookrelay_core::breaker::waves::{DestinationWaves, Wave};
-use hookrelay_core::breaker::{
+use hookrelay_core::deliver::breaker::waves::{DestinationWaves, Wave};
+use hookrelay_core::deliver::breaker::{
     after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
 };
-use hookrelay_core::downstream_response::{breaker_cause, credentials_refused};
+use hookrelay_core::deliver::response::{breaker_cause, credentials_refused};
 use hookrelay_core::parking::{
     after_refused_credentials, parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected,
 };

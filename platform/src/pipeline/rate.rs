@@ -1,6 +1,6 @@
 //! Before the consumer's calls: each rated destination's starts, reserved
 //! from its shared budget (DESIGN §3, "Rates"; the rule is
-//! `hookrelay_core::rate_slots`) for the whole batch in one round trip.
+//! `hookrelay_core::deliver::rate_slots`) for the whole batch in one round trip.
 //! A start within the short wait (`CONSUMER_MAX_WAIT_MS`) is kept, and its
 //! call waits for it (`super::destination_run`); the rest park with cause
 //! `rate`, spending no retry budget, and their destination's drain brings
@@ -14,9 +14,9 @@ use super::call::{Attempt, Call, Ctx};
 use super::claim::Destinations;
 use crate::db::{error_message, rates};
 use crate::now_ms;
-use hookrelay_core::breaker::{admit, Admission};
+use hookrelay_core::deliver::breaker::{admit, Admission};
+use hookrelay_core::deliver::rate_slots::{Slot, SlotAsk, CONSUMER_MAX_WAIT_MS};
 use hookrelay_core::parking::{parks_behind_drain, Caller, ParkCause};
-use hookrelay_core::rate_slots::{Slot, SlotAsk, CONSUMER_MAX_WAIT_MS};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 
 /// Reserves the starts of every rated destination in `groups` (its items,

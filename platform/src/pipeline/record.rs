@@ -9,7 +9,7 @@ use super::item::{DeliveryItem, Processed};
 use crate::db::{attempts, deliveries, error_message, event_steps};
 use crate::parking::park;
 use crate::{log, now_ms};
-use hookrelay_core::deliveries::DeliveryState;
+use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::disposition::Outcome;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;

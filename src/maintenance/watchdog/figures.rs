@@ -8,8 +8,8 @@ use hookrelay_core::alarms::conditions::{
     StorageFigure,
 };
 use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
-use hookrelay_core::breaker::BreakerState;
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::deliver::breaker::BreakerState;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
 use hookrelay_platform::db::events::event_figures as events;

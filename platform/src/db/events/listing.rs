@@ -50,7 +50,7 @@ const SUMMARY_COLUMNS: &str = "event_id, idempotency_key, source, delivery_id, r
 impl EventSummary {
     /// Gives the event its deliveries: its rows, or for an event from
     /// before deliveries existed, its one legacy delivery
-    /// (`hookrelay_core::deliveries::legacy`).
+    /// (`hookrelay_core::deliver::deliveries::legacy`).
     pub fn with_deliveries(mut self, rows: &[DeliveryRow]) -> EventSummary {
         self.deliveries = match self.routed_at {
             Some(_) => rows
@@ -64,7 +64,7 @@ impl EventSummary {
     }
 
     fn legacy_delivery(&self) -> Option<DeliveryRow> {
-        let (destination, state) = hookrelay_core::deliveries::legacy::legacy_delivery(
+        let (destination, state) = hookrelay_core::deliver::deliveries::legacy::legacy_delivery(
             &self.source,
             self.delivery_status.as_str(),
         )?;

@@ -16,7 +16,7 @@
 //! platform runs the statement, which only clamps the span asked to the
 //! horizon; the arithmetic of slots is all here.
 
-use crate::pacing::spacing_ms as fractional_spacing_ms;
+use crate::deliver::pacing::spacing_ms as fractional_spacing_ms;
 use crate::UnixMillis;
 
 /// How long a consumer's call may wait in its invocation for a start it

@@ -77,7 +77,7 @@ pub fn counts_against_breaker(failure: &Failure) -> bool {
 /// answered deliberately. `credentialed`: the destination sends `auth`,
 /// so a refusal of it ([`credentials_refused`]) says its credential is
 /// wrong, which every other call would meet too: it counts, and opens the
-/// breaker at once (`crate::breaker::opens_at_once`).
+/// breaker at once (`crate::deliver::breaker::opens_at_once`).
 pub fn breaker_cause(result: &Result<(), Failure>, credentialed: bool) -> Option<ErrorCode> {
     match result {
         Err(f) if counts_against_breaker(f) => Some(f.code),

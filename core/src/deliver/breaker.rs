@@ -251,7 +251,7 @@ pub fn record(
 
 /// Whether a failure with `code` opens a closed breaker at once, whatever
 /// the threshold: a refused credential (`AUTH_EXPIRED`, counted only for a
-/// destination with `auth`, `crate::downstream_response::breaker_cause`)
+/// destination with `auth`, `crate::deliver::response::breaker_cause`)
 /// would be refused on every further call alike, until it is fixed.
 pub fn opens_at_once(code: ErrorCode) -> bool {
     code == ErrorCode::AuthExpired

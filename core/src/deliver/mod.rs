@@ -1,0 +1,14 @@
+//! Stage 5, deliver: one delivery per (event, matching route), each with its
+//! own state and lease; the destinations and their credentials; the signed
+//! request a destination receives and what its answer means; a queue
+//! destination's message; the circuit breaker in front of each destination;
+//! and rates (what a rate means everywhere, and the shared reservation).
+//! What happens after a failure is the next folder, `retry/`.
+
+pub mod breaker;
+pub mod deliveries;
+pub mod pacing;
+pub mod queue_destination;
+pub mod rate_slots;
+pub mod request;
+pub mod response;
