@@ -17,7 +17,7 @@
 //! each report their own failure.
 
 use crate::alarms::cannot_store::StoreFailure;
-use crate::retry_policy::MAX_QUEUE_DELAY_S;
+use crate::retry::policy::MAX_QUEUE_DELAY_S;
 use crate::support::d1_error::classify_d1_error;
 use crate::support::redact::truncate;
 

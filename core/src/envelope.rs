@@ -9,11 +9,11 @@
 //! `deliveries` message (kind `delivery`: one destination's failure, whose
 //! event is read from its row, see [`delivery`]).
 
-pub use crate::attempt::AttemptRecord;
 use crate::config::queues::OriginQueues;
 pub use crate::error_signature::{error_signature, normalize_message};
-use crate::poison_handoff::PoisonHandoff;
 use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
+pub use crate::retry::attempt::AttemptRecord;
+use crate::retry::poison_handoff::PoisonHandoff;
 use crate::root_cause::root_cause;
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 use crate::state::EntryKind;

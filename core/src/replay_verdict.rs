@@ -4,7 +4,7 @@
 //! rules turn that into the replay's verdict, the audited outcome, and
 //! whether a replay-all run must stop.
 
-use crate::disposition::Outcome;
+use crate::retry::disposition::Outcome;
 use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 

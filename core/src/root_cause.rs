@@ -7,7 +7,7 @@
 //! an event that never reached the destination, the failure that opened
 //! the breaker; `CIRCUIT_OPEN` only when neither is known.
 
-use crate::attempt::AttemptRecord;
+use crate::retry::attempt::AttemptRecord;
 use crate::state::error_code::{ErrorCode, Failure};
 
 /// The root-cause failure over `history` (oldest first), falling back to

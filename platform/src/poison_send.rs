@@ -7,10 +7,10 @@ use crate::db::error_message;
 use crate::log;
 use crate::queue_message::QueueMessage;
 use crate::queue_send;
-use hookrelay_core::disposition::{after_failed_handoff, Disposition};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::poison_handoff::PoisonHandoff;
-use hookrelay_core::retry_policy::RetrySchedule;
+use hookrelay_core::retry::disposition::{after_failed_handoff, Disposition};
+use hookrelay_core::retry::poison_handoff::PoisonHandoff;
+use hookrelay_core::retry::policy::RetrySchedule;
 use worker::Env;
 
 /// Sends a hand-off for every dead-letter disposition; the indexes of the

@@ -1,8 +1,8 @@
 //! Steps 4 and 5's log: every failed attempt, recorded and logged.
 
 use super::{failure_of, Batch, COMPONENT};
-use hookrelay_core::disposition::Disposition;
 use hookrelay_core::receive::queued_event::event_id_hint;
+use hookrelay_core::retry::disposition::Disposition;
 use hookrelay_platform::db::{attempts, error_message};
 use hookrelay_platform::log::{self, Level};
 use worker::Env;

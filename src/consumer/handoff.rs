@@ -1,8 +1,8 @@
 //! Step 5: hand poison messages to `webhooks-dlq` with their reason.
 
 use super::{Batch, COMPONENT};
-use hookrelay_core::disposition::Disposition;
-use hookrelay_core::retry_policy::RetrySchedule;
+use hookrelay_core::retry::disposition::Disposition;
+use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_platform::poison_send;
 use worker::Env;
 

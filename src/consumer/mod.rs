@@ -5,7 +5,7 @@
 //! 2. run the pipeline (`hookrelay_platform::pipeline`): ingest every
 //!    decodable event in one D1 batch, keyed by idempotency key, then
 //!    deliver those that forward, each behind its lease;
-//! 3. decide each message's disposition (pure, `hookrelay_core::disposition`);
+//! 3. decide each message's disposition (pure, `hookrelay_core::retry::disposition`);
 //! 4. record every failed attempt in one D1 batch (the DLQ worker builds its
 //!    envelope from these rows);
 //! 5. hand poison messages to `webhooks-dlq` in one send. If that send fails
@@ -23,10 +23,10 @@ mod tally;
 
 use crate::config_cache::relay_config;
 use hookrelay_core::deliver::breaker::BreakerOpenAction;
-use hookrelay_core::disposition::{decide, Disposition};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::receive::queued_event::{decode, QueuedEvent};
-use hookrelay_core::retry_policy::RetrySchedule;
+use hookrelay_core::retry::disposition::{decide, Disposition};
+use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::Failure;
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{metrics, now_ms};

@@ -8,7 +8,7 @@
 use super::{Batch, COMPONENT};
 use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
-use hookrelay_core::disposition::Outcome;
+use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::db::error_message;
 use hookrelay_platform::pipeline::{self, Item, Pending};

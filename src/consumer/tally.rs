@@ -1,8 +1,8 @@
 //! The batch's counters and its summary line.
 
 use super::{Batch, COMPONENT};
-use hookrelay_core::disposition::{Disposition, Outcome};
 use hookrelay_core::metrics::{Metric, MetricName};
+use hookrelay_core::retry::disposition::{Disposition, Outcome};
 use hookrelay_platform::{log, metrics};
 
 /// What one batch came to.

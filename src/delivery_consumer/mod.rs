@@ -10,7 +10,7 @@
 //!    and the breakers in one round trip, the calls (concurrent, per
 //!    destination behind its breaker, parked while it is open), then every
 //!    outcome, attempt row and event summary in one round trip;
-//! 3. decide each message's disposition (pure, `hookrelay_core::disposition`);
+//! 3. decide each message's disposition (pure, `hookrelay_core::retry::disposition`);
 //! 4. hand poison deliveries to `webhooks-dlq` (a `PoisonHandoff` whose
 //!    `original` is the `DeliveryMessage`) in one send, then mark them
 //!    `dead_lettered`; a failed send retries them instead;
@@ -19,10 +19,10 @@
 use crate::config_cache::relay_config;
 use hookrelay_core::deliver::breaker::BreakerOpenAction;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
-use hookrelay_core::disposition::{decide, Disposition, Outcome};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
-use hookrelay_core::retry_policy::RetrySchedule;
+use hookrelay_core::retry::disposition::{decide, Disposition, Outcome};
+use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::{deliveries, error_message};

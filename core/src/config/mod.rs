@@ -34,7 +34,7 @@ pub use sources::{
     DEFAULT_TOLERANCE_S, PREVIOUS_SUFFIX,
 };
 
-use crate::retry_policy::RetrySchedule;
+use crate::retry::policy::RetrySchedule;
 use env::text;
 
 /// Default `MAX_BODY_BYTES`: 1 MiB.

@@ -1,7 +1,7 @@
 //! What a downstream's answer means: its status (and `Retry-After`) mapped
 //! onto the stable codes and classes, at the boundary where it is observed.
 
-use crate::retry_policy::MAX_QUEUE_DELAY_S;
+use crate::retry::policy::MAX_QUEUE_DELAY_S;
 use crate::state::error_code::{ErrorCode, Failure};
 use crate::support::calendar::parse_http_date;
 use crate::UnixMillis;

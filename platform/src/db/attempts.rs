@@ -3,7 +3,7 @@
 
 use super::{int, opt_text, text};
 use crate::db::Rows;
-use hookrelay_core::attempt::AttemptRecord;
+use hookrelay_core::retry::attempt::AttemptRecord;
 use hookrelay_core::state::error_code::{ErrorCode, Failure, FailureClass};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -64,7 +64,7 @@ pub(crate) fn handoff_json(
         destination,
         row.received_at,
     );
-    let handoff = hookrelay_core::poison_handoff::PoisonHandoff::new(
+    let handoff = hookrelay_core::retry::poison_handoff::PoisonHandoff::new(
         failure,
         attempts,
         row.queue_message_id

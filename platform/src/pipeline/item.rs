@@ -3,8 +3,8 @@
 //! ([`Processed`]); shared by every phase and by parking
 //! (`crate::parking::park`), so it sits in its own leaf.
 
-use hookrelay_core::disposition::Outcome;
 use hookrelay_core::receive::queued_event::QueuedEvent;
+use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
 
 /// One event to process, with the queue message that carries it.

@@ -2,9 +2,9 @@
 
 use super::super::{build, DeadLetterInput, DeadLetterKind, Envelope, Prepared};
 use super::*;
-use crate::attempt::AttemptRecord;
 use crate::config::queues::OriginQueues;
-use crate::poison_handoff::PoisonHandoff;
+use crate::retry::attempt::AttemptRecord;
+use crate::retry::poison_handoff::PoisonHandoff;
 use crate::state::error_code::{ErrorCode, Failure};
 use crate::support::redact::REDACTED;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! do with it, and applies the answer in exactly one place.
 
 use crate::deliver::breaker::BreakerOpenAction;
-use crate::retry_policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
+use crate::retry::policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 
 /// The result of attempting one message.
