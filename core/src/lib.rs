@@ -8,11 +8,6 @@
 pub mod admin_query;
 pub mod alarms;
 pub mod config;
-pub mod dlq_capacity;
-pub mod dlq_store_retry;
-pub mod entry_action;
-pub mod envelope;
-pub mod error_signature;
 pub mod internal_token;
 pub mod jobs;
 pub mod jwt;
@@ -23,15 +18,14 @@ pub mod replay_call;
 pub mod replay_plan;
 pub mod replay_verdict;
 pub mod retention;
-pub mod root_cause;
 pub mod signature;
 pub mod state;
 pub mod stats_destinations;
 pub mod stats_hourly;
-pub mod triage_plan;
 
 /// Milliseconds since the unix epoch, as read once by the platform glue.
 pub type UnixMillis = i64;
+pub mod dead_letter;
 pub mod deliver;
 pub mod ingest;
 pub mod receive;

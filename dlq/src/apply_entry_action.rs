@@ -6,7 +6,7 @@
 //! envelope that was restored, or a sweep interrupted between its write and
 //! its delete), first, so a failed erasure discards nothing.
 
-use hookrelay_core::entry_action::{next_status, EntryAction};
+use hookrelay_core::dead_letter::entry_action::{next_status, EntryAction};
 use hookrelay_core::metrics::{Component, Metric};
 use hookrelay_core::retention::restore::archived_copies;
 use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};

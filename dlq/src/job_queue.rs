@@ -4,7 +4,7 @@ use crate::config_cache::config;
 use crate::jobs::resume::resume_stalled;
 use crate::jobs::step::{self, StepEnv};
 use crate::relay_client::Relay;
-use hookrelay_core::dlq_store_retry::store_retry_delay_s;
+use hookrelay_core::dead_letter::store_retry::store_retry_delay_s;
 use hookrelay_core::jobs::JobStep;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::error_message;

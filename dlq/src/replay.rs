@@ -8,7 +8,7 @@
 //! `delivered` status.
 
 use crate::relay_client::Relay;
-use hookrelay_core::envelope::Envelope;
+use hookrelay_core::dead_letter::envelope::Envelope;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
 use hookrelay_core::replay_plan::after_replay;

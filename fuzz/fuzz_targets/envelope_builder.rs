@@ -4,7 +4,7 @@
 //! into the stored envelope.
 #![no_main]
 
-use hookrelay_core::envelope::{
+use hookrelay_core::dead_letter::envelope::{
     build, error_signature, normalize_message, DeadLetterInput, DeadLetterKind, Envelope,
     EXCERPT_BYTES,
 };

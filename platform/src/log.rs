@@ -148,7 +148,7 @@ macro_rules! named_fields {
 named_fields!(
     ErrorCode,
     hookrelay_core::state::error_code::FailureClass,
-    hookrelay_core::envelope::DeadLetterKind,
+    hookrelay_core::dead_letter::envelope::DeadLetterKind,
     Component,
     MetricName,
     state::AuditAction,

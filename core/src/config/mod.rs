@@ -104,7 +104,7 @@ fn dlq_capacity(env: &impl ConfigEnv) -> Result<u64, ConfigError> {
     parse_bounded(
         env,
         "DLQ_CAPACITY",
-        crate::dlq_capacity::DEFAULT_CAPACITY,
+        crate::dead_letter::capacity::DEFAULT_CAPACITY,
         1..=10_000_000,
     )
 }

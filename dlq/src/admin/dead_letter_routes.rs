@@ -10,7 +10,7 @@ use hookrelay_core::admin_query::{
     parse_dead_letter_listing, parse_group_filter, parse_page, Cursor, DeadLetterListing,
     EVICTED_STATUS, MAX_GROUPS,
 };
-use hookrelay_core::entry_action::entry_actions;
+use hookrelay_core::dead_letter::entry_action::entry_actions;
 use hookrelay_core::retention::restore::tombstone_actions;
 use hookrelay_platform::db::dead_letters::{self, EntrySummary};
 use hookrelay_platform::db::tombstones::{self, TombstoneRow};

@@ -3,7 +3,7 @@
 use crate::apply_entry_action::{apply, ActionContext, ActionError};
 use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError};
-use hookrelay_core::entry_action::EntryAction;
+use hookrelay_core::dead_letter::entry_action::EntryAction;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::replay_call::RefusalCode;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};

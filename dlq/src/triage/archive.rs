@@ -4,10 +4,10 @@
 //! (a repeated eviction of the same entry overwrites its copy). Only a
 //! batch that evicts pays for it; any failure leaves every entry in D1.
 
-use hookrelay_core::envelope::Envelope;
+use hookrelay_core::dead_letter::envelope::Envelope;
+use hookrelay_core::dead_letter::triage::{EntryWrite, TriagePlan};
 use hookrelay_core::retention::entry_archive::{body_ref, entry_archives, EntryArchive};
 use hookrelay_core::retention::ndjson::Row;
-use hookrelay_core::triage_plan::{EntryWrite, TriagePlan};
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::eviction::{self, Evictees};
 use hookrelay_platform::db::{batch, dead_letters};

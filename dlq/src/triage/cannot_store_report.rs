@@ -19,7 +19,7 @@ use hookrelay_core::support::redact::truncate;
 use hookrelay_platform::log;
 use worker::Env;
 
-/// Sends a batch's noted failure (`hookrelay_core::dlq_store_retry::
+/// Sends a batch's noted failure (`hookrelay_core::dead_letter::store_retry::
 /// BatchStoreFailure`) to the relay, if it noted one.
 pub async fn send(env: &Env, noted: Option<StoreFailure>) {
     let Some(failure) = noted else {

@@ -5,7 +5,7 @@
 //! A batch costs a fixed number of D1 round trips, whatever its size:
 //! 1. the read (`read`): attempt histories, claim-checked bodies, and the
 //!    store snapshot; plus one small read only when a body is claim-checked;
-//! 2. the write: the whole plan (`hookrelay_core::triage_plan`) in one
+//! 2. the write: the whole plan (`hookrelay_core::dead_letter::triage`) in one
 //!    transaction, so either every message's statement ran or none did. If
 //!    it fails, each message is read, planned and written again on its
 //!    own, so one message D1 refuses is retried alone and the rest are
@@ -26,11 +26,13 @@ mod cannot_store_report;
 mod read;
 
 use hookrelay_core::config::DlqConfig;
-use hookrelay_core::dlq_store_retry::{store_retry_delay_s, BatchStoreFailure};
-use hookrelay_core::envelope::{Envelope, Prepared};
+use hookrelay_core::dead_letter::envelope::{Envelope, Prepared};
+use hookrelay_core::dead_letter::store_retry::{store_retry_delay_s, BatchStoreFailure};
+use hookrelay_core::dead_letter::triage::{
+    self as triage_plan, BatchEntry, Settled, StoreSnapshot, TriagePlan,
+};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::state::StoreOutcome;
-use hookrelay_core::triage_plan::{self, BatchEntry, Settled, StoreSnapshot, TriagePlan};
 use hookrelay_platform::db::eviction::{self, Evictees};
 use hookrelay_platform::db::{dead_letters, error_message, events};
 use hookrelay_platform::env_config::WorkerEnv;

@@ -5,9 +5,9 @@
 //! body is read, so a batch that has one makes a second, small read for
 //! those keys.
 
-use hookrelay_core::envelope::{AttemptRecord, Envelope, EventRow, Prepared};
+use hookrelay_core::dead_letter::envelope::{AttemptRecord, Envelope, EventRow, Prepared};
+use hookrelay_core::dead_letter::triage::StoreSnapshot;
 use hookrelay_core::support::vec_map::VecMap;
-use hookrelay_core::triage_plan::StoreSnapshot;
 use hookrelay_platform::db::events::delivery_evidence;
 use hookrelay_platform::db::Query;
 use hookrelay_platform::db::{attempts, dead_letters, payloads};

@@ -1,5 +1,5 @@
 //! `dead_letters` as one `webhooks-dlq` batch reads and writes it: the
-//! snapshot `hookrelay_core::triage_plan::plan` decides from, and the one
+//! snapshot `hookrelay_core::dead_letter::triage::plan` decides from, and the one
 //! write that applies the plan. Lists travel as one JSON array parameter
 //! (`json_each`), so a statement's parameter count does not grow with the
 //! batch.
@@ -9,11 +9,11 @@ use super::{pending, EVICTION_AT, EVICTION_ORDER};
 use crate::db::delivery_rows;
 use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
-use hookrelay_core::envelope::Envelope;
+use hookrelay_core::dead_letter::envelope::Envelope;
+use hookrelay_core::dead_letter::triage::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
 use hookrelay_core::retention::entry_archive::EntryArchive;
 use hookrelay_core::retention::ndjson::Row;
 use hookrelay_core::state::EntryStatus;
-use hookrelay_core::triage_plan::{EntryWrite, PendingEntry, StoreSnapshot, TriagePlan};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 

@@ -5,7 +5,7 @@
 
 use super::super::text;
 use crate::db::Rows;
-use hookrelay_core::envelope::EventRow;
+use hookrelay_core::dead_letter::envelope::EventRow;
 use hookrelay_core::support::vec_map::VecMap;
 use std::collections::BTreeMap;
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -10,11 +10,11 @@
 //! event is read from its row, see [`delivery`]).
 
 use crate::config::queues::OriginQueues;
-pub use crate::error_signature::{error_signature, normalize_message};
+pub use crate::dead_letter::error_signature::{error_signature, normalize_message};
+use crate::dead_letter::root_cause::root_cause;
 use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
 pub use crate::retry::attempt::AttemptRecord;
 use crate::retry::poison_handoff::PoisonHandoff;
-use crate::root_cause::root_cause;
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 use crate::state::EntryKind;
 use crate::support::redact::redact_map;

@@ -20,7 +20,7 @@
 //! (`ORDER BY COALESCE(restored_at, created_at), id`: a restored entry
 //! counts from its restore).
 
-use crate::dlq_capacity::evictions_needed;
+use crate::dead_letter::capacity::evictions_needed;
 use crate::state::StoreOutcome;
 use crate::UnixMillis;
 
