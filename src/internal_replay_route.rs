@@ -31,8 +31,8 @@ use hookrelay_core::deliver::rate_slots::{over_rate_message, Slot, REPLAY_MAX_WA
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::receive::queued_event::{decode_value, QueuedEvent};
-use hookrelay_core::replay_call::{RefusalCode, ReplayAnswer, ReplayCall};
-use hookrelay_core::replay_verdict::{refusal, verdict};
+use hookrelay_core::replay::call::{RefusalCode, ReplayAnswer, ReplayCall};
+use hookrelay_core::replay::verdict::{refusal, verdict};
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;

@@ -77,7 +77,7 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
         hookrelay_platform::body::drain(&req).await;
         return health_route::handle(&req, env);
     }
-    if path == hookrelay_core::replay_call::PATH {
+    if path == hookrelay_core::replay::call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
     if path == hookrelay_core::maintenance_schedule::MAINTENANCE_PATH {

@@ -11,7 +11,7 @@ pub enum EntryChangeError {
     Refused(String),
     /// The relay refused the replay for a reason the API answers with its
     /// own code (a `delivery` entry whose destination is gone).
-    RefusedAs(hookrelay_core::replay_call::RefusalCode, String),
+    RefusedAs(hookrelay_core::replay::call::RefusalCode, String),
     /// D1 could not apply or record it.
     Storage(worker::Error),
 }

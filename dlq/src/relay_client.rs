@@ -4,7 +4,7 @@
 
 use hookrelay_core::internal_token::mint;
 use hookrelay_core::maintenance_schedule::MAINTENANCE_PATH;
-use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall, PATH};
+use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall, PATH};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::{now_ms, post_request};
 use worker::{Env, Fetcher, Headers};

@@ -10,9 +10,9 @@
 use crate::relay_client::Relay;
 use hookrelay_core::dead_letter::envelope::Envelope;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
-use hookrelay_core::replay_call::{ReplayAnswer, ReplayCall};
-use hookrelay_core::replay_plan::after_replay;
-use hookrelay_core::replay_verdict::outcome_of;
+use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall};
+use hookrelay_core::replay::plan::after_replay;
+use hookrelay_core::replay::verdict::outcome_of;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{AuditAction, DownstreamResult, EntryKind, EntryStatus, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};

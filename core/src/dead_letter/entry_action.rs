@@ -5,7 +5,7 @@
 //! included, from the same guards the routes apply.
 
 use crate::metrics::MetricName;
-use crate::replay_plan::check_replayable;
+use crate::replay::plan::check_replayable;
 use crate::state::{AuditAction, EntryStatus, JobAction};
 
 /// An action on one entry besides replay.

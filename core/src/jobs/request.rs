@@ -5,7 +5,7 @@
 use crate::admin_query::name_shown;
 use crate::admin_query::{dead_letter_filter_from_json, parse_since, DeadLetterFilter};
 use crate::deliver::pacing::{check_rate, RATE_RANGE};
-use crate::replay_plan::{validate_reason, BodyError};
+use crate::replay::plan::{validate_reason, BodyError};
 use crate::state::{EntryStatus, JobAction};
 use crate::support::strict_json::{unknown_field, Field};
 use serde::{Deserialize, Serialize};

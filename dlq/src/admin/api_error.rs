@@ -158,8 +158,8 @@ impl From<hookrelay_core::admin_query::QueryError> for ApiError {
     }
 }
 
-impl From<hookrelay_core::replay_plan::BodyError> for ApiError {
-    fn from(e: hookrelay_core::replay_plan::BodyError) -> Self {
+impl From<hookrelay_core::replay::plan::BodyError> for ApiError {
+    fn from(e: hookrelay_core::replay::plan::BodyError) -> Self {
         ApiError::BadRequest {
             param: e.field,
             message: e.message,

@@ -4,7 +4,7 @@
 use super::{ApiError, ApiResult};
 use crate::apply_entry_action::{apply, ActionContext, ActionError};
 use hookrelay_core::dead_letter::entry_action::EntryAction;
-use hookrelay_core::replay_plan::parse_reason_body;
+use hookrelay_core::replay::plan::parse_reason_body;
 use hookrelay_platform::db::dead_letters;
 use serde_json::Value;
 use worker::D1Database;

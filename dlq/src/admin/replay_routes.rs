@@ -12,12 +12,12 @@ use crate::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMP
 use hookrelay_core::admin_query::{decode_cursor, encode_cursor, Cursor};
 use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::metrics::{Metric, MetricName};
-use hookrelay_core::replay_call::RefusalCode;
-use hookrelay_core::replay_plan::{
+use hookrelay_core::replay::call::RefusalCode;
+use hookrelay_core::replay::plan::{
     check_replayable, closable_duplicates, parse_reason_body, parse_replay_all, plan, Candidate,
     Plan, ReplayAllRequest,
 };
-use hookrelay_core::replay_verdict::stops_run;
+use hookrelay_core::replay::verdict::stops_run;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 use hookrelay_core::support::d1_error::classify_d1_error;

@@ -4,7 +4,7 @@
 use super::entry_action_routes::Caller;
 use super::{ApiError, ApiResult};
 use crate::restore_entry::{restore as restore_entry, RestoreError};
-use hookrelay_core::replay_plan::parse_reason_body;
+use hookrelay_core::replay::plan::parse_reason_body;
 use serde_json::Value;
 use worker::D1Database;
 

@@ -5,7 +5,7 @@ use crate::relay_client::Relay;
 use crate::replay::{replay_entry, ReplayContext, ReplayError};
 use hookrelay_core::dead_letter::entry_action::EntryAction;
 use hookrelay_core::jobs::JobRequest;
-use hookrelay_core::replay_call::RefusalCode;
+use hookrelay_core::replay::call::RefusalCode;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};

@@ -40,7 +40,7 @@ pub fn legacy_entry_destination(
     entry_code: crate::state::error_code::ErrorCode,
     source_destination_exists: bool,
 ) -> Option<String> {
-    (crate::replay_verdict::failed_downstream(entry_code) && source_destination_exists)
+    (crate::replay::verdict::failed_downstream(entry_code) && source_destination_exists)
         .then(|| source.to_string())
 }
 
