@@ -7,8 +7,8 @@
 
 use crate::config_cache::relay_config;
 use crate::responses;
+use hookrelay_core::admin::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::config::{ConfigError, RelayConfig};
-use hookrelay_core::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::{body, log, now_ms};
 use std::rc::Rc;

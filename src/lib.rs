@@ -80,7 +80,7 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::replay::call::PATH {
         return internal_replay_route::handle(req, env).await;
     }
-    if path == hookrelay_core::maintenance_schedule::MAINTENANCE_PATH {
+    if path == hookrelay_core::maintenance::schedule::MAINTENANCE_PATH {
         return internal_maintenance_route::handle(req, env).await;
     }
     if alerting::internal_alarm_routes::serves(path) {
@@ -104,7 +104,7 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
 /// net, and maintenance (a sweep step and the watchdog)
 /// (`fetch_entry::scheduled` is the export).
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let duties = hookrelay_core::maintenance_schedule::cron_duties(&event.cron());
+    let duties = hookrelay_core::maintenance::schedule::cron_duties(&event.cron());
     if duties.drain_safety_net {
         drain_resume::resume(&env).await;
     }

@@ -2,8 +2,8 @@
 //! the relay holds `SOURCES` and the delivery settings, so a replay runs
 //! with exactly the configuration the consumer runs with.
 
-use hookrelay_core::internal_token::mint;
-use hookrelay_core::maintenance_schedule::MAINTENANCE_PATH;
+use hookrelay_core::admin::internal_token::mint;
+use hookrelay_core::maintenance::schedule::MAINTENANCE_PATH;
 use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall, PATH};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::{now_ms, post_request};

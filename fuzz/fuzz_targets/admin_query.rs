@@ -5,7 +5,7 @@
 //! names only parameters its listing declares.
 #![no_main]
 
-use hookrelay_core::admin_query::{
+use hookrelay_core::admin::query::{
     dead_letter_filter_from_json, decode_cursor, encode_cursor, parse_audit_filter, parse_cursor,
     parse_dead_letter_filter, parse_event_filter, parse_limit, parse_page, parse_since, Cursor,
     AUDIT_PARAMS, DEAD_LETTER_PARAMS, EVENT_PARAMS, MAX_CURSOR_LEN, MAX_LIMIT,

@@ -4,7 +4,7 @@
 //! always passes the signature check.
 #![no_main]
 
-use hookrelay_core::jwt::{authorize, sign_hs256, verify, AuthError, ADMIN_ROLE};
+use hookrelay_core::admin::jwt::{authorize, sign_hs256, verify, AuthError, ADMIN_ROLE};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

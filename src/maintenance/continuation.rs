@@ -11,9 +11,9 @@
 use super::{lease, over_budget, sweep_once};
 use crate::config_cache::relay_config;
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::maintenance::lease::Lease;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::continuation::{SweepMessage, CONTINUE_AFTER_S};
-use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::queue_message::QueueMessage;

@@ -3,8 +3,8 @@
 //! writes the new expiry with a compare-and-set.
 
 use super::over_budget as over;
+use hookrelay_core::maintenance::lease::{turn, Lease, LeaseTurn};
 use hookrelay_core::metrics::Component;
-use hookrelay_core::retention::lease::{turn, Lease, LeaseTurn};
 use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::log;

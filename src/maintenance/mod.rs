@@ -20,8 +20,8 @@ pub mod sweep;
 pub mod watchdog;
 
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::maintenance::lease::Lease;
 use hookrelay_core::metrics::Component;
-use hookrelay_core::retention::lease::Lease;
 use hookrelay_core::support::subrequests::{Budget, OverBudget};
 use hookrelay_platform::db::{batch, error_message, sweep_state, Rows};
 use hookrelay_platform::{log, now_ms};

@@ -89,7 +89,7 @@ impl RelayConfig {
                 1..=100 * 1024 * 1024,
             )?,
             delivery: DeliveryConfig::load(env, &specs)?,
-            internal_key: text(env, crate::internal_token::SECRET_NAME)
+            internal_key: text(env, crate::admin::internal_token::SECRET_NAME)
                 .filter(|s| !s.is_empty())
                 .map(String::into_bytes),
             retention: RetentionConfig::load(env)?,

@@ -2,8 +2,8 @@
 //! any depth is refused naming it, because a job acts on everything its
 //! filter matches.
 
-use crate::admin_query::name_shown;
-use crate::admin_query::{dead_letter_filter_from_json, parse_since, DeadLetterFilter};
+use crate::admin::query::name_shown;
+use crate::admin::query::{dead_letter_filter_from_json, parse_since, DeadLetterFilter};
 use crate::deliver::pacing::{check_rate, RATE_RANGE};
 use crate::replay::plan::{validate_reason, BodyError};
 use crate::state::{EntryStatus, JobAction};

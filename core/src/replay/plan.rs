@@ -11,7 +11,7 @@
 //! depth, is refused under its name rather than ignored, since an ignored
 //! `"fitler"` would replay every pending entry.
 
-use crate::admin_query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
+use crate::admin::query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
 use crate::deliver::pacing::{calls_within, check_rate, RATE_RANGE};
 use crate::support::strict_json::{unknown_field, Field};
 use serde::de::DeserializeOwned;

@@ -18,7 +18,6 @@
 pub mod archive_key;
 pub mod continuation;
 pub mod entry_archive;
-pub mod lease;
 pub mod ndjson;
 pub mod plan;
 pub mod restore;

@@ -2,8 +2,8 @@
 //! `{"status":"error","error":{"code","message"}}` with the right status.
 
 use crate::jobs::error::JobError;
+use hookrelay_core::admin::jwt::AuthError;
 use hookrelay_core::config::ConfigError;
-use hookrelay_core::jwt::AuthError;
 use hookrelay_platform::db::error_message;
 use serde_json::{json, Value};
 use worker::{Response, Result};
@@ -149,8 +149,8 @@ impl From<JobError> for ApiError {
     }
 }
 
-impl From<hookrelay_core::admin_query::QueryError> for ApiError {
-    fn from(e: hookrelay_core::admin_query::QueryError) -> Self {
+impl From<hookrelay_core::admin::query::QueryError> for ApiError {
+    fn from(e: hookrelay_core::admin::query::QueryError) -> Self {
         ApiError::BadRequest {
             param: e.param,
             message: e.message,

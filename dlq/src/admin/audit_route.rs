@@ -5,7 +5,7 @@
 
 use super::list_page::list_page;
 use super::ApiResult;
-use hookrelay_core::admin_query::{parse_audit_filter, parse_page, Cursor};
+use hookrelay_core::admin::query::{parse_audit_filter, parse_page, Cursor};
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::db::replay_audit;
 use worker::D1Database;

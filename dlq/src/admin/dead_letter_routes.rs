@@ -6,7 +6,7 @@
 
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
-use hookrelay_core::admin_query::{
+use hookrelay_core::admin::query::{
     parse_dead_letter_listing, parse_group_filter, parse_page, Cursor, DeadLetterListing,
     EVICTED_STATUS, MAX_GROUPS,
 };

@@ -13,7 +13,7 @@
 
 use super::batch_reader::Batch;
 use super::{ApiError, ApiResult};
-use hookrelay_core::admin_query::refuse_any;
+use hookrelay_core::admin::query::refuse_any;
 use hookrelay_core::support::redact::destination_label;
 use hookrelay_platform::db::attempts::{self, EventAttempt};
 use hookrelay_platform::db::dead_letters::{self, EntrySummary};

@@ -4,7 +4,7 @@
 
 use super::list_page::list_page;
 use super::ApiResult;
-use hookrelay_core::admin_query::{parse_event_filter, parse_page, Cursor};
+use hookrelay_core::admin::query::{parse_event_filter, parse_page, Cursor};
 use hookrelay_platform::db::events;
 use worker::D1Database;
 

@@ -3,7 +3,7 @@
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
 use crate::jobs::{create, steer};
-use hookrelay_core::admin_query::{parse_page, Cursor};
+use hookrelay_core::admin::query::{parse_page, Cursor};
 use hookrelay_core::jobs::parse_job_request;
 use hookrelay_platform::db::jobs;
 use serde_json::Value;

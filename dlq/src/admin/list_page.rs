@@ -1,6 +1,6 @@
 //! The one shape of every listing: `{"items": […], "next_cursor": …}`.
 
-use hookrelay_core::admin_query::{encode_cursor, Cursor};
+use hookrelay_core::admin::query::{encode_cursor, Cursor};
 use serde::Serialize;
 use serde_json::{json, Value};
 

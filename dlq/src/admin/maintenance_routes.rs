@@ -7,7 +7,7 @@
 
 use super::{ApiError, ApiResult};
 use crate::relay_client::Relay;
-use hookrelay_core::admin_query::{next_archive_cursor, parse_archive_listing};
+use hookrelay_core::admin::query::{next_archive_cursor, parse_archive_listing};
 use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_platform::archive_bucket;
 use serde_json::{json, Value};

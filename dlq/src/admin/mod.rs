@@ -21,7 +21,7 @@ mod stats_route;
 use crate::config_cache::config;
 use crate::relay_client::Relay;
 pub use api_error::{success, success_with_status, ApiError, ApiResult};
-use hookrelay_core::jwt::{authorize, Claims};
+use hookrelay_core::admin::jwt::{authorize, Claims};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::{log, now_ms};
 use worker::{Env, Method, Request, Response, Result};
@@ -156,7 +156,7 @@ async fn route(
     if !takes_query(method, segments) {
         // Strict everywhere: a parameter a route does not know is refused,
         // never ignored.
-        hookrelay_core::admin_query::refuse_any(&query_pairs(req))?;
+        hookrelay_core::admin::query::refuse_any(&query_pairs(req))?;
     }
     match segments {
         ["webhook-dlq", ..] | ["webhooks", "dlq", ..] => {

@@ -3,7 +3,7 @@
 
 use super::{changes, int, opt_text, text};
 use crate::db::Query;
-use hookrelay_core::admin_query::Cursor;
+use hookrelay_core::admin::query::Cursor;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::state::{JobEntryOutcome, JobEntryState, JobStatus};
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 
 use super::{int, opt_text, text, Where};
 use crate::db::Query;
-use hookrelay_core::admin_query::{AuditFilter, Cursor};
+use hookrelay_core::admin::query::{AuditFilter, Cursor};
 use hookrelay_core::state::error_code::Failure;
 use hookrelay_core::state::{AuditAction, EntryStatus, ReplayOutcome};
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,7 @@
 //! two leases (`core::retention::lease`).
 
 use super::{int, opt_text, text, Query, Rows};
-use hookrelay_core::retention::lease::Lease;
+use hookrelay_core::maintenance::lease::Lease;
 use hookrelay_core::retention::plan::Chunk;
 use worker::{D1Database, D1PreparedStatement, Result};
 

@@ -5,7 +5,7 @@
 
 use super::{int, text, Rows, Where};
 use crate::db::Query;
-use hookrelay_core::admin_query::Cursor;
+use hookrelay_core::admin::query::Cursor;
 use hookrelay_core::retention::restore::Tombstone;
 use hookrelay_core::state::{EntryStatus, TombstoneCause};
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 
 use super::{int, text, Where};
 use crate::db::Query;
-use hookrelay_core::admin_query::{Cursor, DeadLetterFilter};
+use hookrelay_core::admin::query::{Cursor, DeadLetterFilter};
 use hookrelay_core::state::error_code::{ErrorCode, FailureClass};
 use hookrelay_core::state::{EntryKind, EntryStatus};
 use serde::{Deserialize, Serialize};

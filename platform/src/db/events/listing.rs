@@ -3,7 +3,7 @@
 
 use crate::db::delivery_rows::DeliveryRow;
 use crate::db::{text, Where};
-use hookrelay_core::admin_query::{Cursor, EventFilter};
+use hookrelay_core::admin::query::{Cursor, EventFilter};
 use hookrelay_core::state::DeliveryStatus;
 use hookrelay_core::support::redact::redact_map;
 use serde::{Deserialize, Deserializer, Serialize};

@@ -7,7 +7,7 @@
 //! and a one-minute lifetime. An admin token has the wrong role and is
 //! refused, so holding the admin secret alone does not reach the route.
 
-use crate::jwt::{sign_hs256, verify, AuthError, Claims};
+use crate::admin::jwt::{sign_hs256, verify, AuthError, Claims};
 use serde_json::json;
 
 /// The role the internal route requires.
