@@ -12,7 +12,7 @@
 //!   dev` runs it), by the demo's rules: loaded whole, each demo source
 //!   with its development secret;
 //! - queue names agree with the queue vars (`QUEUE_*`,
-//!   `hookrelay_core::config::queues`): each worker's consumers, the
+//!   `hookrelay_core::support::queue_names`): each worker's consumers, the
 //!   producers' bindings and the `dead_letter_queue`; the `webhooks`
 //!   consumer keeps the contract's retry budget;
 //! - both workers name the same D1 database and R2 bucket, bind each
@@ -20,19 +20,20 @@
 //!   (`hookrelay_core::config::SHARED_KEYS`) alike or not at all; each
 //!   environment declares every var the top level does;
 //! - a destination's queue or service binding is declared in the same
-//!   environment of the relay's config (`hookrelay_core::config::check_bindings`);
+//!   environment of the relay's config (`hookrelay_core::deliver::check_bindings`);
 //! - the DLQ worker is off workers.dev and preview URLs; the signature
 //!   rate limit's period is `hookrelay_core::receive::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
-use hookrelay_core::config::queues::{
+use hookrelay_core::config::{check_shared, Declared, RelayConfig};
+use hookrelay_core::deliver::{
+    check_bindings, load_destinations, BindingKind, DEFAULT_DELIVERY_TIMEOUT_MS,
+};
+use hookrelay_core::receive::parse_sources;
+use hookrelay_core::receive::signature_limit;
+use hookrelay_core::support::queue_names::{
     OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
 };
-use hookrelay_core::config::{
-    check_bindings, check_shared, load_destinations, parse_sources, BindingKind, Declared,
-    RelayConfig, DEFAULT_DELIVERY_TIMEOUT_MS,
-};
-use hookrelay_core::receive::signature_limit;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
@@ -157,7 +158,7 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
 /// production's (`wrangler secret put`), never in the repository.
 fn stand_in_destination_secrets(
     vars: &mut BTreeMap<String, Value>,
-) -> Result<Vec<hookrelay_core::config::Destination>, hookrelay_core::config::ConfigError> {
+) -> Result<Vec<hookrelay_core::deliver::Destination>, hookrelay_core::support::env::ConfigError> {
     let destinations = load_destinations(&*vars, DEFAULT_DELIVERY_TIMEOUT_MS as u32)?;
     for d in destinations.iter().filter(|d| d.auth.is_some()) {
         vars.entry(d.auth_secret_name())

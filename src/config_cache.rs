@@ -1,7 +1,9 @@
 //! The relay configuration, validated once per isolate.
 
-use hookrelay_core::config::{check_bindings, ConfigError, RelayConfig};
+use hookrelay_core::config::RelayConfig;
+use hookrelay_core::deliver::check_bindings;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::env::ConfigError;
 use hookrelay_platform::env_config::{binding_declared, WorkerEnv};
 use hookrelay_platform::log;
 use std::cell::OnceCell;

@@ -80,7 +80,7 @@ pub fn begin(req: Request, env: Env, ctx: JsValue, source: &str) -> JsResult {
         Err(e) => return answer(&env, &ctx, responses::config_invalid(e).map(Into::into)),
     };
     let pre = raw_http::precheck_parts(&req);
-    if let Err(r) = precheck(config, &pre.method, source, pre.content_length) {
+    if let Err(r) = precheck(config.front_door(), &pre.method, source, pre.content_length) {
         return Ok(later(env, ctx, async move {
             body::drain(&worker::Request::from(req)).await;
             responses::rejection(&r).map(Into::into)
@@ -125,7 +125,7 @@ pub fn body_read(
     let now_ms = now_ms();
     let parsed = raw_http::head(head);
     let inbound = inbound(&parsed, source, &body, now_ms);
-    match accept(config, &inbound) {
+    match accept(config.front_door(), &inbound) {
         Err(r @ Rejection::Signature(_)) => {
             let ip = client_ip(&parsed);
             let source = source.to_string();
@@ -200,7 +200,11 @@ async fn signed_in_webcrypto(
         Err(e) => return responses::config_invalid(e).map(Into::into),
     };
     let parsed = raw_http::head(head);
-    match accept_signed(config, &inbound(&parsed, source, body, now_ms), verified) {
+    match accept_signed(
+        config.front_door(),
+        &inbound(&parsed, source, body, now_ms),
+        verified,
+    ) {
         Err(r @ Rejection::Signature(_)) => {
             let ip = client_ip(&parsed);
             refused_signature(env, ctx, source, ip.as_deref(), &r, now_ms).await

@@ -8,8 +8,9 @@
 use crate::config_cache::relay_config;
 use crate::responses;
 use hookrelay_core::admin::internal_token::{authorize_internal, SECRET_NAME};
-use hookrelay_core::config::{ConfigError, RelayConfig};
+use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::env::ConfigError;
 use hookrelay_platform::{body, log, now_ms};
 use std::rc::Rc;
 use worker::{Env, Method, Request, Response, Result};

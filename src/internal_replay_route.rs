@@ -24,7 +24,6 @@
 use crate::internal_auth;
 use crate::responses;
 use hookrelay_core::config::RelayConfig;
-use hookrelay_core::config::Routed;
 use hookrelay_core::deliver::deliveries::legacy::legacy_entry_destination;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::deliver::rate_slots::{over_rate_message, Slot, REPLAY_MAX_WAIT_MS};
@@ -34,6 +33,7 @@ use hookrelay_core::receive::queued_event::{decode_value, QueuedEvent};
 use hookrelay_core::replay::call::{RefusalCode, ReplayAnswer, ReplayCall};
 use hookrelay_core::replay::verdict::{refusal, verdict};
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::route::Routed;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::events;

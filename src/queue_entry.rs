@@ -6,8 +6,8 @@
 use crate::consumer;
 use crate::delivery_consumer;
 use crate::parking::drain_consumer;
-use hookrelay_core::config::queues::{RelayConsumer, RELAY_QUEUES};
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::queue_names::{RelayConsumer, RELAY_QUEUES};
 use hookrelay_platform::parking::drain_resume::resume_if_due;
 use hookrelay_platform::queue_dispatch::consumer_of;
 use hookrelay_platform::queue_message::read_batch;

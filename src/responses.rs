@@ -1,8 +1,8 @@
 //! JSON responses. Errors use the admin API's shape,
 //! `{"status":"error","error":{"code","message"}}`, so clients parse one form.
 
-use hookrelay_core::config::ConfigError;
 use hookrelay_core::receive::front_door::Rejection;
+use hookrelay_core::support::env::ConfigError;
 use serde_json::json;
 use worker::{Response, Result};
 

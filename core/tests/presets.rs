@@ -87,7 +87,7 @@ fn run(
         body: body.as_bytes(),
         now_ms: now_s * 1000,
     };
-    match accept(&config, &req)? {
+    match accept(config.front_door(), &req)? {
         Admission::Deferred {
             check: Deferred::PublicKey(check),
             verified,
@@ -100,7 +100,7 @@ fn run(
                 .unwrap();
             let message = check.message.concat(body.as_bytes());
             assert_eq!(message, format!("{}{body}", ts.1).into_bytes());
-            accept_signed(&config, &req, verified)
+            accept_signed(config.front_door(), &req, verified)
         }
         Admission::Deferred {
             check: Deferred::Hmac(check),
@@ -110,7 +110,7 @@ fn run(
             if !hmac_holds(&check, body.as_bytes()) {
                 return Err(Rejection::Signature(SignatureError::Mismatch));
             }
-            accept_signed(&config, &req, verified)
+            accept_signed(config.front_door(), &req, verified)
         }
         other => Ok(other),
     }
@@ -334,7 +334,7 @@ fn an_invalid_vector_is_refused() {
             body: s(v, "body").as_bytes(),
             now_ms: v["now_s"].as_i64().unwrap() * 1000,
         };
-        match accept(&config, &req) {
+        match accept(config.front_door(), &req) {
             Err(e) => assert_eq!(e.status(), 401, "{name}: {}", e.message()),
             // Only WebCrypto can refuse what it is left to check.
             Ok(Admission::Deferred {

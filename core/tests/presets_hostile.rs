@@ -4,7 +4,7 @@
 //! Inputs are built from the fragments real headers are made of, so most of
 //! them reach deep into the parsers instead of failing at the first byte.
 
-use hookrelay_core::config::parse_sources;
+use hookrelay_core::receive::parse_sources;
 use hookrelay_core::signature::{verify, KeyForm, Request, SigningKey, PRESETS};
 use hookrelay_core::support::form;
 use serde_json::{json, Value};

@@ -1,8 +1,9 @@
 //! The DLQ worker's configuration, validated once per isolate.
 
 use hookrelay_core::admin::internal_token::SECRET_NAME;
-use hookrelay_core::config::{ConfigEnv, ConfigError, DlqConfig};
+use hookrelay_core::config::DlqConfig;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::env::{ConfigEnv, ConfigError};
 use hookrelay_platform::env_config::WorkerEnv;
 use hookrelay_platform::log;
 use serde_json::Value;

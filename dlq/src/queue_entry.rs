@@ -4,8 +4,8 @@
 //! step of a job per message; `hookrelay-jobs`).
 
 use crate::{job_queue, triage};
-use hookrelay_core::config::queues::{DlqConsumer, DLQ_QUEUES};
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::queue_names::{DlqConsumer, DLQ_QUEUES};
 use hookrelay_platform::queue_dispatch::consumer_of;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;

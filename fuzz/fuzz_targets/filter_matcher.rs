@@ -6,7 +6,7 @@
 //! the routes into matched and unmatched, in order.
 #![no_main]
 
-use hookrelay_core::config::{evaluate_routes, Route, Routed};
+use hookrelay_core::route::{evaluate_routes, Route, Routed};
 use hookrelay_core::route::filter::{body_value, headers_value, parse_filter, Filter};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! and an accepted filter stays accepted under `$not`, `$and` and `$or`.
 #![no_main]
 
-use hookrelay_core::config::parse_sources;
+use hookrelay_core::receive::parse_sources;
 use hookrelay_core::route::filter::parse_filter;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};

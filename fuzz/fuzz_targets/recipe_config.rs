@@ -9,7 +9,7 @@
 //! verify its provider's requests would be a silent outage.
 #![no_main]
 
-use hookrelay_core::config::parse_sources;
+use hookrelay_core::receive::parse_sources;
 use hookrelay_core::signature::{
     self, Check, Place, Request, Scheme, SignInput, SignatureError, SigningKey, TimeUnit,
 };

@@ -1,7 +1,8 @@
 //! Reads wrangler vars and secrets for `hookrelay_core::config`, and
 //! answers which bindings the worker declares (for `check_bindings`).
 
-use hookrelay_core::config::{BindingKind, ConfigEnv};
+use hookrelay_core::deliver::BindingKind;
+use hookrelay_core::support::env::ConfigEnv;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use worker::Env;

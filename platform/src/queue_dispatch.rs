@@ -1,13 +1,13 @@
 //! Which consumer a batch goes to, by its queue's name: the names are the
-//! worker's queue vars (`hookrelay_core::config::queues`). A batch from a
+//! worker's queue vars (`hookrelay_core::support::queue_names`). A batch from a
 //! queue no var names, or read while a var is invalid, is logged and
 //! retried whole: it is never taken for an event.
 
 use crate::env_config::WorkerEnv;
 use crate::log;
 use crate::queue_message::QueueMessage;
-use hookrelay_core::config::queues::{QueueNames, QueueVar};
 use hookrelay_core::metrics::Component;
+use hookrelay_core::support::queue_names::{QueueNames, QueueVar};
 use worker::Env;
 
 /// Seconds before a batch that no consumer took is delivered again (time

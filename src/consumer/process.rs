@@ -6,8 +6,8 @@
 //! called again. If the send fails, the events' messages are retried.
 
 use super::{Batch, COMPONENT};
-use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
+use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::db::error_message;

@@ -110,7 +110,7 @@ async fn run(
     env: &Env,
     messages: &[QueueMessage],
     decoded: &[Result<DeliveryMessage, Failure>],
-    cfg: &hookrelay_core::config::DeliveryConfig,
+    cfg: &hookrelay_core::deliver::DeliveryConfig,
     now: i64,
 ) -> Vec<(DownstreamResult, Outcome)> {
     let mut out: Vec<(DownstreamResult, Outcome)> = decoded

@@ -21,7 +21,6 @@
 //! journal is cleared: a discarded entry's old payload never outlives it in
 //! R2, and a crash before the erase leaves the journal, whose redo erases.
 
-use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::deliver::queue_destination::bodies_to_delete;
 use hookrelay_core::retention::entry_archive::{entry_archives, EntryArchive};
 use hookrelay_core::retention::ndjson::Row;
@@ -29,6 +28,7 @@ use hookrelay_core::retention::plan::{
     size_after, Candidates, Chunk, Step, SweepReport, SweepRun, Written,
 };
 use hookrelay_core::retention::restore::archived_copies;
+use hookrelay_core::retention::RetentionConfig;
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::{batch, retention, Rows};

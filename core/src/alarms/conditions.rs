@@ -8,7 +8,7 @@
 //! is in R2 (see [`super::cannot_store`]).
 
 use super::AlarmId;
-use crate::config::AlarmConfig;
+use crate::alarms::settings::AlarmConfig;
 use crate::state::AlarmKind;
 use crate::UnixMillis;
 use serde_json::{json, Value};

@@ -27,7 +27,7 @@
 
 use super::conditions::Condition;
 use super::AlarmId;
-use crate::config::RetentionConfig;
+use crate::retention::settings::RetentionConfig;
 use crate::retention::tables::age_rules;
 use crate::state::{AlarmState, ArchiveTable};
 use crate::UnixMillis;

@@ -31,3 +31,6 @@ pub const ALERT_TEST_PATH: &str = "/internal/v1/alerts/test";
 /// The relay route that answers whether `ALERT_WEBHOOK_URL` is set
 /// (`{"receiver_configured": bool}`), never the URL itself.
 pub const ALERT_RECEIVER_PATH: &str = "/internal/v1/alerts/receiver";
+pub mod settings;
+
+pub use settings::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};

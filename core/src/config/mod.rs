@@ -5,37 +5,24 @@
 //! default. `build.rs` runs the same parsers over the committed
 //! `wrangler.toml` (the user's configuration, by its schema) and over it
 //! with `.dev.vars.example` (the demo's), so either, broken, fails the build.
+//!
+//! This module only assembles: each stage owns its settings type and how it
+//! is read (`deliver::DeliveryConfig`, `retention::RetentionConfig`,
+//! `alarms::AlarmConfig`, `parking::ParkingConfig`, `receive::Sources`), and
+//! no stage imports `config`.
 
-mod alarms;
-mod delivery;
-mod destination_keys;
-mod destinations;
-pub mod env;
-pub mod queues;
-mod retention;
-mod routes;
 mod shared;
-mod sources;
 
-pub use crate::parking::config::ParkingConfig;
-pub use alarms::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
-pub use delivery::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};
-pub use destination_keys::{auth_header, AuthForm, AuthHeader, DestinationKeys};
-pub use destinations::{
-    check_bindings, load_destinations, parse_destinations, service_url, BindingKind, Destination,
-    Target, DELIVERY_TIMEOUT_RANGE_MS,
-};
-pub use env::{parse_bounded, ConfigEnv, ConfigError};
-pub use retention::{RetentionConfig, D1_HARD_LIMIT_BYTES};
-pub use routes::{evaluate as evaluate_routes, Route, Routed};
 pub use shared::{check_shared, Declared, SHARED_KEYS};
-pub use sources::{
-    decode_public_key, load_sources, parse_sources, secret_name, Source, SourceSpec, Sources,
-    DEFAULT_TOLERANCE_S, PREVIOUS_SUFFIX,
-};
 
+use crate::alarms::settings::AlarmConfig;
+use crate::deliver::settings::DeliveryConfig;
+use crate::receive::front_door::FrontDoorConfig;
+use crate::receive::sources::{load_sources, Sources};
+use crate::retention::settings::RetentionConfig;
 use crate::retry::policy::RetrySchedule;
-use env::text;
+use crate::support::env::{parse_bounded, text, ConfigEnv, ConfigError};
+use crate::support::queue_names as queues;
 
 /// Default `MAX_BODY_BYTES`: 1 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 1024 * 1024;
@@ -70,17 +57,12 @@ impl RelayConfig {
         // request answers CONFIG_INVALID), not only at the first batch.
         queues::QueueNames::load(env, queues::RELAY_QUEUES)?;
         let specs = load_sources(env)?;
-        // `specs` are in name order (a JSON object's keys, read sorted).
-        let mut sources = Vec::with_capacity(specs.len());
-        for spec in specs.iter().cloned() {
-            sources.push(sources::bind(spec, env)?);
-        }
         let retry = match text(env, "RETRY_DELAYS_S") {
             Some(raw) => RetrySchedule::parse(&raw)?,
             None => RetrySchedule::default(),
         };
         Ok(RelayConfig {
-            sources: Sources(sources),
+            sources: Sources::bind(&specs, env)?,
             retry,
             max_body_bytes: parse_bounded(
                 env,
@@ -96,6 +78,16 @@ impl RelayConfig {
             alarms: AlarmConfig::load(env)?,
             dlq_capacity: dlq_capacity(env)?,
         })
+    }
+}
+
+impl RelayConfig {
+    /// What the front door reads: the sources and the body limit.
+    pub fn front_door(&self) -> FrontDoorConfig<'_> {
+        FrontDoorConfig {
+            sources: &self.sources,
+            max_body_bytes: self.max_body_bytes,
+        }
     }
 }
 
@@ -116,7 +108,7 @@ mod tests {
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
 
-    use crate::config::env::test_env as env;
+    use crate::support::env::test_env as env;
 
     fn demo_env() -> BTreeMap<String, Value> {
         env(&[

@@ -4,7 +4,7 @@
 //! figures). Each worker reads its own `[vars]`, so a value declared in one
 //! file only leaves the other on its default; `build.rs` refuses that.
 
-use super::env::{text, ConfigEnv, ConfigError};
+use crate::support::env::{text, ConfigEnv, ConfigError};
 
 /// The keys both workers read, and what each worker does with them.
 pub const SHARED_KEYS: [(&str, &str); 4] = [

@@ -9,7 +9,6 @@
 //! `deliveries` message (kind `delivery`: one destination's failure, whose
 //! event is read from its row, see [`delivery`]).
 
-use crate::config::queues::OriginQueues;
 pub use crate::dead_letter::error_signature::{error_signature, normalize_message};
 use crate::dead_letter::root_cause::root_cause;
 use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
@@ -17,6 +16,7 @@ pub use crate::retry::attempt::AttemptRecord;
 use crate::retry::poison_handoff::PoisonHandoff;
 use crate::state::error_code::{ErrorCode, Failure, FailureClass};
 use crate::state::EntryKind;
+use crate::support::queue_names::OriginQueues;
 use crate::support::redact::redact_map;
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};

@@ -7,8 +7,18 @@
 
 pub mod breaker;
 pub mod deliveries;
+pub mod destination_keys;
+pub mod destinations;
 pub mod pacing;
 pub mod queue_destination;
 pub mod rate_slots;
 pub mod request;
 pub mod response;
+pub mod settings;
+
+pub use destination_keys::{auth_header, AuthForm, AuthHeader, DestinationKeys};
+pub use destinations::{
+    check_bindings, load_destinations, parse_destinations, service_url, BindingKind, Destination,
+    Target, DELIVERY_TIMEOUT_RANGE_MS,
+};
+pub use settings::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};

@@ -9,7 +9,7 @@
 //! holding it can verify its calls and forge no other destination's. A
 //! destination with `auth` also gets its credential header.
 
-use crate::config::AuthHeader;
+use crate::deliver::destination_keys::AuthHeader;
 use crate::signature::{sign_hmac_sha256, SigningKey};
 
 /// Headers for one delivery attempt of `event_id` with `body`, at `now_s`.
@@ -76,7 +76,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::config::{auth_header, AuthForm};
+    use crate::deliver::destination_keys::{auth_header, AuthForm};
     use crate::signature::{hmac_sha256, verify_one, HeaderLookup, KeyForm};
 
     #[test]

@@ -1,6 +1,6 @@
 //! The downstream side of an event right after its ingest (which
 //! deliveries then need a call is the deliveries' own state,
-//! `crate::deliver::deliveries::DeliveryState::claimable`).
+//! `crate::state::DeliveryState::claimable`).
 
 use crate::state::{DeliveryStatus, DownstreamResult};
 

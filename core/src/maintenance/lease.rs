@@ -32,7 +32,7 @@ use crate::UnixMillis;
 /// How long a lease holds: longer than a sweep step (its subrequests) and
 /// than a watchdog run (its D1 calls and one round of alerts sent side by
 /// side, each within `ALERT_TIMEOUT`, at most
-/// [`crate::config::MAX_ALERT_TIMEOUT_MS`]), and
+/// [`crate::alarms::settings::MAX_ALERT_TIMEOUT_MS`]), and
 /// shorter than the 5-minute cron with the skew added, so a dead holder
 /// costs one run at most.
 pub const LEASE_MS: i64 = 180_000;
@@ -43,7 +43,7 @@ pub const MAX_CLOCK_SKEW_MS: i64 = 30_000;
 // A watchdog at its slowest (one round of alerts side by side, then the
 // cannot-store alert, each at the longest ALERT_TIMEOUT, and a minute for
 // D1) fits its lease, and a dead holder costs one */5 cron at most.
-const _: () = assert!(2 * crate::config::MAX_ALERT_TIMEOUT_MS + 60_000 <= LEASE_MS);
+const _: () = assert!(2 * crate::alarms::settings::MAX_ALERT_TIMEOUT_MS + 60_000 <= LEASE_MS);
 const _: () = assert!(LEASE_MS + MAX_CLOCK_SKEW_MS < 300_000);
 
 /// The two leases, each its own column of `sweep_state`.

@@ -7,8 +7,6 @@
 //! - [`expiry`]: when a parked event has waited too long.
 //! - [`DrainMessage`]: the message on `hookrelay-control` that advances one
 //!   destination's drain by one step (pacing is in [`drain_plan`]).
-
-pub mod config;
 pub mod drain_plan;
 pub mod expiry;
 mod message;
@@ -314,3 +312,4 @@ mod tests {
         }
     }
 }
+pub mod settings;

@@ -11,8 +11,9 @@
 //! hands it an [`Admission::Deferred`] check, and the glue calls
 //! [`accept_signed`] once it passes.
 
-use crate::config::{RelayConfig, Source};
 use crate::receive::idempotency::{event_id, idempotency_key, MAX_DELIVERY_ID_LEN};
+use crate::receive::sources::Source;
+use crate::receive::sources::Sources;
 use crate::signature::answer::Reply;
 use crate::signature::{
     check_body_timestamp, handshake, places, verify, Answer, Deferred, HeaderLookup, Request,
@@ -161,11 +162,20 @@ impl Rejection {
     }
 }
 
+/// What the front door reads of the relay's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct FrontDoorConfig<'a> {
+    /// The configured sources.
+    pub sources: &'a Sources,
+    /// `MAX_BODY_BYTES`: the largest accepted body.
+    pub max_body_bytes: u64,
+}
+
 /// The checks that need no body: method, source, and a declared
 /// `Content-Length` over the limit. The glue runs them before reading the
 /// body, so an oversized upload is refused without being buffered.
 pub fn precheck(
-    config: &RelayConfig,
+    config: FrontDoorConfig<'_>,
     method: &str,
     source: &str,
     content_length: Option<u64>,
@@ -186,7 +196,7 @@ pub fn precheck(
 
 /// Checks a request: a refusal, or what to do with it.
 pub fn accept<H: HeaderLookup + ?Sized>(
-    config: &RelayConfig,
+    config: FrontDoorConfig<'_>,
     req: &Inbound<'_, H>,
 ) -> Result<Admission, Rejection> {
     precheck(config, req.method, req.source, Some(req.body.len() as u64))?;
@@ -228,7 +238,7 @@ pub fn accept<H: HeaderLookup + ?Sized>(
 
 /// The checks after a WebCrypto check held: the same as after a native MAC.
 pub fn accept_signed<H: HeaderLookup + ?Sized>(
-    config: &RelayConfig,
+    config: FrontDoorConfig<'_>,
     req: &Inbound<'_, H>,
     verified: Verified,
 ) -> Result<Admission, Rejection> {
@@ -431,19 +441,18 @@ mod tests {
     const NOW_S: i64 = 1_700_000_000;
     const STD_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-    fn config() -> RelayConfig {
+    fn config() -> Sources {
         let env: BTreeMap<String, Value> = [
             ("SOURCES", json!({"std": {"scheme": "standard-webhooks"}, "str": {"scheme": "stripe"}, "gh": {"scheme": "github"}, "gen": {"scheme": "hmac-sha256"}})),
             ("WEBHOOK_SECRET_STD", json!(STD_SECRET)),
             ("WEBHOOK_SECRET_STR", json!("whsec_stripe")),
             ("WEBHOOK_SECRET_GH", json!("gh-secret")),
             ("WEBHOOK_SECRET_GEN", json!("gen-secret")),
-            ("MAX_BODY_BYTES", json!("1000")),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        RelayConfig::load(&env).unwrap()
+        Sources::bind(&crate::receive::sources::load_sources(&env).unwrap(), &env).unwrap()
     }
 
     fn key(form: KeyForm, secret: &str) -> SigningKey {
@@ -495,8 +504,12 @@ mod tests {
         body: &str,
     ) -> Result<Accepted, Rejection> {
         let map: BTreeMap<String, String> = headers.iter().cloned().collect();
+        let sources = config();
         let got = accept(
-            &config(),
+            FrontDoorConfig {
+                sources: &sources,
+                max_body_bytes: 1000,
+            },
             &Inbound {
                 method,
                 source,

@@ -9,3 +9,9 @@ pub mod idempotency;
 pub mod queued_event;
 pub mod signature_limit;
 pub mod signature_tally;
+pub mod sources;
+
+pub use sources::{
+    decode_public_key, load_sources, parse_sources, secret_name, Source, SourceSpec, Sources,
+    DEFAULT_TOLERANCE_S, PREVIOUS_SUFFIX,
+};

@@ -21,4 +21,7 @@ pub mod entry_archive;
 pub mod ndjson;
 pub mod plan;
 pub mod restore;
+pub mod settings;
 pub mod tables;
+
+pub use settings::{RetentionConfig, D1_HARD_LIMIT_BYTES};

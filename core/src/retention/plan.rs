@@ -46,7 +46,7 @@
 
 use super::archive_key::ArchiveKey;
 use super::tables::{age_rules, linked, AgeRule};
-use crate::config::RetentionConfig;
+use crate::retention::settings::RetentionConfig;
 use crate::state::{ArchiveTable, SweepRule};
 use crate::UnixMillis;
 use serde::{Deserialize, Serialize};

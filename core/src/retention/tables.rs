@@ -34,8 +34,8 @@
 //! with states written from `core::state` names (constants of this crate,
 //! never input), so D1's partial indexes (`events_parked`) still serve them.
 
-use crate::config::RetentionConfig;
-use crate::deliver::deliveries::DeliveryState;
+use crate::retention::settings::RetentionConfig;
+use crate::state::DeliveryState;
 use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
 use crate::UnixMillis;
 

@@ -4,7 +4,7 @@
 //! delivery). Past the end of the list the last delay repeats, so a longer
 //! `max_retries` never produces a shorter gap.
 
-use crate::config::env::ConfigError;
+use crate::support::env::ConfigError;
 
 /// Cloudflare Queues refuses a retry delay above 12 hours.
 pub const MAX_QUEUE_DELAY_S: u32 = 43_200;

@@ -3,3 +3,6 @@
 //! filter is checked before any call (DESIGN §3).
 
 pub mod filter;
+pub mod routes;
+
+pub use routes::{evaluate as evaluate_routes, Route, Routed};

@@ -22,18 +22,6 @@ named_states! {
     }
 }
 
-impl DeliveryStatus {
-    /// The status an event starts with once routed (DESIGN §3).
-    pub fn routed(routed: &crate::config::Routed) -> DeliveryStatus {
-        use crate::config::Routed;
-        match routed {
-            Routed::NoRoutes => DeliveryStatus::None,
-            Routed::Routed { matched, .. } if matched.is_empty() => DeliveryStatus::Filtered,
-            Routed::Routed { .. } => DeliveryStatus::Pending,
-        }
-    }
-}
-
 /// How long a `delivering` lease is honoured: the call's own timeout plus a
 /// margin for the isolate to write the result. A lease older than this was
 /// left by an isolate that died, and is taken over.

@@ -8,6 +8,7 @@ mod alarm;
 mod archive;
 mod audit_action;
 mod breaker_state_name;
+mod delivery_state;
 mod delivery_status;
 mod downstream_result;
 mod entry_kind;
@@ -26,6 +27,7 @@ pub use breaker_state_name::BreakerStateName;
 pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobCommand, JobEntryOutcome, JobEntryState, JobStatus};
 
+pub use delivery_state::DeliveryState;
 pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};
 pub use downstream_result::DownstreamResult;
 pub use entry_kind::EntryKind;

@@ -3,7 +3,7 @@
 
 use crate::jobs::error::JobError;
 use hookrelay_core::admin::jwt::AuthError;
-use hookrelay_core::config::ConfigError;
+use hookrelay_core::support::env::ConfigError;
 use hookrelay_platform::db::error_message;
 use serde_json::{json, Value};
 use worker::{Response, Result};

@@ -7,8 +7,8 @@
 use super::batch_reader::{Answer, Batch, Slot};
 use super::ApiError;
 use hookrelay_core::admin::stats_hourly::{series, series_since};
-use hookrelay_core::config::RetentionConfig;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
+use hookrelay_core::retention::RetentionConfig;
 use hookrelay_platform::db::counters::CounterRow;
 use hookrelay_platform::db::{dead_letters, events, sweep_state};
 use serde::Deserialize;

@@ -4,7 +4,7 @@ use super::batch_reader::{Batch, Slot};
 use super::stats_lifecycle;
 use super::ApiResult;
 use hookrelay_core::admin::stats_destinations::{self, BreakerFigure, LastHourFigure};
-use hookrelay_core::config::RetentionConfig;
+use hookrelay_core::retention::RetentionConfig;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_core::support::redact::destination_label;
 use hookrelay_platform::db::breakers::{self, BreakerRow};

@@ -9,8 +9,8 @@ use super::{int, opt_text, text};
 use crate::db::{Query, Rows};
 use hookrelay_core::deliver::deliveries::legacy::LEGACY_STATE_SQL;
 use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
-use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
+use hookrelay_core::state::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// One delivery's key: (event id, destination name).

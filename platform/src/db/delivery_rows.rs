@@ -7,7 +7,7 @@
 
 use super::{int, text};
 use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
-use hookrelay_core::deliver::deliveries::DeliveryState;
+use hookrelay_core::state::DeliveryState;
 use hookrelay_core::state::DeliveryStatus;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};

@@ -5,8 +5,8 @@
 
 use super::{changes, int, opt_text, text};
 use crate::db::{Query, Rows};
-use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::state::error_code::ErrorCode;
+use hookrelay_core::state::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Makes sure `destination` has a drain. Answers the generation of the

@@ -191,7 +191,7 @@ async fn write(
             ctx.db,
             key,
             failure,
-            hookrelay_core::deliver::deliveries::DeliveryState::DeadLettered,
+            hookrelay_core::state::DeliveryState::DeadLettered,
             now,
         )?];
         let (step, code, detail) = match failure {

@@ -21,7 +21,7 @@ pub mod drain_resume;
 pub mod drain_step;
 pub mod park;
 
-use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use worker::{D1Database, Env};
 

@@ -7,13 +7,13 @@
 use super::item::{DeliveryItem, Processed};
 use crate::db::{breakers, deliveries, drains, error_message, payloads, Rows};
 use crate::log;
-use hookrelay_core::config::DeliveryConfig;
 use hookrelay_core::deliver::breaker::BreakerState;
-use hookrelay_core::deliver::deliveries::DeliveryState;
+use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
+use hookrelay_core::state::DeliveryState;
 use hookrelay_core::state::{lease_stale_before, DownstreamResult};
 use hookrelay_core::support::d1_error::classify_d1_error;
 use hookrelay_core::support::vec_map::VecMap;

@@ -10,7 +10,7 @@ use super::destination_run::{self, Destination};
 use super::item::DeliveryItem;
 use super::rate;
 use crate::join::join_all;
-use hookrelay_core::config::DeliveryConfig;
+use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::support::vec_map::VecMap;

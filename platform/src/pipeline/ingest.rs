@@ -8,10 +8,10 @@ use super::{Item, Processed};
 use crate::db::events::ingest_set;
 use crate::db::Rows;
 use crate::db::{deliveries, error_message, events};
-use hookrelay_core::config::Routed;
 use hookrelay_core::ingest::batch::{shape, IngestShape};
 use hookrelay_core::ingest::delivery_plan::after_ingest;
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::route::Routed;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use hookrelay_core::support::d1_error::classify_d1_error;
@@ -97,7 +97,7 @@ fn routing(
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
     // A lease older than the longest timeout allowed, plus its margin, is
     // surely a dead isolate's.
-    let longest = *hookrelay_core::config::DELIVERY_TIMEOUT_RANGE_MS.end();
+    let longest = *hookrelay_core::deliver::DELIVERY_TIMEOUT_RANGE_MS.end();
     let stale = hookrelay_core::state::lease_stale_before(now_ms, longest);
     stmts.push(deliveries::pending_of(db, &ids, stale)?);
     Ok(stmts)

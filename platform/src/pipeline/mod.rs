@@ -30,11 +30,11 @@ mod rate;
 mod record;
 
 use crate::{log, metrics};
-use hookrelay_core::config::DeliveryConfig;
-use hookrelay_core::config::Routed;
+use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::route::Routed;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use worker::{D1Database, Env, Queue};
 

@@ -9,11 +9,11 @@ use super::item::{DeliveryItem, Processed};
 use crate::db::{attempts, deliveries, error_message, event_steps};
 use crate::parking::park;
 use crate::{log, now_ms};
-use hookrelay_core::deliver::deliveries::DeliveryState;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
+use hookrelay_core::state::DeliveryState;
 use hookrelay_core::state::{delivery_step, DownstreamResult};
 use worker::{D1Database, D1PreparedStatement, Queue};
 

@@ -216,9 +216,9 @@ fn nothing_is_owed_without_a_receiver_and_a_resolved_alert_is_owed_only_as_long_
 
 #[test]
 fn owing_lasts_as_long_as_the_alarms_age_rule_and_reads_no_resolved_episode_without_a_receiver() {
-    let retention = crate::config::RetentionConfig {
+    let retention = crate::retention::settings::RetentionConfig {
         dlq_retention_ms: 7 * DAY,
-        ..crate::config::RetentionConfig::default()
+        ..crate::retention::settings::RetentionConfig::default()
     };
     let with = Owing::new(true, &retention);
     assert_eq!(with.resolved_for_ms, 7 * DAY);

@@ -13,10 +13,10 @@ use super::{
     origin, redact_original, AttemptRecord, DeliveryState, Envelope, FailureEvidence, Identity,
     Input, Origin, Timing, Transport, EXCERPT_BYTES,
 };
-use crate::config::queues::OriginQueues;
 use crate::deliver::deliveries::message::DeliveryMessage;
 use crate::receive::queued_event::{decode_value, EventBody, QueuedEvent};
 use crate::state::EntryKind;
+use crate::support::queue_names::OriginQueues;
 use crate::support::redact::truncate;
 use crate::UnixMillis;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! such an event into a `deliveries` row the first time it touches it, and
 //! readers (the listing, the story, the drain) use this mapping until then.
 
-use super::DeliveryState;
+use crate::state::DeliveryState;
 
 /// The one delivery of a pre-deliveries event, from its
 /// `events.delivery_status`: `None` for `none` (the source forwarded

@@ -6,7 +6,7 @@
 //! the same rule for a statement that recomputes `events.delivery_status`
 //! in the batch that changes a delivery, and a test holds the two together.
 
-use super::DeliveryState;
+use crate::state::DeliveryState;
 
 /// The summary as stored in `events.delivery_status` and listed by
 /// `GET /api/v1/admin/events?delivery_status=`.

@@ -3,7 +3,7 @@
 //! (`events_by_source_time`).
 
 use crate::db::{text, Rows};
-use hookrelay_core::deliver::deliveries::DeliveryState;
+use hookrelay_core::state::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// Parked events per destination: `destination`, `n`, `oldest` (its

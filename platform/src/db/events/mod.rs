@@ -38,8 +38,8 @@ pub struct Routing {
 
 impl Routing {
     /// The routing of `routed`, evaluated at `now_ms`.
-    pub fn of(routed: &hookrelay_core::config::Routed, now_ms: i64) -> Routing {
-        use hookrelay_core::config::Routed;
+    pub fn of(routed: &hookrelay_core::route::Routed, now_ms: i64) -> Routing {
+        use hookrelay_core::route::Routed;
         let unmatched = match routed {
             Routed::Routed { unmatched, .. } if !unmatched.is_empty() => {
                 serde_json::to_string(unmatched).ok()

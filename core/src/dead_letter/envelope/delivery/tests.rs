@@ -2,10 +2,10 @@
 
 use super::super::{build, DeadLetterInput, DeadLetterKind, Envelope, Prepared};
 use super::*;
-use crate::config::queues::OriginQueues;
 use crate::retry::attempt::AttemptRecord;
 use crate::retry::poison_handoff::PoisonHandoff;
 use crate::state::error_code::{ErrorCode, Failure};
+use crate::support::queue_names::OriginQueues;
 use crate::support::redact::REDACTED;
 use serde_json::{json, Value};
 

@@ -8,10 +8,10 @@
 //! missing.
 
 use super::destination_keys::{auth_header, AuthForm, DestinationKeys};
-use super::env::text;
-use super::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
-use super::sources::{is_http_url, is_valid_name};
 use crate::signature::{KeyForm, SigningKey};
+use crate::support::env::text;
+use crate::support::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
+use crate::support::env::{is_http_url, is_valid_name};
 use serde_json::{Map, Value};
 
 /// Where a destination's calls go.

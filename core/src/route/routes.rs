@@ -2,8 +2,9 @@
 //! and which routes one event takes. Whether each `to` names a destination
 //! is checked where `DESTINATIONS` is known (`super::delivery`).
 
-use super::env::{fail, FieldError};
 use crate::route::filter::{body_value, headers_value, parse_filter, Filter};
+use crate::state::DeliveryStatus;
+use crate::support::env::{fail, FieldError};
 use serde_json::Value;
 
 /// One route of a source.
@@ -65,7 +66,7 @@ pub fn evaluate(
 
 /// Parses a source's `routes` list; errors name the field from the source
 /// on (`.routes[1].filter.body.total.$gte`).
-pub(super) fn parse_routes(raw: &Value) -> Result<Vec<Route>, FieldError> {
+pub(crate) fn parse_routes(raw: &Value) -> Result<Vec<Route>, FieldError> {
     let Value::Array(items) = raw else {
         return fail(
             ".routes",
@@ -110,17 +111,32 @@ fn route(item: &Value, at: &str) -> Result<Route, FieldError> {
     Ok(Route { to, filter })
 }
 
+// The status an event starts with is the routing's outcome, so the rule
+// lives here, beside `Routed`, not in the vocabulary under `state/`.
+impl DeliveryStatus {
+    /// The status an event starts with once routed (DESIGN §3).
+    pub fn routed(routed: &Routed) -> DeliveryStatus {
+        match routed {
+            Routed::NoRoutes => DeliveryStatus::None,
+            Routed::Routed { matched, .. } if matched.is_empty() => DeliveryStatus::Filtered,
+            Routed::Routed { .. } => DeliveryStatus::Pending,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ConfigError, DeliveryConfig, RelayConfig};
+    use crate::deliver::settings::DeliveryConfig;
+    use crate::receive::sources::load_sources;
+    use crate::support::env::ConfigError;
     use serde_json::json;
     use std::collections::BTreeMap;
 
     fn env(sources: Value, destinations: Option<Value>) -> BTreeMap<String, Value> {
         let mut env = BTreeMap::new();
         for name in sources.as_object().unwrap().keys() {
-            env.insert(crate::config::secret_name(name), json!("s"));
+            env.insert(crate::receive::sources::secret_name(name), json!("s"));
         }
         env.insert("SOURCES".into(), sources);
         env.insert("DOWNSTREAM_SIGNING_SECRET".into(), json!("down"));
@@ -131,7 +147,8 @@ mod tests {
     }
 
     fn load(sources: Value, destinations: Option<Value>) -> Result<DeliveryConfig, ConfigError> {
-        RelayConfig::load(&env(sources, destinations)).map(|c| c.delivery)
+        let env = env(sources, destinations);
+        DeliveryConfig::load(&env, &load_sources(&env)?)
     }
 
     type Headers = [(String, String)];
@@ -160,7 +177,7 @@ mod tests {
         assert_eq!(
             (&shop.target, shop.rate_per_s, shop.timeout_ms),
             (
-                &crate::config::Target::Url("https://shop.example/in".into()),
+                &crate::deliver::destinations::Target::Url("https://shop.example/in".into()),
                 None,
                 10_000
             )
@@ -340,12 +357,12 @@ mod tests {
             Some(two()),
         );
         e.remove("DOWNSTREAM_SIGNING_SECRET");
-        let err = RelayConfig::load(&e).unwrap_err();
+        let err = DeliveryConfig::load(&e, &load_sources(&e).unwrap()).unwrap_err();
         assert_eq!(err.key, "DOWNSTREAM_SIGNING_SECRET");
         assert!(err.problem.contains("shop"), "{err}");
         e.insert("SOURCES".into(), json!({"shop": {"scheme": "github"}}));
         assert!(
-            RelayConfig::load(&e).is_ok(),
+            DeliveryConfig::load(&e, &load_sources(&e).unwrap()).is_ok(),
             "declared destinations alone need no key"
         );
     }

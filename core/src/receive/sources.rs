@@ -1,8 +1,10 @@
 //! `SOURCES`: the declared webhook sources, and the secret each one needs.
 
-use super::env::{fail, object_var, text, ConfigEnv, ConfigError, FieldError};
-use super::routes::{parse_routes, Route};
+use crate::route::routes::{parse_routes, Route};
 use crate::signature::{preset, preset_names, recipe, Check, PublicKeyAlg, Scheme, SigningKey};
+use crate::support::env::{
+    fail, is_http_url, is_valid_name, object_var, text, ConfigEnv, ConfigError, FieldError,
+};
 use serde_json::Value;
 
 /// Default timestamp tolerance, either way, in seconds, for the older
@@ -76,7 +78,7 @@ pub struct Source {
 
 /// Binds a source's keys: its secret (and `_PREVIOUS`, when set) read
 /// through `env`, or its decoded `public_key`.
-pub(super) fn bind(spec: SourceSpec, env: &impl ConfigEnv) -> Result<Source, ConfigError> {
+fn bind(spec: SourceSpec, env: &impl ConfigEnv) -> Result<Source, ConfigError> {
     if let Check::PublicKey { alg, .. } = &spec.scheme.check {
         let public_key = spec
             .public_key
@@ -117,9 +119,19 @@ pub(super) fn bind(spec: SourceSpec, env: &impl ConfigEnv) -> Result<Source, Con
 /// are a list looked up by name: a map keyed by name costs both workers
 /// its own copy of the map code.
 #[derive(Debug, Clone, Default)]
-pub struct Sources(pub(super) Vec<Source>);
+pub struct Sources(Vec<Source>);
 
 impl Sources {
+    /// Binds each declared source to its secrets, in name order (`specs`
+    /// are a JSON object's keys, read sorted).
+    pub fn bind(specs: &[SourceSpec], env: &impl ConfigEnv) -> Result<Sources, ConfigError> {
+        let mut sources = Vec::with_capacity(specs.len());
+        for spec in specs.iter().cloned() {
+            sources.push(bind(spec, env)?);
+        }
+        Ok(Sources(sources))
+    }
+
     /// The source named `name`.
     pub fn get(&self, name: &str) -> Option<&Source> {
         self.0.iter().find(|s| s.spec.name == name)
@@ -192,15 +204,6 @@ fn parse_source(name: &str, decl: &Value) -> Result<SourceSpec, ConfigError> {
     // built here, once, rather than at each field's error (wasm bytes).
     source_fields(name, decl)
         .map_err(|(field, problem)| ConfigError::new(format!("SOURCES.{name}{field}"), problem))
-}
-
-/// The rule for source and destination names: 1-64 of a-z, 0-9, `-`, `_`.
-pub(super) fn is_valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 fn source_fields(name: &str, decl: &Value) -> Result<SourceSpec, FieldError> {
@@ -383,13 +386,6 @@ pub fn decode_public_key(alg: PublicKeyAlg, text: &str) -> Option<Vec<u8>> {
     }
 }
 
-pub(super) fn is_http_url(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    matches!(rest, Some(r) if !r.is_empty() && !r.starts_with('/') && !url.chars().any(char::is_whitespace))
-}
-
 /// Reads `SOURCES`, which is required.
 pub fn load_sources(env: &impl ConfigEnv) -> Result<Vec<SourceSpec>, ConfigError> {
     let raw = env.get("SOURCES").ok_or_else(|| {
@@ -557,7 +553,6 @@ mod tests {
 
     #[test]
     fn the_previous_secret_is_a_second_key_and_a_public_key_source_needs_no_secret() {
-        use crate::config::RelayConfig;
         let ed = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
         let env = |extra: &[(&str, &str)]| {
             let mut env: std::collections::BTreeMap<String, Value> = [
@@ -572,9 +567,11 @@ mod tests {
             }
             env
         };
-        let config = RelayConfig::load(&env(&[("WEBHOOK_SECRET_GH_PREVIOUS", "old")])).unwrap();
-        let keys: Vec<&[u8]> = config
-            .sources
+        let bound = |env: &std::collections::BTreeMap<String, Value>| {
+            Sources::bind(&load_sources(env).unwrap(), env)
+        };
+        let sources = bound(&env(&[("WEBHOOK_SECRET_GH_PREVIOUS", "old")])).unwrap();
+        let keys: Vec<&[u8]> = sources
             .get("gh")
             .unwrap()
             .keys
@@ -582,14 +579,13 @@ mod tests {
             .map(SigningKey::as_bytes)
             .collect();
         assert_eq!(keys, [b"new".as_slice(), b"old".as_slice()]);
-        assert_eq!(config.sources.get("std").unwrap().keys.len(), 1);
-        let d = config.sources.get("d").unwrap();
+        assert_eq!(sources.get("std").unwrap().keys.len(), 1);
+        let d = sources.get("d").unwrap();
         assert_eq!(
             (d.keys.len(), d.public_key.as_ref().map(Vec::len)),
             (0, Some(32))
         );
-        let err =
-            RelayConfig::load(&env(&[("WEBHOOK_SECRET_STD_PREVIOUS", "not base64!")])).unwrap_err();
+        let err = bound(&env(&[("WEBHOOK_SECRET_STD_PREVIOUS", "not base64!")])).unwrap_err();
         assert_eq!(err.key, "WEBHOOK_SECRET_STD_PREVIOUS");
     }
 

@@ -3,8 +3,8 @@
 //! `ALERT_PARKED_OLDEST`, `ALERT_SIGNATURE_FAILURES_PER_HOUR`, `ALERT_TIMEOUT`
 //! and the secret `ALERT_WEBHOOK_URL`.
 
-use super::env::{parse_bounded, parse_duration_key, text, ConfigEnv, ConfigError};
-use super::sources::is_http_url;
+use crate::support::env::is_http_url;
+use crate::support::env::{parse_bounded, parse_duration_key, text, ConfigEnv, ConfigError};
 use std::fmt;
 
 /// Default `ALERT_DLQ_OLDEST`: 1 hour.
@@ -147,7 +147,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::config::env::test_env as env;
+    use crate::support::env::test_env as env;
 
     #[test]
     fn the_defaults_match_the_design() {

@@ -58,9 +58,9 @@ pub fn text(env: &impl ConfigEnv, key: &str) -> Option<String> {
 /// A field of a declaration (`.scheme.encoding`, `.routes[1].to`, or ``
 /// for the declaration itself) and what is wrong with it; the caller adds
 /// the declaration's key (`SOURCES.shop`) once.
-pub(super) type FieldError = (String, String);
+pub(crate) type FieldError = (String, String);
 
-pub(super) fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
+pub(crate) fn fail<T>(field: &str, problem: impl Into<String>) -> Result<T, FieldError> {
     Err(field_error(field, problem.into()))
 }
 
@@ -73,7 +73,7 @@ fn field_error(field: &str, problem: String) -> FieldError {
 /// A var holding a JSON object, given as one (a TOML table) or as a JSON
 /// string holding one (so `wrangler dev --var KEY:'{…}'` works);
 /// `expected` says what the object maps, for the error.
-pub(super) fn object_var<'a>(
+pub(crate) fn object_var<'a>(
     key: &str,
     raw: &'a Value,
     expected: &str,
@@ -164,6 +164,23 @@ pub fn parse_size_key(
 }
 
 /// A configuration from `(key, value)` pairs, for the settings' tests.
+/// The rule for source and destination names: 1-64 of a-z, 0-9, `-`, `_`.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
+/// Whether `url` is an absolute `http://` or `https://` URL with a host.
+pub fn is_http_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    matches!(rest, Some(r) if !r.is_empty() && !r.starts_with('/') && !url.chars().any(char::is_whitespace))
+}
+
 #[cfg(test)]
 pub(crate) fn test_env(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
     pairs

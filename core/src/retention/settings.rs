@@ -2,7 +2,7 @@
 //! `DLQ_RETENTION` and `D1_MAX_BYTES`. Both workers read them: the relay
 //! sweeps by them, the DLQ worker's stats show them.
 
-use super::env::{parse_duration_key, parse_size_key, ConfigEnv, ConfigError};
+use crate::support::env::{parse_duration_key, parse_size_key, ConfigEnv, ConfigError};
 
 /// Default `EVENT_RETENTION`: 30 days.
 pub const DEFAULT_EVENT_RETENTION_MS: i64 = 30 * 86_400_000;
@@ -63,7 +63,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::config::env::test_env as env;
+    use crate::support::env::test_env as env;
 
     #[test]
     fn the_defaults_are_thirty_days_ninety_days_and_eight_gigabytes() {

@@ -98,9 +98,9 @@ pub fn auth_header(form: &AuthForm, secret: &str) -> Result<AuthHeader, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::destinations::load_keys;
-    use crate::config::env::test_env as env;
-    use crate::config::parse_destinations;
+    use crate::deliver::destinations::load_keys;
+    use crate::deliver::destinations::parse_destinations;
+    use crate::support::env::test_env as env;
     use serde_json::json;
 
     #[test]

@@ -1,7 +1,7 @@
 //! `DRAIN_RATE_PER_S` and `PARK_MAX_AGE`, part of the delivery settings
-//! (`crate::config::DeliveryConfig::parking`).
+//! (`crate::deliver::settings::DeliveryConfig::parking`).
 
-use crate::config::env::{text, ConfigEnv, ConfigError};
+use crate::support::env::{text, ConfigEnv, ConfigError};
 use serde_json::Value;
 
 /// Default `DRAIN_RATE_PER_S`: parked events delivered per second per destination.
@@ -62,10 +62,18 @@ impl ParkingConfig {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{ParkingConfig, RelayConfig};
     use crate::deliver::breaker::BreakerOpenAction;
+    use crate::deliver::settings::DeliveryConfig;
+    use crate::parking::settings::ParkingConfig;
+    use crate::receive::sources::load_sources;
     use serde_json::{json, Value};
     use std::collections::BTreeMap;
+
+    fn delivery(
+        env: &BTreeMap<String, Value>,
+    ) -> Result<DeliveryConfig, crate::support::env::ConfigError> {
+        DeliveryConfig::load(env, &load_sources(env)?)
+    }
 
     fn demo_env() -> BTreeMap<String, Value> {
         [
@@ -83,7 +91,7 @@ mod tests {
 
     #[test]
     fn the_defaults_are_ten_per_second_and_seventy_two_hours() {
-        let d = RelayConfig::load(&demo_env()).unwrap().delivery;
+        let d = delivery(&demo_env()).unwrap();
         assert_eq!(d.parking, ParkingConfig::default());
         assert_eq!(d.breaker_open_action, BreakerOpenAction::Park);
     }
@@ -101,7 +109,7 @@ mod tests {
         ] {
             let mut e = demo_env();
             e.insert(key.to_string(), value.clone());
-            let err = RelayConfig::load(&e).unwrap_err();
+            let err = delivery(&e).unwrap_err();
             assert_eq!(err.key, key, "{key}={value}");
             assert!(err.to_string().contains(key));
         }
@@ -122,7 +130,7 @@ mod tests {
         for (key, value) in table {
             let mut e = demo_env();
             e.insert(key.to_string(), value.clone());
-            let d = RelayConfig::load(&e).unwrap().delivery;
+            let d = delivery(&e).unwrap();
             match key {
                 "DRAIN_RATE_PER_S" => assert!(d.parking.drain_rate_per_s > 0.0),
                 "PARK_MAX_AGE" => assert!(d.parking.max_age_ms >= 90_000),
@@ -135,7 +143,7 @@ mod tests {
         let mut e = demo_env();
         e.insert("PARK_MAX_AGE".into(), json!("2s"));
         e.insert("DRAIN_RATE_PER_S".into(), json!("0.25"));
-        let p = RelayConfig::load(&e).unwrap().delivery.parking;
+        let p = delivery(&e).unwrap().parking;
         assert_eq!((p.max_age_ms, p.drain_rate_per_s), (2_000, 0.25));
     }
 }

@@ -4,12 +4,12 @@
 //! parking rules around them.
 
 use super::destinations::{load_destinations, load_keys, Destination, DELIVERY_TIMEOUT_RANGE_MS};
-use super::env::{parse_bounded, text, ConfigEnv, ConfigError};
-use super::routes::{evaluate, Route, Routed};
-use super::sources::SourceSpec;
 use crate::deliver::breaker::{BreakerConfig, BreakerOpenAction};
-use crate::parking::config::ParkingConfig;
+use crate::parking::settings::ParkingConfig;
+use crate::receive::sources::SourceSpec;
+use crate::route::routes::{evaluate, Route, Routed};
 use crate::signature::{KeyForm, SigningKey};
+use crate::support::env::{parse_bounded, text, ConfigEnv, ConfigError};
 use std::collections::BTreeMap;
 
 /// Default `DELIVERY_TIMEOUT_MS`.
