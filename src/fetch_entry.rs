@@ -4,7 +4,7 @@
 //! once the body, then the send, has settled. A request that fails inside
 //! the relay is a JSON 500 that names what failed.
 
-use crate::{ingest_route, route};
+use crate::{route, routes::ingest};
 use wasm_bindgen::prelude::*;
 use worker::{worker_sys, Env, ScheduleContext, ScheduledEvent};
 
@@ -35,7 +35,7 @@ pub fn ingest_body(
     body: Option<js_sys::Uint8Array>,
     failure: JsValue,
 ) -> Result<JsValue, JsValue> {
-    ingest_route::body_read(env, ctx, &source, &head, body, failure)
+    ingest::body_read(env, ctx, &source, &head, body, failure)
 }
 
 /// The ingest's last step: the queue's answer (its refusal, when not
@@ -48,7 +48,7 @@ pub fn ingest_sent(
     event_id: String,
     failure: JsValue,
 ) -> Result<JsValue, JsValue> {
-    ingest_route::sent(env, ctx, &source, &event_id, failure)
+    ingest::sent(env, ctx, &source, &event_id, failure)
 }
 
 /// Entry point for the cron trigger.

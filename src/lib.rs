@@ -10,25 +10,13 @@
 //!   maintenance, a retention sweep step and the alarm watchdog (`*/5`).
 //!
 //! Every decision is made in `hookrelay-core`; this crate moves bytes.
-
-mod admin_proxy;
 mod alerting;
 mod config_cache;
-mod consumer;
-mod delivery_consumer;
+mod consumers;
 mod fetch_entry;
-mod health_route;
-mod ingest_route;
-mod internal_auth;
-mod internal_maintenance_route;
-mod internal_replay_route;
 mod maintenance;
-mod parking;
 mod queue_entry;
-mod responses;
-mod signature_failures;
-mod signature_limit;
-mod test_fault_route;
+mod routes;
 
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::fetch_answer::respond;
@@ -58,14 +46,14 @@ fn route(
     }
     let path = raw_http::path(&req);
     if let Some(source) = path.strip_prefix("/webhooks/") {
-        return ingest_route::begin(req, env, ctx.into(), source.trim_end_matches('/'));
+        return routes::ingest::begin(req, env, ctx.into(), source.trim_end_matches('/'));
     }
     Ok(future_to_promise(async move {
         let routed = other_route(Request::from(req), &env, &path).await;
         respond(
             routed.map(Into::into),
             Component::Relay,
-            responses::internal,
+            routes::responses::internal,
         )
     })
     .into())
@@ -75,24 +63,24 @@ fn route(
 async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == "/healthz" {
         hookrelay_platform::body::drain(&req).await;
-        return health_route::handle(&req, env);
+        return routes::health::handle(&req, env);
     }
     if path == hookrelay_core::replay::call::PATH {
-        return internal_replay_route::handle(req, env).await;
+        return routes::internal_replay::handle(req, env).await;
     }
     if path == hookrelay_core::maintenance::schedule::MAINTENANCE_PATH {
-        return internal_maintenance_route::handle(req, env).await;
+        return routes::internal_maintenance::handle(req, env).await;
     }
     if alerting::internal_alarm_routes::serves(path) {
         return alerting::internal_alarm_routes::handle(req, env, path).await;
     }
-    if admin_proxy::forwards(path) {
-        return admin_proxy::handle(req, env).await;
+    if routes::admin_proxy::forwards(path) {
+        return routes::admin_proxy::handle(req, env).await;
     }
-    if path == test_fault_route::PATH && test_fault_route::armed(env) {
-        test_fault_route::handle();
+    if path == routes::test_fault::PATH && routes::test_fault::armed(env) {
+        routes::test_fault::handle();
     }
-    responses::error(
+    routes::responses::error(
         404,
         "NOT_FOUND",
         "no such route; webhooks go to POST /webhooks/{source}",

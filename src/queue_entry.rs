@@ -3,9 +3,9 @@
 //! `hookrelay_platform::deliveries`). worker-build's shim calls any export
 //! named `queue` with the raw batch, the env and the context.
 
-use crate::consumer;
-use crate::delivery_consumer;
-use crate::parking::drain_consumer;
+use crate::consumers::control;
+use crate::consumers::deliveries;
+use crate::consumers::webhooks;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::support::queue_names::{RelayConsumer, RELAY_QUEUES};
 use hookrelay_platform::parking::drain_resume::resume_if_due;
@@ -29,9 +29,9 @@ pub async fn queue(
     let name: String = batch.queue().map(String::from).unwrap_or_default();
     let messages = read_batch(&batch);
     match consumer_of(&env, RELAY_QUEUES, &name, &messages, Component::Relay) {
-        Some(RelayConsumer::Webhooks) => consumer::consume(messages, &env).await,
-        Some(RelayConsumer::Control) => drain_consumer::consume(messages, &env).await,
-        Some(RelayConsumer::Deliveries) => delivery_consumer::consume(messages, &env).await,
+        Some(RelayConsumer::Webhooks) => webhooks::consume(messages, &env).await,
+        Some(RelayConsumer::Control) => control::consume(messages, &env).await,
+        Some(RelayConsumer::Deliveries) => deliveries::consume(messages, &env).await,
         // Retried and logged by consumer_of.
         None => {}
     }

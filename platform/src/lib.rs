@@ -25,9 +25,9 @@ pub mod queue_destination;
 pub mod queue_dispatch;
 pub mod queue_message;
 pub mod queue_send;
-pub mod rate_limit;
 pub mod rate_turn;
 pub mod raw_http;
+pub mod signature_limit_binding;
 pub mod webcrypto;
 
 /// The current time in unix milliseconds. Read once per request or batch,

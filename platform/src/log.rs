@@ -152,7 +152,7 @@ named_fields!(
     Component,
     MetricName,
     state::AuditAction,
-    state::DeliveryStatus,
+    state::DeliverySummary,
     state::DownstreamResult,
     state::EntryStatus,
     state::EventStep,

@@ -1,5 +1,5 @@
 //! The internal alarm routes the DLQ worker calls through its `RELAY`
-//! binding, proven like replays (`crate::internal_auth`):
+//! binding, proven like replays (`crate::routes::internal_auth`):
 //! - `POST /internal/v1/dlq-cannot-store`: the DLQ consumer could not store
 //!   a dead letter (body `cannot_store::StoreFailure`); answers the alarm's
 //!   state. Nothing here needs D1, which is what fails.
@@ -9,7 +9,7 @@
 //!   set (only the relay holds it), for `GET /api/v1/admin/alerts`.
 
 use super::{alert_post, cannot_store_object as cannot_store};
-use crate::{internal_auth, responses};
+use crate::{routes::internal_auth, routes::responses};
 use hookrelay_core::alarms::alert_payload::Alert;
 use hookrelay_core::alarms::cannot_store::{Report, StoreFailure};
 use hookrelay_core::alarms::{ALERT_RECEIVER_PATH, ALERT_TEST_PATH, CANNOT_STORE_PATH};

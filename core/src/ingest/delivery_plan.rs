@@ -2,13 +2,13 @@
 //! deliveries then need a call is the deliveries' own state,
 //! `crate::state::DeliveryState::claimable`).
 
-use crate::state::{DeliveryStatus, DownstreamResult};
+use crate::state::{DeliverySummary, DownstreamResult};
 
 /// The downstream side right after ingest: an event already delivered is
 /// never called again; anything else has not been forwarded yet.
-pub fn after_ingest(status: DeliveryStatus) -> DownstreamResult {
+pub fn after_ingest(status: DeliverySummary) -> DownstreamResult {
     match status {
-        DeliveryStatus::Delivered => DownstreamResult::AlreadyDelivered,
+        DeliverySummary::Delivered => DownstreamResult::AlreadyDelivered,
         _ => DownstreamResult::NotForwarded,
     }
 }
@@ -16,11 +16,11 @@ pub fn after_ingest(status: DeliveryStatus) -> DownstreamResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use DeliveryStatus::*;
+    use DeliverySummary::*;
 
     #[test]
     fn only_a_delivered_event_reads_as_already_delivered() {
-        for s in DeliveryStatus::ALL {
+        for s in DeliverySummary::ALL {
             let want = if *s == Delivered {
                 DownstreamResult::AlreadyDelivered
             } else {

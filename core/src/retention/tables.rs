@@ -36,15 +36,15 @@
 
 use crate::retention::settings::RetentionConfig;
 use crate::state::DeliveryState;
-use crate::state::{AlarmState, ArchiveTable, DeliveryStatus, EntryStatus, JobStatus};
+use crate::state::{AlarmState, ArchiveTable, DeliverySummary, EntryStatus, JobStatus};
 use crate::UnixMillis;
 
 /// Delivery statuses a legacy event (`routed_at IS NULL`) may be swept in.
-pub const SWEEPABLE_DELIVERY: [DeliveryStatus; 4] = [
-    DeliveryStatus::None,
-    DeliveryStatus::Filtered,
-    DeliveryStatus::Delivered,
-    DeliveryStatus::Failed,
+pub const SWEEPABLE_DELIVERY: [DeliverySummary; 4] = [
+    DeliverySummary::None,
+    DeliverySummary::Filtered,
+    DeliverySummary::Delivered,
+    DeliverySummary::Failed,
 ];
 /// Delivery states that hold their event in D1: a call is owed.
 pub const UNSWEPT_DELIVERY: [DeliveryState; 3] = [
@@ -181,7 +181,7 @@ pub fn alone(table: ArchiveTable) -> String {
              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.parked_destination = drains.destination AND e.delivery_status = '{parked}') \
              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.source = drains.destination AND e.routed_at IS NULL AND e.delivery_status = '{parked}')",
             DeliveryState::Parked.as_str(),
-            parked = DeliveryStatus::Parked.as_str()
+            parked = DeliverySummary::Parked.as_str()
         ),
         // Age alone: an episode resolved for the alarms' age owes no alert
         // any more (`alarms::machine::Owing` gives up at the same age), so
@@ -234,7 +234,7 @@ mod tests {
         let states: Vec<&str> = DeliveryState::ALL.iter().map(|s| s.as_str()).collect();
         assert!(rows.starts_with("NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id AND d.state IN"));
         assert_eq!(named(rows, &states), ["pending", "delivering", "parked"]);
-        let statuses: Vec<&str> = DeliveryStatus::ALL.iter().map(|s| s.as_str()).collect();
+        let statuses: Vec<&str> = DeliverySummary::ALL.iter().map(|s| s.as_str()).collect();
         assert_eq!(
             named(legacy, &statuses),
             ["none", "delivered", "failed", "filtered"]

@@ -3,7 +3,7 @@
 //! is checked where `DESTINATIONS` is known (`super::delivery`).
 
 use crate::route::filter::{body_value, headers_value, parse_filter, Filter};
-use crate::state::DeliveryStatus;
+use crate::state::DeliverySummary;
 use crate::support::env::{fail, FieldError};
 use serde_json::Value;
 
@@ -113,13 +113,13 @@ fn route(item: &Value, at: &str) -> Result<Route, FieldError> {
 
 // The status an event starts with is the routing's outcome, so the rule
 // lives here, beside `Routed`, not in the vocabulary under `state/`.
-impl DeliveryStatus {
+impl DeliverySummary {
     /// The status an event starts with once routed (DESIGN §3).
-    pub fn routed(routed: &Routed) -> DeliveryStatus {
+    pub fn routed(routed: &Routed) -> DeliverySummary {
         match routed {
-            Routed::NoRoutes => DeliveryStatus::None,
-            Routed::Routed { matched, .. } if matched.is_empty() => DeliveryStatus::Filtered,
-            Routed::Routed { .. } => DeliveryStatus::Pending,
+            Routed::NoRoutes => DeliverySummary::None,
+            Routed::Routed { matched, .. } if matched.is_empty() => DeliverySummary::Filtered,
+            Routed::Routed { .. } => DeliverySummary::Pending,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Where one delivery stands (`deliveries.state`, DESIGN §3 "Fan-out"):
 //! the state of one (event, destination). What each caller may do from a
 //! state is `deliver::deliveries`; the event's summary of its deliveries is
-//! [`super::DeliveryStatus`].
+//! [`super::DeliverySummary`].
 
 use super::named_states;
 

@@ -9,7 +9,7 @@ mod archive;
 mod audit_action;
 mod breaker_state_name;
 mod delivery_state;
-mod delivery_status;
+mod delivery_summary;
 mod downstream_result;
 mod entry_kind;
 mod entry_status;
@@ -28,7 +28,7 @@ pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobCommand, JobEntryOutcome, JobEntryState, JobStatus};
 
 pub use delivery_state::DeliveryState;
-pub use delivery_status::{lease_stale_before, DeliveryStatus, LEASE_MARGIN_MS};
+pub use delivery_summary::{lease_stale_before, DeliverySummary, LEASE_MARGIN_MS};
 pub use downstream_result::DownstreamResult;
 pub use entry_kind::EntryKind;
 pub use entry_status::EntryStatus;
@@ -144,9 +144,9 @@ mod tests {
     #[test]
     fn every_state_roundtrips_through_its_stored_name() {
         roundtrips(
-            DeliveryStatus::ALL,
-            DeliveryStatus::as_str,
-            DeliveryStatus::parse,
+            DeliverySummary::ALL,
+            DeliverySummary::as_str,
+            DeliverySummary::parse,
         );
         roundtrips(EntryStatus::ALL, EntryStatus::as_str, EntryStatus::parse);
         roundtrips(
@@ -180,7 +180,7 @@ mod tests {
 
     #[test]
     fn an_unknown_stored_name_is_an_error_naming_it() {
-        let e = DeliveryStatus::parse("teleported").unwrap_err();
+        let e = DeliverySummary::parse("teleported").unwrap_err();
         assert_eq!(e.kind, "delivery status");
         assert!(e.to_string().contains("teleported"));
         assert!(EntryStatus::parse("").is_err());

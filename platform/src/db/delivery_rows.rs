@@ -8,7 +8,7 @@
 use super::{int, text};
 use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
 use hookrelay_core::state::DeliveryState;
-use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::state::DeliverySummary;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -104,7 +104,7 @@ pub fn parked_total(db: &D1Database) -> Result<D1PreparedStatement> {
     )
     .bind(&[
         text(DeliveryState::Parked.as_str()),
-        text(DeliveryStatus::Parked.as_str()),
+        text(DeliverySummary::Parked.as_str()),
     ])
 }
 
@@ -123,7 +123,7 @@ pub fn parked_by_destination(db: &D1Database) -> Result<D1PreparedStatement> {
     )
     .bind(&[
         text(DeliveryState::Parked.as_str()),
-        text(DeliveryStatus::Parked.as_str()),
+        text(DeliverySummary::Parked.as_str()),
     ])
 }
 

@@ -1,4 +1,4 @@
-//! Phase 3 for one destination: the batch's calls in concurrent waves
+//! Phase 2, for one destination: the batch's calls in concurrent waves
 //! (planned by `hookrelay_core::deliver::breaker::waves`), its breaker read once
 //! before (by `deliver`) and written once after, plus a probe claim when
 //! one is due.

@@ -5,7 +5,7 @@
 
 use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::retry::disposition::Outcome;
-use hookrelay_core::state::{DeliveryStatus, DownstreamResult, IngestKind};
+use hookrelay_core::state::{DeliverySummary, DownstreamResult, IngestKind};
 
 /// One event to process, with the queue message that carries it.
 pub struct Item<'a> {
@@ -34,7 +34,7 @@ pub struct Processed {
     /// How ingest went, if it succeeded (`None` for a delivery).
     pub ingest: Option<IngestKind>,
     /// The row's delivery status as ingest read it.
-    pub delivery_status: Option<DeliveryStatus>,
+    pub delivery_status: Option<DeliverySummary>,
     /// What happened about the downstream call.
     pub downstream: DownstreamResult,
     /// The outcome for the disposition.

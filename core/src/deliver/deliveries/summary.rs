@@ -6,39 +6,7 @@
 //! the same rule for a statement that recomputes `events.delivery_status`
 //! in the batch that changes a delivery, and a test holds the two together.
 
-use crate::state::DeliveryState;
-
-/// The summary as stored in `events.delivery_status` and listed by
-/// `GET /api/v1/admin/events?delivery_status=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Summary {
-    /// The source has no route.
-    None,
-    /// Routes exist, and none matched.
-    Filtered,
-    /// Any delivery pending or in flight.
-    Pending,
-    /// Any parked, none pending.
-    Parked,
-    /// Any dead-lettered, none pending or parked.
-    Failed,
-    /// Every delivery delivered.
-    Delivered,
-}
-
-impl Summary {
-    /// The stored text.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Summary::None => "none",
-            Summary::Filtered => "filtered",
-            Summary::Pending => "pending",
-            Summary::Parked => "parked",
-            Summary::Failed => "failed",
-            Summary::Delivered => "delivered",
-        }
-    }
-}
+use crate::state::{DeliveryState, DeliverySummary as Summary};
 
 /// Sums up an event's deliveries. `routed` says whether the source had
 /// any route when the event was ingested (false: `none`); an event with

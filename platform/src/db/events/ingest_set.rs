@@ -7,7 +7,7 @@ use super::{kind_of, Ingest};
 use crate::db::Rows;
 use crate::db::{int, text};
 use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
-use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::state::DeliverySummary;
 use hookrelay_core::support::vec_map::VecMap;
 use serde_json::json;
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -84,7 +84,7 @@ pub fn read(result: &Rows, nonce: &str) -> Result<VecMap<String, Ingest>> {
     })?;
     let mut out = VecMap::new();
     for row in rows {
-        let delivery_status = DeliveryStatus::parse(&row.delivery_status)
+        let delivery_status = DeliverySummary::parse(&row.delivery_status)
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
         let kind = kind_of(
             row.ingest_nonce.as_deref(),

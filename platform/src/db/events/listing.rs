@@ -4,7 +4,7 @@
 use crate::db::delivery_rows::DeliveryRow;
 use crate::db::{text, Where};
 use hookrelay_core::admin::query::{Cursor, EventFilter};
-use hookrelay_core::state::DeliveryStatus;
+use hookrelay_core::state::DeliverySummary;
 use hookrelay_core::support::redact::redact_map;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ pub struct EventSummary {
     /// Deliveries after the first.
     pub duplicate_count: i64,
     /// Where its downstream delivery stands.
-    pub delivery_status: DeliveryStatus,
+    pub delivery_status: DeliverySummary,
     /// Downstream calls made.
     pub delivery_attempts: i64,
     /// When the downstream answered 2xx.

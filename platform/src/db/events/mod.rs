@@ -4,7 +4,7 @@ use super::{int, opt_text, text};
 use crate::db::{Query, Rows};
 use hookrelay_core::receive::queued_event::{EventBody, QueuedEvent};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
-use hookrelay_core::state::{DeliveryStatus, IngestKind};
+use hookrelay_core::state::{DeliverySummary, IngestKind};
 use worker::{D1Database, D1PreparedStatement, Result};
 
 pub mod delivery_evidence;
@@ -22,14 +22,14 @@ pub struct Ingest {
     /// Fresh, duplicate or redelivered.
     pub kind: IngestKind,
     /// The row's delivery status after the ingest.
-    pub delivery_status: DeliveryStatus,
+    pub delivery_status: DeliverySummary,
 }
 
 /// How ingest routed an event: its first `delivery_status`, when, and the
 /// destinations whose route did not match (JSON, NULL when none).
 pub struct Routing {
     /// `none`, `filtered` or `pending`.
-    pub status: DeliveryStatus,
+    pub status: DeliverySummary,
     /// When the routes were evaluated (unix ms).
     pub routed_at: i64,
     /// `routes_unmatched`.
@@ -47,7 +47,7 @@ impl Routing {
             _ => None,
         };
         Routing {
-            status: DeliveryStatus::routed(routed),
+            status: DeliverySummary::routed(routed),
             routed_at: now_ms,
             unmatched,
         }
@@ -136,7 +136,7 @@ pub fn read_ingest(result: &Rows, nonce: &str) -> std::result::Result<Ingest, Fa
         row.duplicate_nonce.as_deref(),
         nonce,
     );
-    let delivery_status = DeliveryStatus::parse(&row.delivery_status)
+    let delivery_status = DeliverySummary::parse(&row.delivery_status)
         .map_err(|e| Failure::new(ErrorCode::Unknown, e.to_string()))?;
     Ok(Ingest {
         kind,
@@ -179,9 +179,9 @@ pub async fn mark_dead_lettered(db: &D1Database, event_ids: &[&str]) -> Result<(
     db.prepare("UPDATE events SET delivery_status = ?2 WHERE event_id IN (SELECT value FROM json_each(?1)) AND delivery_status IN (?3, ?4)")
         .bind(&[
             text(&ids),
-            text(DeliveryStatus::Failed.as_str()),
-            text(DeliveryStatus::Pending.as_str()),
-            text(DeliveryStatus::Delivering.as_str()),
+            text(DeliverySummary::Failed.as_str()),
+            text(DeliverySummary::Pending.as_str()),
+            text(DeliverySummary::Delivering.as_str()),
         ])?
         .query()
         .await?;

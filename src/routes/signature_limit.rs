@@ -6,7 +6,7 @@
 use hookrelay_core::metrics::Component;
 use hookrelay_core::receive::front_door::Rejection;
 use hookrelay_core::receive::signature_limit::{limit_key, Blocked, BINDING};
-use hookrelay_platform::{log, rate_limit};
+use hookrelay_platform::{log, signature_limit_binding};
 use std::cell::RefCell;
 use worker::Env;
 
@@ -37,7 +37,7 @@ pub async fn count_failure(
     now_ms: i64,
 ) -> Option<Rejection> {
     let key = limit_key(source, ip);
-    match rate_limit::under_limit(env, BINDING, &key).await {
+    match signature_limit_binding::under_limit(env, BINDING, &key).await {
         Ok(true) => None,
         Ok(false) => {
             BLOCKED.with(|b| b.borrow_mut().block(&key, now_ms));

@@ -21,8 +21,8 @@
 //! short-lived token signed by `RELAY_INTERNAL_SECRET`, and every other
 //! caller is refused before the body is looked at.
 
-use crate::internal_auth;
-use crate::responses;
+use crate::routes::internal_auth;
+use crate::routes::responses;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::deliver::deliveries::legacy::legacy_entry_destination;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
@@ -255,8 +255,10 @@ async fn ingest_again(
     if destination.is_some() {
         return None;
     }
-    Some(match crate::consumer::enqueue(env, &items, pending).await {
-        Ok(()) => answer_of(&p),
-        Err(f) => failed(f),
-    })
+    Some(
+        match crate::consumers::webhooks::enqueue(env, &items, pending).await {
+            Ok(()) => answer_of(&p),
+            Err(f) => failed(f),
+        },
+    )
 }

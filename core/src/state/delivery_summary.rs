@@ -1,10 +1,12 @@
-//! Where an event's downstream delivery stands (`events.delivery_status`).
+//! The summary on an event of where its deliveries stand
+//! (`events.delivery_status`): one value per event, summed up from its
+//! deliveries' own [`super::DeliveryState`] by `deliver::deliveries::summary`.
 
 use super::named_states;
 
 named_states! {
-    /// The delivery status of one ingested event.
-    pub enum DeliveryStatus ("delivery status") {
+    /// The summary of one ingested event's deliveries.
+    pub enum DeliverySummary ("delivery status") {
         /// The source has no downstream.
         None = "none",
         /// Waiting for a (next) delivery attempt.

@@ -6,7 +6,7 @@
 //! (`core/src/internal_token.rs`) before it looks at the body.
 
 use crate::config_cache::relay_config;
-use crate::responses;
+use crate::routes::responses;
 use hookrelay_core::admin::internal_token::{authorize_internal, SECRET_NAME};
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::metrics::Component;

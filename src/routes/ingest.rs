@@ -28,7 +28,10 @@
 //! these plain objects, which the two small constructors below make in one
 //! call each.
 
-use crate::{config_cache::relay_config, responses, signature_failures, signature_limit};
+use crate::{
+    config_cache::relay_config, routes::responses, routes::signature_failures,
+    routes::signature_limit,
+};
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::receive::claim_check::fits_inline;
 use hookrelay_core::receive::front_door::{

@@ -2,7 +2,7 @@
 //! the retry schedule; never a secret (nor a destination's URL, which may
 //! hold a token in its path).
 
-use crate::{config_cache::relay_config, responses, VERSION};
+use crate::{config_cache::relay_config, routes::responses, VERSION};
 use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
 

@@ -2,7 +2,7 @@
 //! the relay forwards them through the `DLQ` service binding so the admin
 //! API and the console share the relay's origin.
 
-use crate::responses;
+use crate::routes::responses;
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::log;
 use worker::{Env, Request, Response, Result};

@@ -4,7 +4,7 @@
 //! The caller is proven like a replay (`internal_auth`); the body, if any,
 //! must be an empty JSON object.
 
-use crate::{internal_auth, maintenance, responses};
+use crate::{maintenance, routes::internal_auth, routes::responses};
 use hookrelay_platform::now_ms;
 use worker::{Env, Request, Response, Result};
 
