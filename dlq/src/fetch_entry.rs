@@ -2,7 +2,7 @@
 //! `hookrelay_platform::fetch_answer` for why). An unexpected error is the admin
 //! API's 503, so the client retries.
 
-use crate::{admin::ApiError, route};
+use crate::{route, routes::ApiError};
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::fetch_answer::respond;
 use wasm_bindgen::prelude::*;

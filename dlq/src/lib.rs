@@ -7,19 +7,13 @@
 //!   relay's service binding. The console (`/admin`) is static assets
 //!   (`dlq/console/`, `[assets]` in dlq/wrangler.toml), served before this
 //!   code runs.
-
-mod admin;
-mod apply_entry_action;
 mod config_cache;
-mod entry_change_error;
+mod consumers;
+mod entries;
 mod fetch_entry;
-mod job_queue;
 mod jobs;
 mod queue_entry;
-mod relay_client;
-mod replay;
-mod restore_entry;
-mod triage;
+mod routes;
 
 use worker::{Context, Env, Request, Response, Result};
 
@@ -28,9 +22,9 @@ async fn route(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let resume_env = env.clone();
     ctx.wait_until(async move { resume(&resume_env).await });
     if req.path().starts_with("/api/v1/admin/") {
-        return admin::handle(req, &env).await;
+        return routes::handle(req, &env).await;
     }
-    admin::ApiError::NotFound(
+    routes::ApiError::NotFound(
         "the DLQ worker serves /api/v1/admin/… and the console's files under /admin only".into(),
     )
     .into_response()

@@ -3,7 +3,7 @@
 //! `QUEUE_DLQ` (triage; `webhooks-dlq` by default) and `QUEUE_JOBS` (one
 //! step of a job per message; `hookrelay-jobs`).
 
-use crate::{job_queue, triage};
+use crate::consumers::{jobs, webhooks_dlq};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::support::queue_names::{DlqConsumer, DLQ_QUEUES};
 use hookrelay_platform::queue_dispatch::consumer_of;
@@ -24,8 +24,8 @@ pub async fn queue(
     let name: String = batch.queue().map(String::from).unwrap_or_default();
     let messages = read_batch(&batch);
     match consumer_of(&env, DLQ_QUEUES, &name, &messages, Component::Dlq) {
-        Some(DlqConsumer::Triage) => triage::triage(messages, &env).await,
-        Some(DlqConsumer::Jobs) => job_queue::consume(messages, &env).await,
+        Some(DlqConsumer::Triage) => webhooks_dlq::triage(messages, &env).await,
+        Some(DlqConsumer::Jobs) => jobs::consume(messages, &env).await,
         // Retried and logged by consumer_of.
         None => {}
     }

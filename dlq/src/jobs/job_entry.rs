@@ -1,8 +1,8 @@
 //! What a job does to one entry of its set.
 
-use crate::apply_entry_action::{apply, ActionContext, ActionError};
-use crate::relay_client::Relay;
-use crate::replay::{replay_entry, ReplayContext, ReplayError};
+use crate::entries::apply_action::{apply, ActionContext, ActionError};
+use crate::entries::relay_client::Relay;
+use crate::entries::replay::{replay_entry, ReplayContext, ReplayError};
 use hookrelay_core::dead_letter::entry_action::EntryAction;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::replay::call::RefusalCode;

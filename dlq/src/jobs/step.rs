@@ -9,7 +9,7 @@
 //! one batch.
 
 use super::job_entry::{self, Handled, JobContext};
-use crate::relay_client::Relay;
+use crate::entries::relay_client::Relay;
 use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::step_schedule::step_entries;

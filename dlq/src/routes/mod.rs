@@ -19,7 +19,7 @@ mod stats_lifecycle;
 mod stats_route;
 
 use crate::config_cache::config;
-use crate::relay_client::Relay;
+use crate::entries::relay_client::Relay;
 pub use api_error::{success, success_with_status, ApiError, ApiResult};
 use hookrelay_core::admin::jwt::{authorize, Claims};
 use hookrelay_core::metrics::Component;

@@ -6,7 +6,7 @@
 //! reads R2 here: it needs no relay configuration.
 
 use super::{ApiError, ApiResult};
-use crate::relay_client::Relay;
+use crate::entries::relay_client::Relay;
 use hookrelay_core::admin::query::{next_archive_cursor, parse_archive_listing};
 use hookrelay_core::retention::archive_key::ArchiveKey;
 use hookrelay_platform::archive_bucket;

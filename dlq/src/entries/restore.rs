@@ -21,7 +21,7 @@ use hookrelay_platform::{log, metrics};
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, Env};
 
-use crate::apply_entry_action::ActionContext;
+use crate::entries::apply_action::ActionContext;
 
 /// What a restore did: `{"id","status","action","deduped_into"}`.
 #[derive(Debug, Clone, Serialize)]

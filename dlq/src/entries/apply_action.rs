@@ -48,7 +48,7 @@ pub struct ActionResult {
 }
 
 /// Why an action changed nothing.
-pub type ActionError = crate::entry_change_error::EntryChangeError;
+pub type ActionError = crate::entries::change_error::EntryChangeError;
 
 /// Applies `action` to `entry` as it was read: the audit record and the
 /// status update (with the payload erasure for a discard) in one batch,

@@ -11,7 +11,7 @@
 //! done: one call per batch, not per message.
 
 use crate::config_cache::config;
-use crate::relay_client::Relay;
+use crate::entries::relay_client::Relay;
 use hookrelay_core::alarms::cannot_store::StoreFailure;
 use hookrelay_core::alarms::CANNOT_STORE_PATH;
 use hookrelay_core::metrics::Component;

@@ -1,9 +1,9 @@
 //! The `hookrelay-jobs` consumer: each message is one step of one job.
 
 use crate::config_cache::config;
+use crate::entries::relay_client::Relay;
 use crate::jobs::resume::resume_stalled;
 use crate::jobs::step::{self, StepEnv};
-use crate::relay_client::Relay;
 use hookrelay_core::dead_letter::store_retry::store_retry_delay_s;
 use hookrelay_core::jobs::JobStep;
 use hookrelay_core::metrics::Component;

@@ -2,7 +2,7 @@
 //! `{"reason"}` body.
 
 use super::{ApiError, ApiResult};
-use crate::apply_entry_action::{apply, ActionContext, ActionError};
+use crate::entries::apply_action::{apply, ActionContext, ActionError};
 use hookrelay_core::dead_letter::entry_action::EntryAction;
 use hookrelay_core::replay::plan::parse_reason_body;
 use hookrelay_platform::db::dead_letters;

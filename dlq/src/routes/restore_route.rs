@@ -1,9 +1,9 @@
 //! `POST /webhook-dlq/:id/restore` with a strict `{"reason"}` body: an
-//! evicted or swept entry back from the R2 archive (`crate::restore_entry`).
+//! evicted or swept entry back from the R2 archive (`crate::entries::restore`).
 
 use super::entry_action_routes::Caller;
 use super::{ApiError, ApiResult};
-use crate::restore_entry::{restore as restore_entry, RestoreError};
+use crate::entries::restore::{restore as restore_entry, RestoreError};
 use hookrelay_core::replay::plan::parse_reason_body;
 use serde_json::Value;
 use worker::D1Database;

@@ -7,7 +7,7 @@
 //! ingested nor delivered again: the pipeline finds its row and its
 //! `delivered` status.
 
-use crate::relay_client::Relay;
+use crate::entries::relay_client::Relay;
 use hookrelay_core::dead_letter::envelope::Envelope;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall};
@@ -82,7 +82,7 @@ pub struct ReplayResult {
 }
 
 /// Why a replay changed nothing.
-pub type ReplayError = crate::entry_change_error::EntryChangeError;
+pub type ReplayError = crate::entries::change_error::EntryChangeError;
 
 /// Asks the relay to replay the entry's original event: a `delivery`
 /// entry to its destination alone. Answers the destination asked for too.

@@ -7,8 +7,8 @@
 
 use super::{ApiError, ApiResult};
 use crate::config_cache::Config;
-use crate::relay_client::Relay;
-use crate::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMPONENT};
+use crate::entries::relay_client::Relay;
+use crate::entries::replay::{replay_entry, ReplayContext, ReplayError, ReplayResult, COMPONENT};
 use hookrelay_core::admin::query::{decode_cursor, encode_cursor, Cursor};
 use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::metrics::{Metric, MetricName};
