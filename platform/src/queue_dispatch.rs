@@ -7,12 +7,9 @@ use crate::env_config::WorkerEnv;
 use crate::log;
 use crate::queue_message::QueueMessage;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::retry::waits::UNROUTED_RETRY_S;
 use hookrelay_core::support::queue_names::{QueueNames, QueueVar};
 use worker::Env;
-
-/// Seconds before a batch that no consumer took is delivered again (time
-/// for a corrected configuration to be deployed).
-const UNROUTED_RETRY_S: u32 = 60;
 
 /// The consumer of the batch from `queue`, or `None` when there is none:
 /// then every message was retried and the reason logged.

@@ -6,13 +6,11 @@ use crate::config_cache::relay_config;
 use crate::maintenance::continuation;
 use hookrelay_core::parking::DrainMessage;
 use hookrelay_core::retention::continuation::SweepMessage;
+use hookrelay_core::retry::waits::{CONFIG_INVALID_RETRY_S, DRAIN_STEP_RETRY_S};
 use hookrelay_platform::parking::{run_steps, DrainCtx, COMPONENT};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{db::error_message, log, metrics};
 use worker::Env;
-
-/// Seconds before a step that failed on D1 or a queue is tried again.
-const STEP_RETRY_S: u32 = 5;
 
 /// Runs each message's step (side by side, one per destination), and
 /// acks or retries each on its own. A message that is not a drain message
@@ -22,7 +20,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     let Ok(config) = &*config else {
         // The config_invalid line names the key; keep the steps until it is fixed.
         for m in &messages {
-            m.retry(60);
+            m.retry(CONFIG_INVALID_RETRY_S);
         }
         return;
     };
@@ -34,7 +32,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
                 "d1_binding_missing",
                 log::fields! {"err": error_message(&e)},
             );
-            messages.iter().for_each(|m| m.retry(STEP_RETRY_S));
+            messages.iter().for_each(|m| m.retry(DRAIN_STEP_RETRY_S));
             return;
         }
     };
@@ -59,7 +57,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
                     "drain_step_failed",
                     log::fields! {"generation": msg.generation, "err": error_message(&e), "next": "retry"},
                 );
-                message.retry(STEP_RETRY_S);
+                message.retry(DRAIN_STEP_RETRY_S);
             }
         }
     }

@@ -14,17 +14,13 @@ use hookrelay_core::config::RelayConfig;
 use hookrelay_core::maintenance::lease::Lease;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::retention::continuation::{SweepMessage, CONTINUE_AFTER_S};
+use hookrelay_core::retry::waits::{SWEEP_BUSY_RETRY_S, SWEEP_STEP_RETRY_S};
 use hookrelay_core::support::subrequests::Budget;
 use hookrelay_platform::db::{error_message, sweep_state};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::queue_send::send_json_after;
 use hookrelay_platform::{log, now_ms};
 use worker::Env;
-
-/// Seconds before a step that failed is tried again.
-const RETRY_S: u32 = 10;
-/// Seconds before a step that found the lease held looks again.
-const BUSY_RETRY_S: u32 = 5;
 
 /// Sends the continuation of chain `generation`.
 pub async fn send(env: &Env, generation: i64) -> worker::Result<()> {
@@ -48,14 +44,14 @@ pub async fn consume(messages: &[(&QueueMessage, SweepMessage)], env: &Env) {
     for (message, sweep) in messages {
         match step(env, sweep.generation, &mut budget).await {
             Ok(true) => message.ack(),
-            Ok(false) => message.retry(BUSY_RETRY_S),
+            Ok(false) => message.retry(SWEEP_BUSY_RETRY_S),
             Err(e) => {
                 log::error(
                     Component::Sweep,
                     "sweep_continuation_failed",
-                    log::fields! {"generation": sweep.generation, "err": error_message(&e), "next": "retry", "retry_in_s": RETRY_S},
+                    log::fields! {"generation": sweep.generation, "err": error_message(&e), "next": "retry", "retry_in_s": SWEEP_STEP_RETRY_S},
                 );
-                message.retry(RETRY_S);
+                message.retry(SWEEP_STEP_RETRY_S);
             }
         }
     }

@@ -19,6 +19,13 @@ use crate::support::vec_map::VecMap;
 /// The least time between two writes of one isolate's tally.
 pub const FLUSH_EVERY_MS: i64 = 20_000;
 
+/// How long a bucket is kept: the alarm reads the last hour, and the hour
+/// after it leaves a writer with a slow clock room.
+pub const KEEP_MS: i64 = 2 * 3_600_000;
+
+/// The window the `signature_failures` alarm counts over.
+pub const WINDOW_MS: i64 = 3_600_000;
+
 /// The width of a bucket the counts are kept and stored in.
 pub const BUCKET_MS: i64 = 60_000;
 

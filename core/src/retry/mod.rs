@@ -8,3 +8,4 @@ pub mod attempt;
 pub mod disposition;
 pub mod poison_handoff;
 pub mod policy;
+pub mod waits;

@@ -7,6 +7,7 @@ use crate::jobs::step::{self, StepEnv};
 use hookrelay_core::dead_letter::store_retry::store_retry_delay_s;
 use hookrelay_core::jobs::JobStep;
 use hookrelay_core::metrics::Component;
+use hookrelay_core::retry::waits::{JOB_NO_RELAY_RETRY_BASE_S, JOB_UNCONFIGURED_RETRY_BASE_S};
 use hookrelay_platform::db::error_message;
 use hookrelay_platform::log;
 use hookrelay_platform::queue_message::QueueMessage;
@@ -19,7 +20,10 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     let cfg = config(env);
     let (Ok(cfg), Ok(db)) = (&*cfg, env.d1("DB")) else {
         for m in &messages {
-            m.retry(store_retry_delay_s(5, m.attempts));
+            m.retry(store_retry_delay_s(
+                JOB_UNCONFIGURED_RETRY_BASE_S,
+                m.attempts,
+            ));
         }
         return;
     };
@@ -28,7 +32,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
         Err(e) => {
             log::error(Component::Admin, "job_step_failed", log::fields! {"err": e});
             for m in &messages {
-                m.retry(store_retry_delay_s(30, m.attempts));
+                m.retry(store_retry_delay_s(JOB_NO_RELAY_RETRY_BASE_S, m.attempts));
             }
             return;
         }

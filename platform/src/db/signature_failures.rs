@@ -4,15 +4,8 @@
 
 use super::{batch, counters, int, text};
 use crate::db::Rows;
-use hookrelay_core::receive::signature_tally::{bucket, Row, BUCKET_MS};
+use hookrelay_core::receive::signature_tally::{bucket, Row, BUCKET_MS, KEEP_MS, WINDOW_MS};
 use worker::{D1Database, D1PreparedStatement, Result};
-
-/// How long a bucket is kept: the alarm reads the last hour, and the hour
-/// after it leaves a writer with a slow clock room.
-pub const KEEP_MS: i64 = 2 * 3_600_000;
-
-/// The window the alarm counts over.
-pub const WINDOW_MS: i64 = 3_600_000;
 
 /// Adds a flush's rows to their buckets and to the stats' total per source
 /// (`counters`' `signature_failures:{source}`), and prunes the buckets

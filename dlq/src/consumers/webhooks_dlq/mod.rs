@@ -32,6 +32,7 @@ use hookrelay_core::dead_letter::triage::{
     self as triage_plan, BatchEntry, Settled, StoreSnapshot, TriagePlan,
 };
 use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::retry::waits::TRIAGE_CONFIG_INVALID_RETRY_S;
 use hookrelay_core::state::StoreOutcome;
 use hookrelay_platform::db::eviction::{self, Evictees};
 use hookrelay_platform::db::{dead_letters, error_message, events};
@@ -54,7 +55,7 @@ pub async fn triage(messages: Vec<QueueMessage>, env: &Env) {
                 log::fields! {"key": e.key, "problem": e.problem},
             );
             for m in &messages {
-                m.retry(30);
+                m.retry(TRIAGE_CONFIG_INVALID_RETRY_S);
             }
             return;
         }
