@@ -5,7 +5,7 @@
 // 200. The job runs as it does in production: one hookrelay-jobs message per
 // step, each replay carried out by the relay through the RELAY binding.
 //   node bench/jobs.mjs                 (BENCH_JOB_N=2000 node bench/jobs.mjs to shrink it)
-// Entries are made fast by putting poison hand-offs (core/src/poison_handoff.rs)
+// Entries are made fast by putting poison hand-offs (core/src/retry/poison_handoff.rs)
 // of real events of the bench's source on `webhooks-dlq`. It starts the relay
 // through bench/lib.mjs, not the test harness.
 import { createHash, randomUUID } from "node:crypto";

@@ -155,7 +155,7 @@ export function eventBody(i) {
   });
 }
 
-/** `n` QueuedEvent messages (core/src/queued_event.rs) of `source`, unique keys per run. */
+/** `n` QueuedEvent messages (core/src/receive/queued_event.rs) of `source`, unique keys per run. */
 export function queuedEvents(n, run = randomUUID().slice(0, 8), source = "demo-hmac") {
   const now = Date.now();
   const out = new Array(n);

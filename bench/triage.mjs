@@ -4,7 +4,7 @@
 //
 //   node bench/triage.mjs        (BENCH_TRIAGE_RUNS=5, BENCH_TRIAGE_N=10000)
 //
-// The backlog is half poison hand-offs (what src/consumer/handoff.rs sends:
+// The backlog is half poison hand-offs (what src/consumers/webhooks/handoff.rs sends:
 // a PoisonHandoff with UPSTREAM_4XX around the original QueuedEvent) and
 // half moved originals (plain QueuedEvent messages the broker moved after
 // max_retries, keeping their id and timestamp). For both, the `events` and

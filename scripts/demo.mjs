@@ -71,7 +71,7 @@ async function main() {
     { name: "transient (503, 503, 200)", source: "demo-forward", body: JSON.stringify({ kind: "transient", run }), op: `transient-${run}` },
     { name: "slack slash command (form)", source: "demo-slack", body: `token=demo&team_id=T0DEMO&command=%2Fdeploy&text=api+${run}&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT0DEMO%2F1` },
   ];
-  // Without a delivery id (a slash command carries none), an event is keyed by its body's hash (core/src/idempotency.rs).
+  // Without a delivery id (a slash command carries none), an event is keyed by its body's hash (core/src/receive/idempotency.rs).
   const keyOf = (c) => {
     if (c.source === "demo-stripe") return `demo-stripe:evt_demo_${run}`;
     if (c.source === "demo-slack") return `demo-slack:sha256:${createHash("sha256").update(`demo-slack\0`).update(c.body).digest("hex")}`;

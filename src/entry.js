@@ -9,7 +9,7 @@
 // (bench/ab-relay.mjs; bench/README.md, "Latest").
 //
 // What stays in Rust: routing, every check and decision, every answer and
-// the message itself (src/ingest_route.rs). This file only reads, sends
+// the message itself (src/routes/ingest.rs). This file only reads, sends
 // and hands each outcome back. Every `#[wasm_bindgen]` export is a method
 // of worker-build's entry class, which is how they are reached here. A
 // panic is recovered as under worker-build's entry: wasm-bindgen's glue

@@ -1,7 +1,7 @@
 // A redelivered or duplicate ingest message re-sends only the deliveries
 // still to make (platform/src/pipeline/ingest.rs reads them in the
 // ingest's own batch), and the deliveries consumer leases exactly what it
-// calls (core/src/deliveries/mod.rs claimable): a duplicate of a
+// calls (core/src/deliver/deliveries/mod.rs claimable): a duplicate of a
 // delivered, dead-lettered or parked delivery, or of one whose lease
 // another isolate holds, is never called; a stale lease is taken over.
 // (Issue 33 moved the lease from the event's row to its delivery's; the

@@ -1,5 +1,5 @@
 // Deliveries within one batch run concurrently, behind one read of each
-// destination's breaker (DESIGN §3; core/src/breaker/waves.rs): a batch
+// destination's breaker (DESIGN §3; core/src/deliver/breaker/waves.rs): a batch
 // first tries a destination with a wave as wide as the failures left
 // before its breaker opens, so a destination that fails everything gets
 // exactly BREAKER_FAILURE_THRESHOLD calls, as it would one at a time, and

@@ -119,7 +119,7 @@ test("the fixtures: real dead letters, a hostile one, and a parked-then-drained 
   for (let i = 0; i < 8; i++) shopEvents.push(await send("shop", { order: i, note: "shop order" }, `shop-${i}`));
   xssEvent = await send("xss", JSON.stringify({ note: `${IMG}${SCRIPT}` }), "xss-1", { "x-probe": `${IMG}${SCRIPT}` });
   // The downstream's error text reaches an envelope through the consumer's
-  // poison hand-off (core/src/poison_handoff.rs): craft one carrying markup.
+  // poison hand-off (core/src/retry/poison_handoff.rs): craft one carrying markup.
   const key = "xss:xss-handoff";
   const now = Date.now();
   const dlq = await relay.producer("WEBHOOKS_DLQ");

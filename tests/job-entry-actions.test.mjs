@@ -1,5 +1,5 @@
 // A job's archive or discard goes through the same path as the single-entry
-// routes (dlq/src/apply_entry_action.rs): audited, counted and logged the
+// routes (dlq/src/entries/apply_action.rs): audited, counted and logged the
 // same way, with the job id. An entry that another writer changed between
 // the job's read and its write is skipped, and no success is recorded for it.
 import { test, before, after } from "node:test";

@@ -59,7 +59,7 @@ test("a replay-all at 4/s with concurrency 10 starts its calls spaced, and refus
   const { worst, span } = assertPaced(t.receipts("rate-all"), "replay-all");
   ctx.diagnostic(`replay-all: at most ${worst} arrivals in a second; span ${span} ms`);
 
-  // The rate's range is the same as a job's (core/src/pacing.rs).
+  // The rate's range is the same as a job's (core/src/deliver/pacing.rs).
   const range = await t.admin.post("webhooks/dlq/replay-all", { reason: REASON, rate_per_s: 1000 });
   assert.equal(range.status, 400);
   assert.match(range.error.message, /0\.1 to 100/);

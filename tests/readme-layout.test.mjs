@@ -163,3 +163,15 @@ test("docs/metrics.md lists every metric name and component the code counts", ()
   const unlisted = names.filter((n) => !metricsDoc.includes(`\`${n}\``));
   assert.deepEqual(unlisted, [], "metric or component names missing from docs/metrics.md");
 });
+
+test("the architecture's invariants hold (scripts/layout-check.mjs): no clock or worker in the core, no stage importing config/, support/ and state/ importing no stage, no file circles, no delay of its own in the glue, the core's floors low", async () => {
+  const { check, MAX_CORE_FLOOR } = await import("../scripts/layout-check.mjs");
+  const { problems, deepest, entries, stages } = check();
+  assert.deepEqual(problems, [], `docs/architecture.md's invariants:\n${problems.join("\n")}`);
+  assert.ok(deepest <= MAX_CORE_FLOOR, `the core's deepest floor is ${deepest}`);
+  assert.ok(entries <= 25, `core/src holds ${entries} entries: a folder per stage, not a file per rule`);
+  const map = read(MAP);
+  for (const stage of stages) {
+    assert.ok(map.includes(`### \`core/src/${stage}/\``), `the map has an entry for the stage core/src/${stage}/`);
+  }
+});

@@ -1,7 +1,7 @@
 // The `signature_failures` alarm's figure (DESIGN §5): every 401 is
 // counted per source, in D1, without a D1 write per failure: the relay
 // isolate keeps a tally and writes it at most once per spell
-// (core/src/signature_tally.rs).
+// (core/src/receive/signature_tally.rs).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";

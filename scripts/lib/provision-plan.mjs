@@ -119,7 +119,7 @@ export function jsonVar(vars, key, file) {
   throw new ScriptError(`${file} [vars] ${key} is neither a table nor a JSON object; fix it (npm run build checks its schema)`);
 }
 
-/** The secret named `prefix` + the name upper-cased, `-` becoming `_` (core/src/config/sources.rs). */
+/** The secret named `prefix` + the name upper-cased, `-` becoming `_` (core/src/receive/sources.rs). */
 export const secretFor = (prefix, name) => `${prefix}${name.toUpperCase().replaceAll("-", "_")}`;
 
 /**

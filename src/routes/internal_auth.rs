@@ -3,7 +3,7 @@
 //! The DLQ worker reaches the relay through its `RELAY` service binding,
 //! which lands on this worker's public fetch handler, so every internal
 //! route checks a short-lived token signed by `RELAY_INTERNAL_SECRET`
-//! (`core/src/internal_token.rs`) before it looks at the body.
+//! (`core/src/admin/internal_token.rs`) before it looks at the body.
 
 use crate::config_cache::relay_config;
 use crate::routes::responses;

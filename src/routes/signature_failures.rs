@@ -2,7 +2,7 @@
 //! with a 401 is counted in this isolate's tally, and the tally is written
 //! to D1 in a `wait_until`, so the 401 is never delayed and no failure
 //! costs a D1 write of its own. When to write is core's decision
-//! (`core/src/signature_tally.rs`); this only applies it.
+//! (`core/src/receive/signature_tally.rs`); this only applies it.
 
 use hookrelay_core::metrics::Component;
 use hookrelay_core::receive::signature_tally::{Next, Row, Tally};

@@ -1,6 +1,6 @@
 // Helpers for the job tests: a relay whose sources each forward to their own
 // path of one real loopback downstream, dead-letter entries made fast by
-// putting crafted poison hand-offs (core/src/poison_handoff.rs) on
+// putting crafted poison hand-offs (core/src/retry/poison_handoff.rs) on
 // `webhooks-dlq`, and readers for jobs, receipts and log lines.
 import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
@@ -10,10 +10,10 @@ import { adminClient } from "./admin.mjs";
 
 export { waitFor, rows };
 
-/** `evt_` and 32 hex digits of the key's SHA-256 (core/src/idempotency.rs). */
+/** `evt_` and 32 hex digits of the key's SHA-256 (core/src/receive/idempotency.rs). */
 export const eventIdOf = (key) => `evt_${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
 
-/** The class of a stable error code (core/src/error_code.rs). */
+/** The class of a stable error code (core/src/state/error_code.rs). */
 const CLASS = { UPSTREAM_4XX: "poison", SCHEMA_MISMATCH: "poison", BAD_PAYLOAD: "poison", UPSTREAM_5XX: "transient", TIMEOUT: "transient" };
 
 /**

@@ -1,6 +1,6 @@
 //! The actions on one dead-letter entry besides replay (archive, unarchive
 //! and discard) and the status transition each makes. The single-entry
-//! routes and jobs both apply them through `dlq/src/apply_entry_action.rs`.
+//! routes and jobs both apply them through `dlq/src/entries/apply_action.rs`.
 //! [`entry_actions`] answers what an entry's status allows, replay
 //! included, from the same guards the routes apply.
 
