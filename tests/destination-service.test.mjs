@@ -8,6 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
+import { deadline, deliveryScheduleMs } from "./support/schedule.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { checkHmacSha256, secretNameFor } from "../scripts/webhook-signatures.mjs";
 
@@ -17,7 +18,9 @@ const OWN_KEY = "svc-billing-own-key";
 const TOKEN = "svc-billing-token-4e1f";
 
 // The user's Worker: it answers as its recorder (a loopback server the
-// test reads) answers, after handing it what it received.
+// test reads) answers, after handing it what it received. The recorder
+// refuses the first REFUSALS calls of the event keyed REFUSED_KEY with 503
+// and accepts every other call.
 const RECEIVER = `export default {
   async fetch(request, env) {
     const record = { url: request.url, method: request.method, headers: Object.fromEntries(request.headers), body: await request.text() };
@@ -26,10 +29,19 @@ const RECEIVER = `export default {
   },
 };`;
 
+const REFUSED_KEY = "shop:svc-2";
+// Fewer than BREAKER_FAILURE_THRESHOLD (5 by default): the breaker stays
+// closed, so the third call is a plain retry.
+const REFUSALS = 2;
 let recorder;
-let answer = 200;
 before(async () => {
-  recorder = await startDownstream({ "/record": () => ({ status: answer }) });
+  // Counted here, where the calls arrive, not flipped by the test after
+  // it has seen them: at RETRY_DELAYS_S 0 the relay retries every few tens
+  // of ms, and a test that set the answer back to 200 only once it had
+  // polled two refusals let three more in first now and then. Five 503s
+  // open the breaker, which parks the delivery until its 60 s cooldown.
+  const calls = (key) => recorder.hits("/record").filter((r) => JSON.parse(r.body).headers["x-idempotency-key"] === key).length;
+  recorder = await startDownstream({ "/record": (req) => ({ status: JSON.parse(req.body).headers["x-idempotency-key"] === REFUSED_KEY && calls(REFUSED_KEY) <= REFUSALS ? 503 : 200 }) });
 });
 after(() => recorder?.close());
 
@@ -66,8 +78,9 @@ test("a second Worker behind a service binding receives the signed POST once, wi
     relayOptions: withBinding,
   });
   try {
+    const state = async (eventId) => (await rows(relay.db, "SELECT state FROM deliveries WHERE event_id = ?", eventId))[0]?.state;
     const { id, body } = await send(relay, { invoice: 1 }, "svc-1");
-    await waitFor(async () => (await rows(relay.db, "SELECT state FROM deliveries WHERE event_id = ?", id))[0]?.state === "delivered", { what: "delivered through the binding" });
+    await waitFor(async () => (await state(id)) === "delivered", { what: "delivered through the binding", timeoutMs: deadline(deliveryScheduleMs(relay)) });
     const got = received().filter((r) => r.headers["x-operation-id"] === id);
     assert.equal(got.length, 1, "received once");
     const [r] = got;
@@ -79,15 +92,18 @@ test("a second Worker behind a service binding receives the signed POST once, wi
     assert.equal(checkHmacSha256(r.headers, r.body, SHARED_KEY, { toleranceS: 60 }).ok, false);
 
     // The Worker answers 503 twice: the same transient path as a URL's 5xx.
-    answer = 503;
+    // The deadline is the relay's schedule for two failed attempts and the
+    // retry that succeeds (the retry delays, the queues' batch timeouts,
+    // and the breaker's cooldown had the refusals reached its threshold).
     const second = await send(relay, { invoice: 2 }, "svc-2");
-    await waitFor(() => received().filter((x) => x.headers["x-operation-id"] === second.id).length >= 2, { what: "two refused calls" });
-    answer = 200;
-    await waitFor(async () => (await rows(relay.db, "SELECT state FROM deliveries WHERE event_id = ?", second.id))[0]?.state === "delivered", { what: "delivered on a retry" });
-    const [attempt] = await rows(relay.db, "SELECT code FROM attempts WHERE event_id = ? LIMIT 1", second.id);
-    assert.equal(attempt.code, "UPSTREAM_5XX");
+    await waitFor(async () => (await state(second.id)) === "delivered", { what: "delivered on a retry", timeoutMs: deadline(deliveryScheduleMs(relay, { failures: REFUSALS })) });
+    const calls = received().filter((x) => x.headers["x-operation-id"] === second.id);
+    assert.equal(calls.length, REFUSALS + 1, "two refused calls, then the one that delivered");
+    const attempts = await rows(relay.db, "SELECT code FROM attempts WHERE event_id = ? ORDER BY attempt", second.id);
+    assert.deepEqual(attempts.map((a) => a.code), Array(REFUSALS).fill("UPSTREAM_5XX"));
+    const [breaker] = await rows(relay.db, "SELECT state_name FROM breakers WHERE destination = 'billing'");
+    assert.equal(breaker.state_name, "CLOSED", "retried, not parked behind an open breaker");
   } finally {
-    answer = 200;
     await relay.dispose();
   }
 });

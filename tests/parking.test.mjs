@@ -9,6 +9,7 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient } from "./support/admin.mjs";
+import { deadline, probeMs } from "./support/schedule.mjs";
 import { checkHmacSha256 } from "../scripts/webhook-signatures.mjs";
 
 const SECRET = "park-source-secret";
@@ -94,9 +95,11 @@ test("an outage parks every event; after recovery all drain once, oldest first, 
     const ids = [];
     for (let i = 0; i < 200; i++) ids.push(await send(relay, `a-${i}`));
     await waitFor(async () => (await parkedCount(relay)) === 203, { what: "all 203 events parked", timeoutMs: 30000 });
-    // The drain keeps probing (one call per cooldown) and failing: several cooldowns.
+    // The drain keeps probing (one call per cooldown) and failing: several
+    // cooldowns, so the deadline is three of them (each with its drain
+    // step's hop) past the margin.
     const failedBefore = downstream.hits("/a").length;
-    await waitFor(() => downstream.hits("/a").length >= failedBefore + 3, { what: "three failed probes while down", timeoutMs: 15000 });
+    await waitFor(() => downstream.hits("/a").length >= failedBefore + 3, { what: "three failed probes while down", timeoutMs: deadline(3 * probeMs(relay)) });
     assert.equal(await deadLetters(relay), 0, "nothing reached the DLQ");
     assert.equal(await parkedCount(relay), 203, "a failed probe leaves its event parked");
     const { data: stats } = await adminClient(relay).get("webhook-dlq/stats");
@@ -153,7 +156,7 @@ test("when the destination fails again mid-drain the breaker re-opens, the rest 
     await waitFor(() => phase === "down-again", { what: "30 drained deliveries, then a failure", timeoutMs: 20000 });
     const failedAt = downstream.hits("/b").length;
     // The breaker re-opened at once: the next call is a probe one cooldown later, and it fails too.
-    await waitFor(() => downstream.hits("/b").length >= failedAt + 1, { what: "the next probe", timeoutMs: 10000 });
+    await waitFor(() => downstream.hits("/b").length >= failedAt + 1, { what: "the next probe", timeoutMs: deadline(probeMs(relay)) });
     const gap = downstream.hits("/b").at(-1).at - downstream.hits("/b")[failedAt - 1].at;
     assert.ok(gap >= 900, `the step stopped and waited a cooldown before probing again (${gap} ms)`);
     assert.equal(await count(relay, "SELECT count(*) AS n FROM events WHERE delivery_status = 'delivered'"), 30);

@@ -13,6 +13,7 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient } from "./support/admin.mjs";
+import { deadline, spacingMs } from "./support/schedule.mjs";
 
 const SECRET = "rate-shared-source-secret";
 const DOWN_SECRET = "rate-shared-down-secret";
@@ -130,12 +131,15 @@ test("a single replay over the rate answers 429 naming the rate, is not a failed
   const [after429] = await rows(relay.db, "SELECT replay_attempts, status FROM dead_letters WHERE id = ?", entry.id);
   assert.deepEqual({ ...after429 }, { replay_attempts: 0, status: "pending" }, "a 429 changes nothing");
   // Within a few seconds of its turn the replay waits for it and succeeds.
+  // Its turn is the next start at 'slow''s rate: one spacing after the
+  // refused call's, at most.
+  const slowRate = JSON.parse(relay.settings().vars.DESTINATIONS).slow.rate_per_s;
   const done = await waitFor(async () => {
     const r = await admin.post(`webhook-dlq/${entry.id}/replay`, { reason: REASON });
     if (r.status === 429) return false;
     assert.equal(r.status, 200, JSON.stringify(r.json));
     return r.data;
-  }, { what: "the replay to get its turn", timeoutMs: 20_000, intervalMs: 1_000 });
+  }, { what: "the replay to get its turn", timeoutMs: deadline(spacingMs(slowRate)), intervalMs: 1_000 });
   assert.equal(done.outcome, "succeeded", JSON.stringify(done));
   assert.equal(done.replay_attempts, 0);
   assertWithinRate(downstream.hits("/slow").map((r) => r.at), 0.1);

@@ -11,6 +11,7 @@ import { startDownstream } from "./support/downstream.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { secretNameFor } from "../scripts/webhook-signatures.mjs";
+import { deadline, deadLetterScheduleMs } from "./support/schedule.mjs";
 
 const DOWN_SECRET = "root-cause-down-secret";
 const TIMEOUT_MS = 200;
@@ -64,7 +65,10 @@ async function send(relay, source, payload) {
   return { event_id: (await res.json()).event_id, acceptedAt: Date.now() };
 }
 
-const deadLetter = (relay, eventId, timeoutMs = 20000) =>
+// By default the deadline is the relay's schedule for a whole retry budget
+// (six attempts, each as long as DELIVERY_TIMEOUT_MS at most, the 1 s
+// delays between them, and the queues' hops), past the margin.
+const deadLetter = (relay, eventId, timeoutMs = deadline(deadLetterScheduleMs(relay, { callMs: TIMEOUT_MS }))) =>
   waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ?", eventId))[0], { what: `the dead letter of ${eventId}`, timeoutMs });
 // Breakers are keyed by destination name: a `downstream` source's is the source's name (the path here).
 const breakerOf = async (relay, path) => (await rows(relay.db, "SELECT * FROM breakers WHERE destination = ?", path.slice(1)))[0];

@@ -34,7 +34,8 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers, env });
     return [relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers];
   };
-  const { mf, url, db, setWorkers } = await startMiniflare(workers({}), {
+  let running = workers({});
+  const { mf, url, db, setWorkers } = await startMiniflare(running, {
     handleRuntimeStdio: lineStdio((line) => logs.push(line)),
     ...(migrate ? { migrate } : {}),
   });
@@ -50,13 +51,24 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
     async broker(queue) {
       return brokerControl(mf, queue);
     },
+    /**
+     * What the relay runs with now: its vars and secrets (wrangler.toml's
+     * [vars] under the test's), and every queue consumer's settings by queue
+     * name (the relay's and the DLQ worker's, as the harness set them). A
+     * deadline is computed from these (tests/support/schedule.mjs).
+     */
+    settings() {
+      const [relayWorker, dlqWorker] = running;
+      return { vars: relayWorker.bindings, consumers: { ...relayWorker.queueConsumers, ...dlqWorker.queueConsumers } };
+    },
     /** Applies the migrations after `migrateUpTo` (a database migrated part of the way, then upgraded). */
     async migrateRest() {
       await applyMigrations(db, numbered((n) => n > migrateUpTo));
     },
     /** Restarts both workers with `vars` over the first ones (a changed configuration), keeping D1 and R2. */
     async reconfigure(more) {
-      await setWorkers(workers(more));
+      running = workers(more);
+      await setWorkers(running);
     },
     async dispose() {
       await mf.dispose();
