@@ -97,6 +97,8 @@ named_states! {
         Relay = "relay",
         /// The `webhooks` queue consumer.
         Consumer = "consumer",
+        /// The `deliveries` queue consumer (a delivery's retries).
+        Deliveries = "deliveries",
         /// The DLQ worker's triage of `webhooks-dlq`.
         Dlq = "dlq",
         /// The admin API.

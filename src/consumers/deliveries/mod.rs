@@ -32,7 +32,7 @@ use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{metrics, now_ms, poison_send};
 use worker::Env;
 
-const COMPONENT: Component = Component::Consumer;
+const COMPONENT: Component = Component::Deliveries;
 
 /// Processes one batch of delivery messages.
 pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
