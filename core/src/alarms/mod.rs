@@ -19,9 +19,11 @@ pub mod cannot_store;
 pub mod conditions;
 mod id;
 pub mod machine;
+pub mod settings;
 pub mod watchdog_budget;
 
 pub use id::AlarmId;
+pub use settings::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};
 
 /// The relay route the DLQ consumer reports a dead letter it cannot store
 /// to (body: [`cannot_store::StoreFailure`]).
@@ -31,6 +33,3 @@ pub const ALERT_TEST_PATH: &str = "/internal/v1/alerts/test";
 /// The relay route that answers whether `ALERT_WEBHOOK_URL` is set
 /// (`{"receiver_configured": bool}`), never the URL itself.
 pub const ALERT_RECEIVER_PATH: &str = "/internal/v1/alerts/receiver";
-pub mod settings;
-
-pub use settings::{AlarmConfig, AlertUrl, MAX_ALERT_TIMEOUT_MS};

@@ -12,6 +12,7 @@ pub mod expiry;
 mod message;
 mod park_batch;
 mod park_cause;
+pub mod settings;
 
 pub use message::{DrainMessage, DRAIN_KIND};
 pub use park_batch::{drains_to_ensure, DrainToEnsure};
@@ -312,4 +313,3 @@ mod tests {
         }
     }
 }
-pub mod settings;

@@ -3,6 +3,7 @@
 //! the event's identity, the claim check for large bodies, the queue
 //! message's format, and the limit on failing signature checks. The
 //! signature schemes themselves are the next folder, `signature/`.
+
 pub mod claim_check;
 pub mod front_door;
 pub mod idempotency;

@@ -1,7 +1,8 @@
 //! What every stage leans on and no stage owns: encodings (base64, forms),
 //! time and calendar maths, durations and sizes with a unit, redaction,
 //! small collections, the platform's limits (queue batches, subrequests),
-//! D1 error classification, and where configuration values come from.
+//! D1 error classification, the queue names, and where configuration values
+//! come from (and how a bad one is named).
 //! Nothing here imports a stage.
 
 pub mod base64;
