@@ -8,6 +8,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, rows, waitFor } from "./support/harness.mjs";
 import { adminClient } from "./support/admin.mjs";
+import { deadline } from "./support/schedule.mjs";
 
 const started = [];
 after(() => Promise.all(started.map((r) => r.dispose())));
@@ -625,7 +626,20 @@ test("on generated rows of every swept table, the sweep takes exactly what the r
     // legacy backfill copies it into a delivery to the destination named
     // after its source (demo-hmac, not configured here), whose drain then
     // dead-letters it: no longer parked, it may go, and its entry keeps it.
-    const settled = new Set((await rows(db, "SELECT event_id FROM dead_letters WHERE event_id LIKE 'evt_parked_%'")).map((r) => r.event_id));
+    // The delivery is marked dead_lettered once its hand-off is sent, before
+    // the DLQ worker has stored the entry (issue 40 holds the event until
+    // then), so the entry of each one the sweep took is awaited: the DLQ
+    // consumer's batch wait, then one triage.
+    const deadLettered = async () => new Set((await rows(db, "SELECT event_id FROM dead_letters WHERE event_id LIKE 'evt_parked_%'")).map((r) => r.event_id));
+    const parkedGone = async () => {
+      const left = new Set((await rows(db, "SELECT event_id FROM events WHERE event_id LIKE 'evt_parked_%'")).map((r) => r.event_id));
+      return stays.events.filter((id) => id.startsWith("evt_parked_") && !left.has(id));
+    };
+    await waitFor(async () => {
+      const [gone, entries] = [await parkedGone(), await deadLettered()];
+      return gone.every((id) => entries.has(id));
+    }, { timeoutMs: deadline(), what: `seed ${seed}: the dead letter of each legacy parked event the sweep took` });
+    const settled = await deadLettered();
     stays.events = stays.events.filter((id) => !settled.has(id));
     for (const table of Object.keys(goes)) {
       const left = new Set((await rows(db, `SELECT ${ID_OF[table]} AS id FROM ${table}`)).map((r) => String(r.id)));

@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod deliveries;
 pub mod destination_keys;
 pub mod destinations;
+pub mod lease;
 pub mod pacing;
 pub mod queue_destination;
 pub mod rate_slots;

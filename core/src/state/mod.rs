@@ -28,7 +28,7 @@ pub use event_step::{delivery_step, EventStep, MAX_STEP_DETAIL_CHARS};
 pub use job_status::{JobAction, JobCommand, JobEntryOutcome, JobEntryState, JobStatus};
 
 pub use delivery_state::DeliveryState;
-pub use delivery_summary::{lease_stale_before, DeliverySummary, LEASE_MARGIN_MS};
+pub use delivery_summary::DeliverySummary;
 pub use downstream_result::DownstreamResult;
 pub use entry_kind::EntryKind;
 pub use entry_status::EntryStatus;

@@ -10,11 +10,12 @@ use crate::outlined::outlined;
 use crate::pipeline::call::{admission, call};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::deliver::breaker::Admission;
+use hookrelay_core::deliver::lease::lease_stale_before;
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
-use hookrelay_core::state::{lease_stale_before, EventStep};
+use hookrelay_core::state::EventStep;
 
 /// How one event went, for the step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

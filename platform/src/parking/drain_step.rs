@@ -5,10 +5,10 @@ use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{deliveries, drains, error_message};
 use crate::rate_turn::take_turn;
 use crate::{log, now_ms, queue_send};
+use hookrelay_core::deliver::lease::lease_stale_before;
 use hookrelay_core::deliver::rate_slots::{effective_rate, Slot, DRAIN_MAX_WAIT_MS};
 use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
-use hookrelay_core::state::lease_stale_before;
 
 /// What one step did, for its log line.
 #[derive(Debug, Default)]

@@ -98,7 +98,7 @@ fn routing(
     // A lease older than the longest timeout allowed, plus its margin, is
     // surely a dead isolate's.
     let longest = *hookrelay_core::deliver::DELIVERY_TIMEOUT_RANGE_MS.end();
-    let stale = hookrelay_core::state::lease_stale_before(now_ms, longest);
+    let stale = hookrelay_core::deliver::lease::lease_stale_before(now_ms, longest);
     stmts.push(deliveries::pending_of(db, &ids, stale)?);
     Ok(stmts)
 }
