@@ -8,7 +8,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, rows, waitFor } from "./support/harness.mjs";
 import { adminClient } from "./support/admin.mjs";
-import { deadline } from "./support/schedule.mjs";
+import { deadline as scheduleDeadline } from "./support/schedule.mjs";
 
 const started = [];
 after(() => Promise.all(started.map((r) => r.dispose())));
@@ -638,7 +638,7 @@ test("on generated rows of every swept table, the sweep takes exactly what the r
     await waitFor(async () => {
       const [gone, entries] = [await parkedGone(), await deadLettered()];
       return gone.every((id) => entries.has(id));
-    }, { timeoutMs: deadline(), what: `seed ${seed}: the dead letter of each legacy parked event the sweep took` });
+    }, { timeoutMs: scheduleDeadline(), what: `seed ${seed}: the dead letter of each legacy parked event the sweep took` });
     const settled = await deadLettered();
     stays.events = stays.events.filter((id) => !settled.has(id));
     for (const table of Object.keys(goes)) {
