@@ -60,6 +60,7 @@ pub mod stats_destinations;
 pub mod stats_hourly;
 mod strict_json;
 pub mod subrequests;
+pub mod token_identity;
 pub mod triage_plan;
 pub mod utc;
 pub mod vec_map;
