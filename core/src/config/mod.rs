@@ -7,10 +7,12 @@
 //! with `.dev.vars.example` (the demo's), so either, broken, fails the build.
 
 mod alarms;
+pub mod build_check;
 mod delivery;
 mod destination_keys;
 mod destinations;
 pub mod env;
+pub mod one_source;
 pub mod queues;
 mod retention;
 mod routes;
