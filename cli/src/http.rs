@@ -136,6 +136,12 @@ fn unreachable_relay(base: &str, err: &ureq::Transport) -> Failure {
     )
 }
 
+/// Whether a failure may pass by itself: the relay unreachable, or an
+/// answer of 5xx (a restart, D1 briefly away).
+pub fn is_transient(f: &Failure) -> bool {
+    f.what.starts_with("cannot reach ") || f.what.starts_with("the relay refused the request (5")
+}
+
 /// An error answer, as the admin API words it, with what to do next.
 pub fn refusal(base: &str, status: u16, body: &str) -> Failure {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
@@ -180,6 +186,11 @@ mod tests {
         );
         for status in [403, 404, 409, 429, 500, 503] {
             assert!(!refusal("x", status, "").next.is_empty(), "{status}");
+            assert_eq!(
+                is_transient(&refusal("x", status, "")),
+                status >= 500,
+                "{status}"
+            );
         }
     }
 

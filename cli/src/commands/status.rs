@@ -30,7 +30,7 @@ pub fn run(g: &Global) -> Outcome {
         relay.base,
         show::instant(now)
     );
-    println!("{}", figures(&stats));
+    println!("{}", figures(&stats, now));
     println!("\ndestinations");
     println!("{}", destinations(&stats["destinations"], now));
     println!("\nalarms firing");
@@ -38,11 +38,11 @@ pub fn run(g: &Global) -> Outcome {
     Ok(Done::Ok)
 }
 
-/// The dead-letter figures, a line each.
-fn figures(s: &Value) -> String {
+/// The dead-letter figures, a line each; ages as of `now`, with their instant.
+fn figures(s: &Value, now: i64) -> String {
     let oldest = s["oldest_pending_age_s"]
         .as_i64()
-        .map_or("-".into(), |a| format!("{} ago", span(a * 1000)));
+        .map_or("-".into(), |a| show::age(now - a * 1000, now));
     let parked = &s["parked"];
     let parked_oldest = parked["oldest_age_s"].as_i64().map_or(String::new(), |a| {
         format!(", oldest {} ago", span(a * 1000))
@@ -132,9 +132,11 @@ mod tests {
     fn the_figures_destinations_and_alarms_read_as_lines() {
         let now = 1_700_000_000_000;
         let stats = json!({"depth": 3, "oldest_pending_age_s": 7500, "ingress_last_hour": 2, "dominant_failure_code": "UPSTREAM_5XX", "parked": {"count": 0, "oldest_age_s": null}});
-        let f = figures(&stats);
+        let f = figures(&stats, now);
         assert!(
-            f.contains("3 pending") && f.contains("2h 5m ago") && f.contains("UPSTREAM_5XX"),
+            f.contains("3 pending")
+                && f.contains("2h 5m ago (2023-11-14T20:08:20Z)")
+                && f.contains("UPSTREAM_5XX"),
             "{f}"
         );
         let d = json!([{"destination": "billing", "breaker": {"state": "OPEN", "since": now - 60_000}, "parked": {"count": 4, "oldest_age_s": 30}, "deliveries_last_hour": {"total": 9, "delivered": 5, "dead_lettered": 1}}]);

@@ -9,6 +9,7 @@ use super::connect;
 use crate::args::{Global, TailArgs};
 use crate::clock::now_ms;
 use crate::failure::{Done, Failure, Outcome};
+use crate::http::is_transient;
 use crate::show::{cell, instant};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,7 +46,17 @@ pub fn run(g: &Global, a: &TailArgs) -> Outcome {
         let mut query = vec![("after", after.clone()), ("limit", PAGE.to_string())];
         query.extend(a.source.clone().map(|s| ("source", s)));
         query.extend(a.destination.clone().map(|d| ("destination", d)));
-        let data = relay.get("activity", &query)?;
+        let data = match relay.get("activity", &query) {
+            Ok(data) => data,
+            // A relay restarting or busy (a deploy, D1 briefly away) is
+            // waited out; anything else (a refused token) ends the tail.
+            Err(f) if is_transient(&f) => {
+                eprintln!("{}; trying again", f.what);
+                pause(&stop, Duration::from_secs(2));
+                continue;
+            }
+            Err(f) => return Err(f),
+        };
         let items = data["items"].as_array().cloned().unwrap_or_default();
         for item in &items {
             match g.json {
