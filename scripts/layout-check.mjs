@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const CRATES = ["core/src", "src", "dlq/src", "platform/src"];
+const CRATES = ["core/src", "src", "dlq/src", "platform/src", "cli/src"];
 /** The deepest floor the core may reach (a file's depth in its import graph). */
 export const MAX_CORE_FLOOR = 10;
 /** The folders under core/src that are not stages: imported by stages, or on top. */

@@ -14,10 +14,13 @@ echo "[test] cargo fmt --check"
 cargo fmt --all -- --check
 echo "[test] cargo clippy (native, whole workspace, with tests) -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "[test] cargo clippy (wasm32, both workers) -D warnings"
-cargo clippy --workspace --target wasm32-unknown-unknown -- -D warnings
+echo "[test] cargo clippy (wasm32, both workers; the native CLI excluded) -D warnings"
+cargo clippy --workspace --exclude hookrelay-cli --target wasm32-unknown-unknown -- -D warnings
 echo "[test] cargo test (native: core, and the platform's pure helpers)"
 cargo test -p hookrelay-core -p hookrelay-platform
+echo "[test] cargo test and build (native: the hookrelay CLI, run by the integration tests as target/debug/hookrelay)"
+cargo test -p hookrelay-cli
+cargo build -p hookrelay-cli
 echo "[test] wasm build"
 bash scripts/build.sh
 echo "[test] integration tests (Miniflare)"

@@ -3,7 +3,7 @@
 //   heading is one entry: the folder must exist, and every file it names in
 //   backticks must exist (in that folder, or from the repository root);
 // - every source folder is an entry of the map: each folder under src/,
-//   dlq/src/, core/src/ and platform/src/ that holds a module (a folder
+//   dlq/src/, core/src/, platform/src/ and cli/src/ that holds a module (a folder
 //   holding only a module's unit tests, `tests.rs` or `tests/`, belongs to
 //   its module), plus scripts/, tests/, migrations/, bench/ and fuzz/;
 // - every Rust module opens with a `//!` line saying its role;
@@ -43,7 +43,7 @@ const DOCUMENTS = () => [
   "fuzz/README.md",
   ...readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
 ];
-const CRATE_ROOTS = ["src", "dlq/src", "core/src", "platform/src"];
+const CRATE_ROOTS = ["src", "dlq/src", "core/src", "platform/src", "cli/src"];
 const OTHER_SOURCE_FOLDERS = ["scripts", "tests", "migrations", "bench", "fuzz"];
 /** Folders never walked: build output, installed packages, state. */
 const SKIP = new Set(["node_modules", "target", ".git", ".wrangler", "build", "screenshots"]);

@@ -125,6 +125,15 @@ impl std::error::Error for AuthError {}
 /// the `ADMIN_JWT_SECRET` bytes; `now_s` is the worker's clock in unix
 /// seconds.
 pub fn authorize(authorization: Option<&str>, key: &[u8], now_s: i64) -> Result<Claims, AuthError> {
+    let claims = verify(bearer_token(authorization)?, key, now_s)?;
+    if claims.role.as_deref() != Some(ADMIN_ROLE) {
+        return Err(AuthError::Forbidden);
+    }
+    Ok(claims)
+}
+
+/// The token of an `Authorization: Bearer <token>` header, unverified.
+pub fn bearer_token(authorization: Option<&str>) -> Result<&str, AuthError> {
     let header = authorization.map(str::trim).unwrap_or("");
     if header.is_empty() {
         return Err(AuthError::Missing);
@@ -141,11 +150,7 @@ pub fn authorize(authorization: Option<&str>, key: &[u8], now_s: i64) -> Result<
     if token.is_empty() {
         return Err(AuthError::Malformed("no token after Bearer"));
     }
-    let claims = verify(token, key, now_s)?;
-    if claims.role.as_deref() != Some(ADMIN_ROLE) {
-        return Err(AuthError::Forbidden);
-    }
-    Ok(claims)
+    Ok(token)
 }
 
 /// Verifies a compact HS256 token's signature, `exp` and `nbf`. Does not

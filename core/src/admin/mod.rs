@@ -7,3 +7,4 @@ pub mod jwt;
 pub mod query;
 pub mod stats_destinations;
 pub mod stats_hourly;
+pub mod token_identity;

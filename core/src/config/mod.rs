@@ -11,6 +11,8 @@
 //! `alarms::AlarmConfig`, `parking::ParkingConfig`, `receive::Sources`), and
 //! no stage imports `config`.
 
+pub mod build_check;
+pub mod one_source;
 mod shared;
 
 pub use shared::{check_shared, Declared, SHARED_KEYS};

@@ -7,8 +7,8 @@
 use super::list_page::list_page;
 use super::{ApiError, ApiResult};
 use hookrelay_core::admin::query::{
-    parse_dead_letter_listing, parse_group_filter, parse_page, Cursor, DeadLetterListing,
-    EVICTED_STATUS, MAX_GROUPS,
+    parse_dead_letter_listing, parse_group_filter, parse_page, parse_time_range, Cursor,
+    DeadLetterListing, EVICTED_STATUS, MAX_GROUPS,
 };
 use hookrelay_core::dead_letter::entry_action::entry_actions;
 use hookrelay_core::retention::restore::tombstone_actions;
@@ -17,8 +17,9 @@ use hookrelay_platform::db::tombstones::{self, TombstoneRow};
 use serde_json::{json, Value};
 use worker::D1Database;
 
-/// Lists entries newest first, filtered by status, class, code and source;
-/// tombstones for `status=evicted`, newest first, with the same cursor.
+/// Lists entries newest first, filtered by status, class, code, source and
+/// when they were dead-lettered (`since`, `until`); tombstones for
+/// `status=evicted`, newest first, with the same cursor.
 pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let listing = parse_dead_letter_listing(params)?;
     let page = parse_page(params)?;
@@ -33,7 +34,8 @@ pub async fn list(db: &D1Database, params: &[(String, String)]) -> ApiResult {
             }));
         }
     };
-    let rows = dead_letters::list(db, &filter, page.cursor.as_ref(), page.limit).await?;
+    let range = parse_time_range(params)?;
+    let rows = dead_letters::list(db, &filter, &range, page.cursor.as_ref(), page.limit).await?;
     let rows: Vec<Value> = rows.iter().map(summary).collect();
     Ok(list_page(rows, page.limit, |r| Cursor {
         at_ms: r["created_at"].as_i64().unwrap_or_default(),
@@ -75,6 +77,7 @@ pub async fn get(db: &D1Database, id: &str) -> ApiResult {
 /// Entries grouped by error signature, largest first: "what is failing?"
 pub async fn groups(db: &D1Database, params: &[(String, String)]) -> ApiResult {
     let filter = parse_group_filter(params)?;
-    let items = dead_letters::groups(db, &filter, MAX_GROUPS).await?;
+    let range = parse_time_range(params)?;
+    let items = dead_letters::groups(db, &filter, &range, MAX_GROUPS).await?;
     Ok(json!({ "items": items }))
 }

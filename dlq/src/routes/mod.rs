@@ -2,6 +2,7 @@
 //! token with `role: "admin"`; authentication runs before routing, so an
 //! unauthenticated caller learns nothing about which routes exist.
 
+mod activity_route;
 mod alerts_route;
 mod api_error;
 mod audit_route;
@@ -17,6 +18,7 @@ mod replay_routes;
 mod restore_route;
 mod stats_lifecycle;
 mod stats_route;
+mod whoami_route;
 
 use crate::config_cache::config;
 use crate::entries::relay_client::Relay;
@@ -84,6 +86,10 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
         }
     };
     let now = now_ms();
+    // Before the admin check: it answers any valid token, a pull one too.
+    if whoami_route::is_whoami(&req) {
+        return whoami_route::answer(&req, cfg, now).await;
+    }
     let header = req.headers().get("authorization")?;
     let claims = match authorize(header.as_deref(), &cfg.admin_key, now.div_euclid(1000)) {
         Ok(c) => c,
@@ -221,6 +227,7 @@ async fn other_route(
     let (db, now) = (c.db, c.now);
     match (method, segments) {
         (Method::Get, ["events"]) => events_route::list(db, &query_pairs(req)).await,
+        (Method::Get, ["activity"]) => activity_route::list(db, &query_pairs(req), now).await,
         (Method::Get, ["events", event_id]) => {
             event_story_route::story(db, event_id, &query_pairs(req)).await
         }
@@ -266,6 +273,7 @@ fn takes_query(method: &Method, segments: &[&str]) -> bool {
                 | ["webhook-dlq", "groups"]
                 | ["events"]
                 | ["events", _]
+                | ["activity"]
                 | ["audit"]
                 | ["jobs"]
                 | ["archive"]
@@ -281,6 +289,7 @@ fn refused(segments: &[&str]) -> ApiError {
         | ["webhook-dlq", _]
         | ["events"]
         | ["events", _]
+        | ["activity"]
         | ["audit"]
         | ["archive"]
         | ["alerts"] => ApiError::MethodNotAllowed("GET"),

@@ -2,6 +2,7 @@
 //! the module named for the table it reads or writes; this file holds the
 //! binding helpers they share.
 
+pub mod activity;
 pub mod alarms;
 pub mod archived_rows;
 pub mod attempts;

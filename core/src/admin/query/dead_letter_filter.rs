@@ -19,7 +19,7 @@ pub const DEAD_LETTER_STATUSES: [&str; 5] =
 /// The failure classes a filter may name, as `FailureClass::as_str` spells them.
 pub const FAILURE_CLASSES: [&str; 3] = ["transient", "poison", "unknown"];
 /// The query parameters the dead-letter listing accepts; any other is refused.
-pub const DEAD_LETTER_PARAMS: [&str; 9] = [
+pub const DEAD_LETTER_PARAMS: [&str; 11] = [
     "status",
     "class",
     "code",
@@ -27,6 +27,8 @@ pub const DEAD_LETTER_PARAMS: [&str; 9] = [
     "destination",
     "kind",
     "signature",
+    "since",
+    "until",
     "limit",
     "cursor",
 ];
@@ -146,7 +148,8 @@ fn check_signature(param: &str, value: &str) -> Result<String, QueryError> {
 /// Parses the dead-letter filter from decoded query pairs: `status`,
 /// `class`, `code`, `source`, `destination`, `kind`, `signature`. Empty values count as absent.
 /// A name outside `DEAD_LETTER_PARAMS` is refused; `limit` and `cursor` are
-/// accepted here and read by `parse_page`.
+/// accepted here and read by `parse_page`, `since` and `until` by
+/// `parse_time_range`.
 pub fn parse_dead_letter_filter(
     params: &[(String, String)],
 ) -> Result<DeadLetterFilter, QueryError> {

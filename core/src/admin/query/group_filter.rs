@@ -9,7 +9,17 @@ use super::{parse_dead_letter_filter, DeadLetterFilter, QueryError};
 use crate::state::EntryStatus;
 
 /// The query parameters the groups route accepts; any other is refused.
-pub const GROUP_PARAMS: [&str; 6] = ["status", "source", "destination", "kind", "code", "class"];
+/// (`since` and `until` are read by `parse_time_range`.)
+pub const GROUP_PARAMS: [&str; 8] = [
+    "status",
+    "source",
+    "destination",
+    "kind",
+    "code",
+    "class",
+    "since",
+    "until",
+];
 
 /// At most this many groups are answered, largest first: past that the
 /// tail is noise for an incident view, and the answer stays bounded.
@@ -89,7 +99,7 @@ mod tests {
         let err = parse_group_filter(&pairs(&[("limit", "1")])).unwrap_err();
         assert_eq!(
             err.message,
-            "unknown query parameter; this route accepts status, source, destination, kind, code, class"
+            "unknown query parameter; this route accepts status, source, destination, kind, code, class, since, until"
         );
         let twice = pairs(&[("code", "BAD_PAYLOAD"), ("code", "UNKNOWN")]);
         assert_eq!(parse_group_filter(&twice).unwrap_err().param, "code");

@@ -16,6 +16,7 @@
 //! added without changing what old requests mean. A known parameter given
 //! twice is refused rather than letting one copy silently win.
 
+mod activity;
 mod archive_filter;
 mod audit_filter;
 mod cursor;
@@ -26,9 +27,14 @@ mod group_filter;
 mod limits;
 mod page;
 mod params;
+mod time_range;
 
 use std::fmt;
 
+pub use activity::{
+    activity_horizon, next_activity_cursor, parse_activity_query, ActivityQuery, ACTIVITY_PARAMS,
+    ACTIVITY_SETTLE_MS,
+};
 pub use archive_filter::{
     next_cursor as next_archive_cursor, parse_archive_listing, ArchiveListing, ARCHIVE_PARAMS,
 };
@@ -49,6 +55,7 @@ pub use limits::{parse_limit, DEFAULT_LIMIT, MAX_LIMIT};
 pub use page::{parse_page, Page};
 pub(crate) use params::name_shown;
 pub use params::{refuse_any, MAX_SOURCE_LEN};
+pub use time_range::{parse_time_range, TimeRange};
 
 /// A query parameter that cannot be used; answered with 400 `BAD_REQUEST`.
 #[derive(Debug, Clone, PartialEq, Eq)]

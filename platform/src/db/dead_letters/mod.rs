@@ -3,7 +3,7 @@
 
 use super::{int, text, Where};
 use crate::db::Query;
-use hookrelay_core::admin::query::{Cursor, DeadLetterFilter};
+use hookrelay_core::admin::query::{Cursor, DeadLetterFilter, TimeRange};
 use hookrelay_core::state::error_code::{ErrorCode, FailureClass};
 use hookrelay_core::state::{EntryKind, EntryStatus};
 use serde::{Deserialize, Serialize};
@@ -127,17 +127,25 @@ pub(crate) fn filtered(w: &mut Where, filter: &DeadLetterFilter) {
         .eq("error_signature", filter.signature.as_deref());
 }
 
-/// Newest first, after `cursor`, at most `limit + 1` rows.
+/// When the entry was dead-lettered (`created_at`), within `range`.
+fn within(w: &mut Where, range: &TimeRange) {
+    w.cmp_int("created_at", ">=", range.since_ms)
+        .cmp_int("created_at", "<=", range.until_ms);
+}
+
+/// Newest first, dead-lettered within `range`, after `cursor`, at most
+/// `limit + 1` rows.
 pub async fn list(
     db: &D1Database,
     filter: &DeadLetterFilter,
+    range: &TimeRange,
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> Result<Vec<EntrySummary>> {
     page(
         db,
         SUMMARY_COLUMNS,
-        filter,
+        (filter, range),
         cursor,
         limit,
         Order::NewestFirst,
@@ -151,12 +159,12 @@ enum Order {
     OldestFirst,
 }
 
-/// One keyset page of `columns`: the rows matching `filter` after
-/// `cursor` in `order`, at most `limit + 1` of them.
+/// One keyset page of `columns`: the rows matching `filter` (dead-lettered
+/// within its range) after `cursor` in `order`, at most `limit + 1` of them.
 async fn page<T: serde::de::DeserializeOwned>(
     db: &D1Database,
     columns: &str,
-    filter: &DeadLetterFilter,
+    (filter, range): (&DeadLetterFilter, &TimeRange),
     cursor: Option<&Cursor>,
     limit: u32,
     order: Order,
@@ -167,6 +175,7 @@ async fn page<T: serde::de::DeserializeOwned>(
     };
     let mut w = Where::default();
     filtered(&mut w, filter);
+    within(&mut w, range);
     if let Some(c) = cursor {
         w.after("created_at, id", after, c.at_ms, text(&c.id));
     }
@@ -202,7 +211,16 @@ pub async fn replay_candidates(
 ) -> Result<Vec<CandidateRow>> {
     let pending = pending_filter(filter);
     let columns = "id, content_hash, created_at";
-    page(db, columns, &pending, cursor, limit, Order::OldestFirst).await
+    let all_time = TimeRange::default();
+    page(
+        db,
+        columns,
+        (&pending, &all_time),
+        cursor,
+        limit,
+        Order::OldestFirst,
+    )
+    .await
 }
 
 /// The pending depth (a statement, for a restore's read batch).
@@ -421,12 +439,18 @@ struct GroupRow {
     message: Option<String>,
 }
 
-/// Entries matching `filter` grouped by error signature, largest first, at
-/// most `limit` groups. The sample is each group's newest entry; its
-/// envelope is read for that one row only.
-pub async fn groups(db: &D1Database, filter: &DeadLetterFilter, limit: u32) -> Result<Vec<Group>> {
+/// Entries matching `filter`, dead-lettered within `range`, grouped by
+/// error signature, largest first, at most `limit` groups. The sample is
+/// each group's newest entry; its envelope is read for that one row only.
+pub async fn groups(
+    db: &D1Database,
+    filter: &DeadLetterFilter,
+    range: &TimeRange,
+    limit: u32,
+) -> Result<Vec<Group>> {
     let mut w = Where::default();
     filtered(&mut w, filter);
+    within(&mut w, range);
     let clause = w.clause();
     let limit = w.bind(int(i64::from(limit)));
     let sql = format!(

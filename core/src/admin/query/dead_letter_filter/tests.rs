@@ -127,7 +127,7 @@ fn an_unknown_dead_letter_param_is_refused_naming_it() {
         vec![("Status", "nonsense")],
         vec![("stauts", "pending")],
         vec![("code", "TIMEOUT"), ("key", "")],
-        vec![("since", "0")],
+        vec![("after", "0")],
         vec![("entry_id", "dlq_1")],
     ];
     for params in table {
@@ -136,7 +136,7 @@ fn an_unknown_dead_letter_param_is_refused_naming_it() {
         assert_eq!(err.param, unknown, "{params:?}");
         assert_eq!(
             err.message,
-            "unknown query parameter; this route accepts status, class, code, source, destination, kind, signature, limit, cursor"
+            "unknown query parameter; this route accepts status, class, code, source, destination, kind, signature, since, until, limit, cursor"
         );
     }
 }

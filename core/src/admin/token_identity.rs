@@ -1,0 +1,194 @@
+//! Who a bearer token speaks for, for `GET /api/v1/admin/whoami`: any valid
+//! token of a known role, not only an admin's, so a client can check the
+//! token it holds before it relies on it (`hookrelay login`).
+//!
+//! The roles are the admin's (every admin route) and a pull consumer's
+//! (`"role": "pull"` with the `"destination"` it may pull, DESIGN §4). A
+//! pull token may one day be signed with its destination's own secret
+//! (`PULL_TOKEN_SECRET_<NAME>`): [`TokenKeys::pull`] is where that key
+//! comes in, and the destination claim picks it before the signature is
+//! checked (the claim is trusted only once the signature holds). Out of
+//! scope: what a role may do (the routes decide), and the clock (passed in).
+
+use crate::admin::jwt::{bearer_token, verify, AuthError, ADMIN_ROLE};
+use crate::support::base64::URL_SAFE_NO_PAD;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The `role` claim of a pull consumer's token.
+pub const PULL_ROLE: &str = "pull";
+
+/// The keys a token may be signed with.
+pub trait TokenKeys {
+    /// `ADMIN_JWT_SECRET`: signs admin tokens, and pull tokens by default.
+    fn admin(&self) -> &[u8];
+    /// A pull destination's own signing secret, when it has one.
+    fn pull(&self, _destination: &str) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// The admin key alone: every deployment today.
+impl TokenKeys for [u8] {
+    fn admin(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A verified token's identity, as `whoami` answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    /// Who it was minted for (the audit's actor), when it says.
+    pub sub: Option<String>,
+    /// `admin` or `pull`.
+    pub role: &'static str,
+    /// The destination a pull token may pull; absent for an admin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination: Option<String>,
+    /// Expiry, unix seconds, as the token's `exp` claim.
+    pub exp: i64,
+}
+
+/// Verifies the bearer token of `authorization` under the key its claims
+/// call for, and says who it is. A genuine token of another role is
+/// `Forbidden` (403); anything else wrong is a 401 as for every admin route.
+pub fn identify(
+    authorization: Option<&str>,
+    keys: &(impl TokenKeys + ?Sized),
+    now_s: i64,
+) -> Result<Identity, AuthError> {
+    let token = bearer_token(authorization)?;
+    let claimed = destination_claim(token);
+    let key = claimed
+        .as_deref()
+        .and_then(|d| keys.pull(d))
+        .unwrap_or_else(|| keys.admin());
+    let claims = verify(token, key, now_s)?;
+    match claims.role.as_deref() {
+        Some(ADMIN_ROLE) => Ok(Identity {
+            sub: claims.sub,
+            role: ADMIN_ROLE,
+            destination: None,
+            exp: claims.exp,
+        }),
+        Some(PULL_ROLE) => match claimed {
+            Some(destination) => Ok(Identity {
+                sub: claims.sub,
+                role: PULL_ROLE,
+                destination: Some(destination),
+                exp: claims.exp,
+            }),
+            None => Err(AuthError::Malformed(
+                "a pull token names the destination it may pull as a string destination claim",
+            )),
+        },
+        _ => Err(AuthError::Forbidden),
+    }
+}
+
+/// The `destination` claim as a string, read without verifying: it only
+/// picks the key, and is used once the signature under that key holds.
+fn destination_claim(token: &str) -> Option<String> {
+    let payload = token.split('.').nth(1)?;
+    let bytes = URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    match serde_json::from_str::<Value>(text)
+        .ok()?
+        .get("destination")?
+    {
+        Value::String(d) => Some(d.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admin::jwt::sign_hs256;
+    use serde_json::json;
+
+    const KEY: &[u8] = b"admin-key";
+    const NOW: i64 = 1_700_000_000;
+
+    struct WithPull;
+    impl TokenKeys for WithPull {
+        fn admin(&self) -> &[u8] {
+            KEY
+        }
+        fn pull(&self, destination: &str) -> Option<&[u8]> {
+            (destination == "own-key").then_some(&b"pull-key"[..])
+        }
+    }
+
+    fn bearer(claims: Value, key: &[u8]) -> String {
+        format!("Bearer {}", sign_hs256(&claims, key))
+    }
+
+    #[test]
+    fn an_admin_and_a_pull_token_each_say_who_they_are() {
+        let admin = bearer(json!({"sub": "ann", "role": "admin", "exp": NOW + 60}), KEY);
+        assert_eq!(
+            identify(Some(&admin), KEY, NOW),
+            Ok(Identity {
+                sub: Some("ann".into()),
+                role: "admin",
+                destination: None,
+                exp: NOW + 60
+            })
+        );
+        let pull =
+            json!({"sub": "laptop", "role": "pull", "destination": "demo-pull", "exp": NOW + 60});
+        let got = identify(Some(&bearer(pull, KEY)), KEY, NOW).unwrap();
+        assert_eq!(
+            (got.role, got.destination.as_deref()),
+            ("pull", Some("demo-pull"))
+        );
+        let answer = serde_json::to_value(&got).unwrap();
+        assert_eq!(
+            answer,
+            json!({"sub": "laptop", "role": "pull", "destination": "demo-pull", "exp": NOW + 60})
+        );
+        let answer = serde_json::to_value(identify(Some(&admin), KEY, NOW).unwrap()).unwrap();
+        assert!(answer.get("destination").is_none(), "{answer}");
+    }
+
+    #[test]
+    fn a_pull_token_is_checked_under_its_destination_key_when_it_has_one() {
+        let claims = json!({"role": "pull", "destination": "own-key", "exp": NOW + 60});
+        assert!(identify(Some(&bearer(claims.clone(), b"pull-key")), &WithPull, NOW).is_ok());
+        assert_eq!(
+            identify(Some(&bearer(claims, KEY)), &WithPull, NOW),
+            Err(AuthError::BadSignature)
+        );
+        let other = json!({"role": "pull", "destination": "shared", "exp": NOW + 60});
+        assert!(identify(Some(&bearer(other, KEY)), &WithPull, NOW).is_ok());
+    }
+
+    #[test]
+    fn other_roles_and_broken_tokens_are_refused_as_every_admin_route_does() {
+        let table = [
+            (
+                bearer(json!({"role": "viewer", "exp": NOW + 60}), KEY),
+                AuthError::Forbidden,
+            ),
+            (bearer(json!({"exp": NOW + 60}), KEY), AuthError::Forbidden),
+            (
+                bearer(json!({"role": "admin", "exp": NOW - 1}), KEY),
+                AuthError::Expired,
+            ),
+            (
+                bearer(json!({"role": "admin", "exp": NOW + 60}), b"other"),
+                AuthError::BadSignature,
+            ),
+        ];
+        for (header, want) in table {
+            assert_eq!(identify(Some(&header), KEY, NOW), Err(want), "{header}");
+        }
+        assert_eq!(identify(None, KEY, NOW), Err(AuthError::Missing));
+        let no_destination = bearer(json!({"role": "pull", "exp": NOW + 60}), KEY);
+        assert!(matches!(
+            identify(Some(&no_destination), KEY, NOW),
+            Err(AuthError::Malformed(_))
+        ));
+    }
+}
