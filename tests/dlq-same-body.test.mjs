@@ -10,7 +10,7 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
-import { deadline, deadLetterScheduleMs, deliveryScheduleMs } from "./support/schedule.mjs";
+import { deadline, deliveryScheduleMs, poisonScheduleMs } from "./support/schedule.mjs";
 
 const SECRETS = { WEBHOOK_SECRET_SAME: "same-webhook-secret", WEBHOOK_SECRET_MOVED: "moved-webhook-secret" };
 const broken = { refuse: true };
@@ -54,7 +54,7 @@ test("two events with the same body refused with a 400 make two delivery entries
       const e = await entriesOf("same");
       return d.length === 2 && d.every((r) => r.state === "dead_lettered") && e.length >= 2 && e;
     },
-    { what: "both deliveries dead-lettered, an entry per event", timeoutMs: deadline(deadLetterScheduleMs(relay)) },
+    { what: "both deliveries dead-lettered, an entry per event", timeoutMs: deadline(poisonScheduleMs(relay)) },
   );
   assert.deepEqual(entries.map((e) => e.event_id).sort(), [...ids].sort(), "an entry per event, not one for both");
   assert.notEqual(entries[0].content_hash, entries[1].content_hash);
