@@ -22,23 +22,25 @@ const entryOf = async (relay, n) => (await rows(relay.db, "SELECT * FROM dead_le
 const stored = (relay, n) => waitFor(() => entryOf(relay, n), { what: `entry ${n}` });
 const deadLetterLines = (relay) => relay.logs.filter((l) => l.includes('"event":"dead_letter"')).map((l) => JSON.parse(l.slice(l.indexOf("{"))));
 
-test("identical payloads inside one batch are stored once and marked seen; an undecodable message is stored beside them", async () => {
+test("one event's dead letters inside one batch are stored once and marked seen; another event with its payload, and an undecodable message, are stored beside them", async () => {
   const relay = await startRelay();
   try {
-    await sendBatch(relay, [poison(1, "same bad payload"), poison(2), poison(3, "same bad payload"), "garbage, not an event", poison(4, "same bad payload")]);
-    await waitFor(async () => deadLetterLines(relay).length >= 5, { what: "five dead letters triaged" });
+    // Event 1 three times (three messages), and event 5 with the same payload.
+    await sendBatch(relay, [poison(1, "same bad payload"), poison(2), poison(1, "same bad payload"), "garbage, not an event", poison(1, "same bad payload"), poison(5, "same bad payload")]);
+    await waitFor(async () => deadLetterLines(relay).length >= 6, { what: "six dead letters triaged" });
     const all = await entries(relay);
-    assert.equal(all.length, 3, "three distinct payloads");
+    assert.equal(all.length, 4, "events 1, 2 and 5, and the garbage");
     assert.equal(new Set(all.map((e) => e.created_at)).size, 1, "one batch");
     const same = await entryOf(relay, 1);
-    assert.equal(same.seen_count, 3, "the first of the three, seen three times");
-    assert.equal(await entryOf(relay, 3), undefined);
-    assert.equal(await entryOf(relay, 4), undefined);
+    assert.equal(same.seen_count, 3, "event 1's entry, seen three times");
+    const other = await entryOf(relay, 5);
+    assert.equal(other.seen_count, 1, "the same payload from another event is an entry of its own (DESIGN §4)");
+    assert.notEqual(other.content_hash, same.content_hash);
     const garbage = all.find((e) => e.event_id === null);
     assert.equal(JSON.parse(garbage.envelope).input.original, "garbage, not an event");
     const outcomes = deadLetterLines(relay).map((l) => l.outcome).sort();
-    assert.deepEqual(outcomes, ["deduped", "deduped", "stored", "stored", "stored"]);
-    assert.equal(await counter(relay, "dead_lettered"), 3);
+    assert.deepEqual(outcomes, ["deduped", "deduped", "stored", "stored", "stored", "stored"]);
+    assert.equal(await counter(relay, "dead_lettered"), 4);
     assert.equal(await counter(relay, "dlq_deduped"), 2);
   } finally {
     await relay.dispose();
@@ -94,7 +96,8 @@ test("a D1 fault in the middle of a batch's write: the others are stored one by 
     await relay.db.prepare("CREATE TRIGGER fault_mid_batch BEFORE INSERT ON dead_letters WHEN NEW.event_id = 'evt_batch_34' BEGIN SELECT RAISE(ABORT, 'injected fault'); END").run();
     const failures = () => relay.logs.filter((l) => l.includes('"event":"store_failed"')).length;
     try {
-      await sendBatch(relay, [poison(32), poison(33, "twin payload"), poison(34), poison(35, "twin payload")]);
+      // 33 twice: one event's two dead letters, one entry.
+      await sendBatch(relay, [poison(32), poison(33, "twin payload"), poison(34), poison(33, "twin payload")]);
       await waitFor(() => failures() >= 2, { what: "the refused message to fail twice" });
       const meanwhile = await entries(relay);
       assert.equal(meanwhile.length, 4, "30, 31, 32 and the twins' entry were stored while 34 waits");
@@ -122,22 +125,30 @@ test("a claim-checked body is read from payloads for the envelope and its dedupe
   const relay = await startRelay();
   try {
     const big = JSON.stringify({ data: "b".repeat(200_000) });
-    for (const id of ["evt_big_1", "evt_big_2", "evt_big_3"]) {
+    for (const id of ["evt_big_1", "evt_big_2"]) {
       await relay.db.prepare("INSERT INTO payloads (event_id, source, body, body_bytes, created_at) VALUES (?, 'demo-hmac', ?, ?, ?)").bind(id, big, big.length, Date.now()).run();
     }
     // Moved originals, as Cloudflare moves them after max_retries.
     const moved = (id) => ({ v: 1, event_id: id, idempotency_key: `demo-hmac:${id}`, source: "demo-hmac", received_at_ms: Date.now(), headers: {}, body_ref: id, body_bytes: big.length });
+    // The dedupe key (core::dead_letter::envelope::delivery::dedupe_hash), computed here on its own.
+    const key = (id) => createHash("sha256").update(`\x02entry\0ingest\0demo-hmac\0\0demo-hmac:${id}\0`).update(big).digest("hex");
     const dlq = await relay.producer("WEBHOOKS_DLQ");
-    await dlq.sendBatch([{ body: moved("evt_big_1") }, { body: moved("evt_big_2") }]);
-    const first = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE content_hash = ?", createHash("sha256").update("demo-hmac\0" + big).digest("hex")))[0], { what: "the claim-checked entry" });
+    // evt_big_1 moved twice in one batch (two messages of one event).
+    await dlq.sendBatch([{ body: moved("evt_big_1") }, { body: moved("evt_big_1") }]);
+    const first = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE content_hash = ?", key("evt_big_1")))[0], { what: "the claim-checked entry" });
+    assert.equal(first.event_id, "evt_big_1");
     const env = JSON.parse(first.envelope);
     assert.equal(env.input.body_ref, first.event_id);
     assert.equal(env.input.body_bytes, big.length);
     assert.equal(env.input.excerpt, big.slice(0, 4096));
     await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 2, { what: "its twin in the same batch marked it seen" });
-    await dlq.send(moved("evt_big_3"));
+    await dlq.send(moved("evt_big_1"));
     await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 3, { what: "a later twin marked it seen" });
-    assert.equal((await entries(relay)).length, 1);
+    // Another event with the same large body: an entry of its own.
+    await dlq.send(moved("evt_big_2"));
+    const second = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE content_hash = ?", key("evt_big_2")))[0], { what: "the other event's entry" });
+    assert.equal(second.event_id, "evt_big_2");
+    assert.equal((await entries(relay)).length, 2);
     assert.equal(await counter(relay, "dlq_deduped"), 2);
   } finally {
     await relay.dispose();

@@ -59,16 +59,22 @@ test("staging, with its own queue names: the envelope names the queue the messag
   }
 });
 
-test("a payload identical to a pending entry is not stored twice; the entry is marked seen again", async () => {
+test("the same event failing again is not stored twice, the entry is marked seen again; another event with its payload is an entry of its own", async () => {
   const relay = await startRelay();
   try {
     const producer = await relay.producer();
     await producer.send(poison(10, "same bad payload"));
     const first = await entry(relay, 10);
-    await producer.send(poison(11, "same bad payload"));
+    // The same event in another message (the provider sent it again).
+    await producer.send(poison(10, "same bad payload"));
     await waitFor(async () => (await rows(relay.db, "SELECT seen_count FROM dead_letters WHERE id = ?", first.id))[0].seen_count === 2, { what: "seen again" });
     assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM dead_letters WHERE content_hash = ?", first.content_hash))[0].n, 1);
     assert.equal(await counter(relay, "dlq_deduped"), 1);
+    // Another event with the same payload (DESIGN §4: the idempotency key is in the hash).
+    await producer.send(poison(11, "same bad payload"));
+    const other = await entry(relay, 11);
+    assert.notEqual(other.id, first.id);
+    assert.notEqual(other.content_hash, first.content_hash);
   } finally {
     await relay.dispose();
   }

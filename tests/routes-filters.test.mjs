@@ -9,6 +9,7 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient } from "./support/admin.mjs";
+import { deadline, deliveryScheduleMs } from "./support/schedule.mjs";
 import { secretNameFor, slackHeaders } from "../scripts/webhook-signatures.mjs";
 
 const SECRET = { shop: "filters-shop-secret", slash: "filters-slack-secret" };
@@ -123,4 +124,30 @@ test("a form body is routed by its fields, and reaches its destination byte-exac
   assert.equal(hit.body, prod.body, "byte-exact");
   assert.match(hit.headers["content-type"], /^application\/x-www-form-urlencoded/);
   assert.equal(callsFor("/deploy", staging.id).length, 0);
+});
+
+test("an event too large for a queue message is routed by its whole body, read back from D1; a small one still is too", async () => {
+  // ~200 KB: past the queue message's limit, so the body is claim-checked
+  // (core::receive::claim_check) and the message carries only its reference.
+  const pad = "x".repeat(200_000);
+  const large = { total: 250, status: "paid", customer: { tier: "silver" }, pad };
+  const largeMiss = { total: 5, status: "paid", customer: { tier: "silver" }, pad };
+  const matching = await sendShop(large);
+  const missing = await sendShop(largeMiss);
+  const small = await sendShop({ total: 300, status: "settled", customer: { tier: "silver" } });
+  await waitFor(async () => (await status(matching)) === "delivered" && (await status(small)) === "delivered" && (await status(missing)) !== undefined, {
+    what: "the large and the small matching events delivered, the other ingested",
+    timeoutMs: deadline(deliveryScheduleMs(relay)),
+  });
+  const claimed = await rows(relay.db, "SELECT event_id FROM events WHERE event_id IN (?, ?) AND body_ref IS NOT NULL", matching, missing);
+  assert.equal(claimed.length, 2, "both large bodies were claim-checked");
+  const [hit, ...more] = callsFor("/big", matching);
+  assert.equal(more.length, 0, "the large event arrived once");
+  assert.equal(hit.body, JSON.stringify(large), "whole and byte-exact");
+  assert.equal(callsFor("/eu", matching).length, 0);
+  assert.equal(callsFor("/big", small).length, 1);
+  assert.equal(await status(missing), "filtered", "the large body that matches no filter is filtered");
+  assert.equal(callsFor("/big", missing).length + callsFor("/eu", missing).length, 0);
+  const story = await admin.get(`events/${matching}`);
+  assert.deepEqual(story.data.routes_unmatched, ["eu"], JSON.stringify(story.data.routes_unmatched));
 });

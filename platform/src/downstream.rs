@@ -12,9 +12,15 @@
 //! JS side, or cancelled when long (`drain_body`): the runtime counts an
 //! unread answer as an open connection, and past its limit stalls the
 //! next call until it cancels the oldest one.
+//!
+//! Redirects are never followed (`redirect: "manual"`, DESIGN §3): a 3xx
+//! is answered as it came, a failure naming its `Location`'s host, so no
+//! body, signature or credential goes anywhere but the destination's URL,
+//! and no answer to a request the relay did not send counts.
 
 use hookrelay_core::deliver::response::{
-    classify_status, drain_body, network_error, reads_retry_after, timed_out,
+    classify_answer, drain_body, is_redirect, network_error, reads_retry_after, timed_out,
+    AnswerHeaders,
 };
 use hookrelay_core::state::error_code::Failure;
 use wasm_bindgen::closure::Closure;
@@ -68,15 +74,25 @@ pub async fn post_answered(
 
 /// What a sent request's answer (or its failure) comes to.
 fn answered(
-    sent: Result<(u16, Option<String>), JsValue>,
+    sent: Result<Sent, JsValue>,
     timeout_ms: u64,
     now_ms: i64,
 ) -> (Option<u16>, Result<(), Failure>) {
     match sent {
-        Ok((status, retry_after)) => (
-            Some(status),
-            classify_status(status, retry_after.as_deref(), now_ms),
-        ),
+        Ok(Sent { status, header }) => {
+            let headers = if is_redirect(status) {
+                AnswerHeaders {
+                    retry_after: None,
+                    location: header.as_deref(),
+                }
+            } else {
+                AnswerHeaders {
+                    retry_after: header.as_deref(),
+                    location: None,
+                }
+            };
+            (Some(status), classify_answer(status, headers, now_ms))
+        }
         Err(e) if error_name(&e).as_deref() == Some("TimeoutError") => {
             (None, Err(timed_out(timeout_ms)))
         }
@@ -84,15 +100,22 @@ fn answered(
     }
 }
 
-/// The status and `Retry-After` of the answer; the drain of its body is
-/// started, not awaited.
+/// An answer as far as its meaning reads it.
+struct Sent {
+    status: u16,
+    /// A refusal's `Retry-After`, or a redirect's `Location`.
+    header: Option<String>,
+}
+
+/// The status of the answer and the one header it is read with; the drain
+/// of its body is started, not awaited.
 async fn send(
     via: Via<'_>,
     url: &str,
     headers: &[(&str, String)],
     body: &str,
     timeout_ms: u64,
-) -> Result<(u16, Option<String>), JsValue> {
+) -> Result<Sent, JsValue> {
     let h = web_sys::Headers::new()?;
     for (name, value) in headers {
         h.set(name, value)?;
@@ -101,8 +124,8 @@ async fn send(
     init.set_method("POST");
     init.set_headers(&h);
     init.set_body(&JsValue::from_str(body));
-    // The fetch default, as worker's `RequestInit` always sets it.
-    init.set_redirect(RequestRedirect::Follow);
+    // Never followed: a 3xx comes back as it is (DESIGN §3).
+    init.set_redirect(RequestRedirect::Manual);
     init.set_signal(Some(&AbortSignal::timeout_with_f64(timeout_ms as f64)));
     let pending = match via {
         Via::Network => {
@@ -117,7 +140,9 @@ async fn send(
     let response: web_sys::Response = answer.unchecked_into();
     let status = response.status();
     let answered = response.headers();
-    let retry_after = if reads_retry_after(status) {
+    let header = if is_redirect(status) {
+        answered.get("location")?
+    } else if reads_retry_after(status) {
         answered.get("retry-after")?
     } else {
         None
@@ -137,7 +162,7 @@ async fn send(
             let _ = p.catch(ignore);
         });
     }
-    Ok((status, retry_after))
+    Ok(Sent { status, header })
 }
 
 thread_local! {

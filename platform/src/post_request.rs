@@ -15,8 +15,8 @@ pub fn post(url: &str, headers: &Headers, body: &str) -> Result<Request> {
     init.set_method("POST");
     init.set_headers(headers.as_ref());
     init.set_body(&JsValue::from_str(body));
-    // What worker's `RequestInit` always sets (the fetch default).
-    init.set_redirect(RequestRedirect::Follow);
+    // Never followed (DESIGN §3): no signed call goes anywhere but `url`.
+    init.set_redirect(RequestRedirect::Manual);
     web_sys::Request::new_with_str_and_init(url, &init)
         .map(Request::from)
         .map_err(|e| {

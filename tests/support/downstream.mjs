@@ -20,7 +20,7 @@ export function destinationLabel(url) {
 
 /**
  * `behaviours` maps a path to a function `(request, count) => {status, delayMs?, headers?}`
- * where `request` is `{path, headers, body}` and `count` is how many requests
+ * where `request` is `{path, method, headers, body}` and `count` is how many requests
  * that path has had (1-based).
  */
 export async function startDownstream(behaviours = {}) {
@@ -37,7 +37,7 @@ export async function startDownstream(behaviours = {}) {
       const count = (counts.get(path) ?? 0) + 1;
       counts.set(path, count);
       const body = Buffer.concat(chunks).toString("utf8");
-      const recorded = { path, headers: req.headers, body, at: Date.now() };
+      const recorded = { path, method: req.method, headers: req.headers, body, at: Date.now() };
       inFlight.set(path, (inFlight.get(path) ?? 0) + 1);
       peak.set(path, Math.max(peak.get(path) ?? 0, inFlight.get(path)));
       requests.push(recorded);

@@ -41,20 +41,23 @@ export async function startJobsRelay(sources, behaviours = {}, { vars = {} } = {
   let seq = 0;
 
   /** A poison hand-off of a real event of `source`, failed with `code` and `message`. */
-  const handoff = (source, { code = "UPSTREAM_4XX", message = "downstream refused the event", body } = {}) => {
+  // `again`: the delivery id of an event handed off before; this is the
+  // same event failing again, in a message of its own.
+  const handoff = (source, { code = "UPSTREAM_4XX", message = "downstream refused the event", body, again } = {}) => {
     const n = seq++;
-    const delivery = `op-${run}-${n}`;
+    const delivery = again ?? `op-${run}-${n}`;
     const key = `${source}:${delivery}`;
     const now = Date.now();
     const original = {
       v: 1, event_id: eventIdOf(key), idempotency_key: key, source, delivery_id: delivery,
       received_at_ms: now, headers: { "content-type": "application/json" }, body: body ?? JSON.stringify({ n, source, run }),
     };
-    return { kind: "poison_handoff", failure: { code, message }, class: CLASS[code] ?? "unknown", attempts: 1, queue_message_id: `qm-${key}`, enqueued_at_ms: now, failed_at_ms: now, original };
+    const qm = again ? `qm-${key}-${n}` : `qm-${key}`;
+    return { kind: "poison_handoff", failure: { code, message }, class: CLASS[code] ?? "unknown", attempts: 1, queue_message_id: qm, enqueued_at_ms: now, failed_at_ms: now, original };
   };
 
   /**
-   * Makes one pending entry per item of `specs` (`{source, code?, message?, body?}`)
+   * Makes one pending entry per item of `specs` (`{source, code?, message?, body?, again?}`)
    * and waits until all are stored; answers them in order as
    * `{id, event_id, source, signature}`.
    */
@@ -65,7 +68,9 @@ export async function startJobsRelay(sources, behaviours = {}, { vars = {} } = {
     for (let i = 0; i < messages.length; i += 50) await dlq.sendBatch(messages.slice(i, i + 50).map((body) => ({ body })));
     const eventIds = messages.map((m) => m.original.event_id);
     const found = await waitFor(async () => {
-      const got = await rows(relay.db, "SELECT id, event_id, source, error_signature AS signature, status FROM dead_letters WHERE event_id IN (SELECT value FROM json_each(?))", JSON.stringify(eventIds));
+      // An event failing `again` has an earlier entry too: only pending ones are new.
+      const pending = specs.some((s) => s.again) ? " AND status = 'pending'" : "";
+      const got = await rows(relay.db, `SELECT id, event_id, source, error_signature AS signature, status FROM dead_letters WHERE event_id IN (SELECT value FROM json_each(?))${pending}`, JSON.stringify(eventIds));
       return got.length === eventIds.length && got;
     }, { timeoutMs: 30_000, what: `${eventIds.length} dead-letter entries` });
     const byEvent = new Map(found.map((r) => [r.event_id, r]));

@@ -114,5 +114,17 @@ export function deadLetterScheduleMs(relay, { callMs = 0 } = {}) {
   return ms;
 }
 
+/**
+ * The longest the relay schedules between accepting an event whose first
+ * call is refused for good (a poison answer: a 4xx other than 408/429) and
+ * its dead letter's arrival at the DLQ worker: the `webhooks` hop, the
+ * `deliveries` hop and its call (`callMs`), then the hand-off's hop (the
+ * relay hands a poison delivery to `webhooks-dlq` at once, no retry).
+ */
+export function poisonScheduleMs(relay, { callMs = 0 } = {}) {
+  const s = deliverySettings(relay);
+  return s.webhooksHopMs + s.deliveriesHopMs + callMs + s.dlqHopMs;
+}
+
 /** The spacing (ms) between two starts at `ratePerS` (core::pacing::spacing_ms). */
 export const spacingMs = (ratePerS) => 1000 / ratePerS;

@@ -251,10 +251,11 @@ pub fn record(
 
 /// Whether a failure with `code` opens a closed breaker at once, whatever
 /// the threshold: a refused credential (`AUTH_EXPIRED`, counted only for a
-/// destination with `auth`, `crate::deliver::response::breaker_cause`)
-/// would be refused on every further call alike, until it is fixed.
+/// destination with `auth`) or a redirect (`UPSTREAM_REDIRECT`, a wrong
+/// URL) would be met by every further call alike, until it is fixed
+/// (`crate::deliver::response::parks_destination`).
 pub fn opens_at_once(code: ErrorCode) -> bool {
-    code == ErrorCode::AuthExpired
+    matches!(code, ErrorCode::AuthExpired | ErrorCode::UpstreamRedirect)
 }
 
 /// The state that re-opens a breaker at once, whatever it was: a drain

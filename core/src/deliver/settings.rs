@@ -7,6 +7,7 @@ use super::destinations::{load_destinations, load_keys, Destination, DELIVERY_TI
 use crate::deliver::breaker::{BreakerConfig, BreakerOpenAction};
 use crate::parking::settings::ParkingConfig;
 use crate::receive::sources::SourceSpec;
+use crate::route::filter::Filter;
 use crate::route::routes::{evaluate, Route, Routed};
 use crate::signature::{KeyForm, SigningKey};
 use crate::support::env::{parse_bounded, text, ConfigEnv, ConfigError};
@@ -86,6 +87,20 @@ impl DeliveryConfig {
             Some((_, routes)) => evaluate(routes, headers, body, content_type),
             None => Routed::NoRoutes,
         }
+    }
+
+    /// Whether some route of `source` has a filter that reads the body: an
+    /// event of it too large for a queue message is then routed with its
+    /// body read back from D1 (`crate::ingest::claimed_bodies`).
+    pub fn routes_read_body(&self, source: &str) -> bool {
+        self.routes
+            .iter()
+            .find(|(s, _)| s == source)
+            .is_some_and(|(_, routes)| {
+                routes
+                    .iter()
+                    .any(|r| r.filter.as_ref().is_some_and(Filter::reads_body))
+            })
     }
 
     /// Reads the delivery settings for the declared sources.

@@ -4,4 +4,5 @@
 //! is the next folder, `route/`.
 
 pub mod batch;
+pub mod claimed_bodies;
 pub mod delivery_plan;

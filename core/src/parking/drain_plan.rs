@@ -7,7 +7,7 @@
 //! after this step's last call: the mean rate never exceeds
 //! `DRAIN_RATE_PER_S`. A step never loops over the whole backlog.
 
-use crate::deliver::response::{counts_against_breaker, credentials_refused};
+use crate::deliver::response::{counts_against_breaker, parks_destination};
 use crate::state::error_code::{Failure, FailureClass};
 use crate::UnixMillis;
 
@@ -131,14 +131,17 @@ pub enum AfterResult {
     Stop(Failure),
 }
 
-/// Reads one drain call's result. `credentialed`: the destination sends
-/// `auth`, so a refused credential reopens its breaker and keeps the event
-/// parked (`crate::deliver::response::credentials_refused`) until the
-/// secret is fixed, rather than dead-lettering the backlog one by one.
+/// Reads one drain call's result. A redirect, or (`credentialed`: the
+/// destination sends `auth`) a refused credential, reopens its breaker and
+/// keeps the event parked (`crate::deliver::response::parks_destination`)
+/// until the URL or the secret is fixed, rather than dead-lettering the
+/// backlog one by one.
 pub fn after_result(result: &Result<(), Failure>, credentialed: bool) -> AfterResult {
     match result {
         Ok(()) => AfterResult::Continue,
-        Err(f) if credentials_refused(result, credentialed) => AfterResult::Reopen(f.clone()),
+        Err(f) if parks_destination(result, credentialed).is_some() => {
+            AfterResult::Reopen(f.clone())
+        }
         Err(f) if f.class() == FailureClass::Poison => AfterResult::DeadLetter(f.clone()),
         Err(f) if counts_against_breaker(f) => AfterResult::Reopen(f.clone()),
         Err(f) => AfterResult::Stop(f.clone()),
@@ -266,6 +269,7 @@ mod tests {
         let table = [
             (Upstream4xx, "dead"),
             (AuthExpired, "dead"),
+            (UpstreamRedirect, "reopen"),
             (Upstream5xx, "reopen"),
             (Timeout, "reopen"),
             (RateLimited, "reopen"),

@@ -136,20 +136,22 @@ pub fn when_rejected(
     ))
 }
 
-/// A call to a destination with `auth` was refused for its credential
-/// (`crate::deliver::response::credentials_refused`), and that call
-/// opened the breaker, which probes again at `probe_at_ms`. The parking
-/// consumer parks the event (cause `auth`), so it spends no retry budget
-/// and makes no DLQ entry, and drains once the secret is fixed; anyone
-/// else keeps the failure (`None`): a replay reports `AUTH_EXPIRED`, and
-/// with another `BREAKER_OPEN_ACTION` it dead-letters as before.
-pub fn after_refused_credentials(
+/// A call failed in a way every other call to its destination would too
+/// (`cause`, from `crate::deliver::response::parks_destination`: a refused
+/// credential or a redirect), and that call opened the breaker, which
+/// probes again at `probe_at_ms`. The parking consumer parks the event
+/// (cause `auth` or `redirect`), so it spends no retry budget and makes no
+/// DLQ entry, and drains once the secret or the URL is fixed; anyone else
+/// keeps the failure (`None`): a replay reports it, and with another
+/// `BREAKER_OPEN_ACTION` it dead-letters as before.
+pub fn after_destination_refused(
+    cause: ErrorCode,
     action: BreakerOpenAction,
     caller: Caller,
     probe_at_ms: UnixMillis,
 ) -> Option<NoCall> {
     (action == BreakerOpenAction::Park && caller == Caller::Consumer).then_some(NoCall::Park {
-        cause: Some(ErrorCode::AuthExpired),
+        cause: Some(cause),
         probe_at_ms: Some(probe_at_ms),
     })
 }
@@ -282,21 +284,23 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_credential_parks_only_the_parking_consumers_event() {
-        let park = NoCall::Park {
-            cause: Some(ErrorCode::AuthExpired),
-            probe_at_ms: Some(61_000),
-        };
-        let table = [
-            (Park, Consumer, Some(&park)),
-            (Retry, Consumer, None),
-            (DeadLetter, Consumer, None),
-            (Park, Replay, None),
-            (Park, DrainStep, None),
-        ];
-        for (action, caller, want) in table {
-            let got = after_refused_credentials(action, caller, 61_000);
-            assert_eq!(got.as_ref(), want, "{action:?} {caller:?}");
+    fn a_refused_credential_or_a_redirect_parks_only_the_parking_consumers_event() {
+        for code in [ErrorCode::AuthExpired, ErrorCode::UpstreamRedirect] {
+            let park = NoCall::Park {
+                cause: Some(code),
+                probe_at_ms: Some(61_000),
+            };
+            let table = [
+                (Park, Consumer, Some(&park)),
+                (Retry, Consumer, None),
+                (DeadLetter, Consumer, None),
+                (Park, Replay, None),
+                (Park, DrainStep, None),
+            ];
+            for (action, caller, want) in table {
+                let got = after_destination_refused(code, action, caller, 61_000);
+                assert_eq!(got.as_ref(), want, "{code} {action:?} {caller:?}");
+            }
         }
     }
 

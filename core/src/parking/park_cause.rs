@@ -1,5 +1,6 @@
 //! Why a delivery was parked (`deliveries.park_cause`): the breaker of its
-//! destination is open, its destination refused its credential, a drain of
+//! destination is open, its destination refused its credential or answered
+//! a redirect, a drain of
 //! its destination runs ahead of it, or its destination is over its
 //! `rate_per_s` (DESIGN §3). Either way it spends no retry budget
 //! and its destination's drain brings it out.
@@ -20,14 +21,18 @@ pub enum ParkCause {
     /// The destination is over its `rate_per_s`: no start was free within
     /// the consumer's short wait.
     Rate,
+    /// The destination answered a redirect (3xx), which is not followed:
+    /// the breaker's cause is `UPSTREAM_REDIRECT`, and its URL is wrong.
+    Redirect,
 }
 
 impl ParkCause {
     /// `otherwise`, unless `cause` (the breaker's, or the drain's record of
-    /// it) says the destination refused its credential.
+    /// it) says the destination refused its credential or redirected.
     pub fn of_cause(cause: Option<ErrorCode>, otherwise: ParkCause) -> ParkCause {
         match cause {
             Some(ErrorCode::AuthExpired) => ParkCause::Auth,
+            Some(ErrorCode::UpstreamRedirect) => ParkCause::Redirect,
             _ => otherwise,
         }
     }
@@ -39,6 +44,16 @@ impl ParkCause {
             ParkCause::Auth => "auth",
             ParkCause::Drain => "drain",
             ParkCause::Rate => "rate",
+            ParkCause::Redirect => "redirect",
+        }
+    }
+
+    /// The event's story step, for destination `destination`, with what
+    /// the call that parked it was answered (`answer`), when one was made.
+    pub fn detail_after(self, destination: &str, answer: Option<&str>) -> String {
+        match answer {
+            Some(answer) => format!("{} ({answer})", self.detail(destination)),
+            None => self.detail(destination),
         }
     }
 
@@ -55,6 +70,7 @@ impl ParkCause {
                     "held: {destination} is over its rate_per_s; its drain delivers it at the rate"
                 )
             }
+            ParkCause::Redirect => format!("held: {destination} answered a redirect (3xx), which is not followed; set its url in DESTINATIONS to where it now lives and the drain delivers it"),
         }
     }
 }
@@ -65,10 +81,12 @@ mod tests {
 
     #[test]
     fn a_refused_credential_names_the_park_whatever_else_held_it() {
-        use ParkCause::{Auth, Breaker, Drain, Rate};
+        use ParkCause::{Auth, Breaker, Drain, Rate, Redirect};
         let table = [
             (Some(ErrorCode::AuthExpired), Breaker, Auth),
             (Some(ErrorCode::AuthExpired), Drain, Auth),
+            (Some(ErrorCode::UpstreamRedirect), Breaker, Redirect),
+            (Some(ErrorCode::UpstreamRedirect), Drain, Redirect),
             (Some(ErrorCode::Upstream5xx), Breaker, Breaker),
             (Some(ErrorCode::Upstream5xx), Drain, Drain),
             (None, Breaker, Breaker),
@@ -90,10 +108,14 @@ mod tests {
             (ParkCause::Auth, "auth", "b refused its credential"),
             (ParkCause::Drain, "drain", "behind the parked events of b"),
             (ParkCause::Rate, "rate", "b is over its rate_per_s"),
+            (ParkCause::Redirect, "redirect", "b answered a redirect"),
         ];
         for (cause, name, words) in table {
             assert_eq!(cause.as_str(), name);
             assert!(cause.detail("b").contains(words), "{cause:?}");
+            assert_eq!(cause.detail_after("b", None), cause.detail("b"));
         }
+        let told = ParkCause::Redirect.detail_after("b", Some("downstream answered 301"));
+        assert!(told.ends_with("(downstream answered 301)"), "{told}");
     }
 }

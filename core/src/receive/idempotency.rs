@@ -25,7 +25,9 @@ pub fn event_id(idempotency_key: &str) -> String {
 }
 
 /// Hex SHA-256 of the source name, a zero byte, and the body. The zero byte
-/// keeps `("ab", "c")` and `("a", "bc")` apart. Also the DLQ's dedupe hash.
+/// keeps `("ab", "c")` and `("a", "bc")` apart. (An ingest dead letter stored
+/// before DESIGN §4 keyed its entry on it too; new entries key on
+/// `dead_letter::envelope::delivery::dedupe_hash`.)
 pub fn content_hash(source: &str, body: &[u8]) -> String {
     let mut h = Sha256::new();
     h.update(source.as_bytes());

@@ -38,6 +38,7 @@ pub fn failed_downstream(entry_code: ErrorCode) -> bool {
             | ErrorCode::Timeout
             | ErrorCode::RateLimited
             | ErrorCode::AuthExpired
+            | ErrorCode::UpstreamRedirect
             | ErrorCode::CircuitOpen
     )
 }

@@ -64,6 +64,9 @@ pub enum ErrorCode {
     Upstream5xx,
     /// The downstream answered a 4xx other than 401/403/408/429.
     Upstream4xx,
+    /// The downstream answered a redirect (3xx), which is never followed:
+    /// its URL is wrong.
+    UpstreamRedirect,
     /// The downstream answered 429.
     RateLimited,
     /// The destination's circuit breaker is open; no call was made.
@@ -76,7 +79,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the contract's order.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::BadPayload,
         ErrorCode::SchemaMismatch,
         ErrorCode::SignatureInvalid,
@@ -84,6 +87,7 @@ impl ErrorCode {
         ErrorCode::Timeout,
         ErrorCode::Upstream5xx,
         ErrorCode::Upstream4xx,
+        ErrorCode::UpstreamRedirect,
         ErrorCode::RateLimited,
         ErrorCode::CircuitOpen,
         ErrorCode::D1Unavailable,
@@ -91,7 +95,7 @@ impl ErrorCode {
     ];
 
     /// The contract spellings, in the order of [`ErrorCode::ALL`].
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "BAD_PAYLOAD",
         "SCHEMA_MISMATCH",
         "SIGNATURE_INVALID",
@@ -99,6 +103,7 @@ impl ErrorCode {
         "TIMEOUT",
         "UPSTREAM_5XX",
         "UPSTREAM_4XX",
+        "UPSTREAM_REDIRECT",
         "RATE_LIMITED",
         "CIRCUIT_OPEN",
         "D1_UNAVAILABLE",
@@ -122,7 +127,8 @@ impl ErrorCode {
             | ErrorCode::SchemaMismatch
             | ErrorCode::SignatureInvalid
             | ErrorCode::AuthExpired
-            | ErrorCode::Upstream4xx => FailureClass::Poison,
+            | ErrorCode::Upstream4xx
+            | ErrorCode::UpstreamRedirect => FailureClass::Poison,
             ErrorCode::Timeout
             | ErrorCode::Upstream5xx
             | ErrorCode::RateLimited
@@ -223,6 +229,7 @@ mod tests {
             (SignatureInvalid, Poison),
             (AuthExpired, Poison),
             (Upstream4xx, Poison),
+            (UpstreamRedirect, Poison),
             (Timeout, Transient),
             (Upstream5xx, Transient),
             (RateLimited, Transient),
@@ -246,6 +253,7 @@ mod tests {
         assert_eq!(ErrorCode::parse("upstream_5xx"), None);
         assert_eq!(ErrorCode::Upstream5xx.as_str(), "UPSTREAM_5XX");
         assert_eq!(ErrorCode::D1Unavailable.as_str(), "D1_UNAVAILABLE");
+        assert_eq!(ErrorCode::UpstreamRedirect.as_str(), "UPSTREAM_REDIRECT");
         let back: ErrorCode = serde_json::from_str("\"CIRCUIT_OPEN\"").unwrap();
         assert_eq!(back, ErrorCode::CircuitOpen);
         let err = serde_json::from_str::<ErrorCode>("\"NOPE\"").unwrap_err();

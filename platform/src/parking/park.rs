@@ -37,7 +37,15 @@ pub async fn park(
                 cause,
                 probe_at_ms,
                 why,
-            } => Some((*i, destination.as_str(), *probe_at_ms, *cause, *why)),
+                answer,
+            } => Some(Park {
+                index: *i,
+                destination: destination.as_str(),
+                probe_at_ms: *probe_at_ms,
+                cause: *cause,
+                why: *why,
+                answer: answer.as_ref().map(|f| f.message.as_str()),
+            }),
             Attempt::Called(_) => None,
         })
         .collect();
@@ -52,7 +60,7 @@ pub async fn park(
     let drains = drains_to_ensure(
         parks
             .iter()
-            .map(|&(_, d, probe, cause, _)| (d, probe, cause)),
+            .map(|p| (p.destination, p.probe_at_ms, p.cause)),
         now,
     );
     for drain in drains {
@@ -62,10 +70,20 @@ pub async fn park(
     }
 }
 
-/// One park: the item's index, its destination, when its breaker admits
-/// the next probe (or its rate the next start; when known), the failure
-/// that opened it, and why it parks.
-type Park<'a> = (usize, &'a str, Option<i64>, Option<ErrorCode>, ParkCause);
+/// One park.
+struct Park<'a> {
+    /// The item's index.
+    index: usize,
+    destination: &'a str,
+    /// When its breaker admits the next probe (or its rate the next
+    /// start), when known.
+    probe_at_ms: Option<i64>,
+    /// The failure that opened the breaker.
+    cause: Option<ErrorCode>,
+    why: ParkCause,
+    /// The message of the call that parked it, when one was made.
+    answer: Option<&'a str>,
+}
 
 /// Each park's row update and its step in the event's story.
 fn statements(
@@ -77,9 +95,10 @@ fn statements(
 ) -> worker::Result<Vec<D1PreparedStatement>> {
     let mut statements = Vec::with_capacity(parks.len() * 2);
     let mut seen: Vec<&str> = Vec::new();
-    for &(i, destination, _, cause, why) in parks {
-        let event_id = &items[i].event.event_id;
-        let detail = why.detail(destination);
+    for p in parks {
+        let (destination, cause, why) = (p.destination, p.cause, p.why);
+        let event_id = &items[p.index].event.event_id;
+        let detail = why.detail_after(destination, p.answer);
         let step = event_steps::StepRecord {
             event_id,
             step: EventStep::Parked,
@@ -97,8 +116,8 @@ fn statements(
         )?);
         statements.push(event_steps::insert(db, &step)?);
     }
-    for &(i, _, _, cause, _) in parks {
-        let event_id = items[i].event.event_id.as_str();
+    for &Park { index, cause, .. } in parks {
+        let event_id = items[index].event.event_id.as_str();
         if !seen.contains(&event_id) {
             seen.push(event_id);
             statements.push(deliveries::summary_statement(db, event_id, 0, None, cause)?);
@@ -120,6 +139,7 @@ fn mark_parked(
             destination,
             cause,
             why,
+            answer,
             ..
         } = attempt
         else {
@@ -135,7 +155,7 @@ fn mark_parked(
         log::info(
             component,
             "parked",
-            log::fields! {"id": event.event_id, "source": event.source, "destination": destination, "cause": cause, "park_cause": why.as_str()},
+            log::fields! {"id": event.event_id, "source": event.source, "destination": destination, "cause": cause, "park_cause": why.as_str(), "err": answer.as_ref().map(|f| f.message.as_str())},
         );
     }
 }

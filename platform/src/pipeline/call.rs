@@ -40,6 +40,9 @@ pub enum Attempt {
         probe_at_ms: Option<i64>,
         /// Why it parks.
         why: ParkCause,
+        /// The failed call that parked it, when one was made (a redirect's
+        /// names where it points): the event's story tells it.
+        answer: Option<Failure>,
     },
 }
 

@@ -13,9 +13,9 @@ use hookrelay_core::deliver::breaker::waves::{DestinationWaves, Wave};
 use hookrelay_core::deliver::breaker::{
     after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
 };
-use hookrelay_core::deliver::response::{breaker_cause, credentials_refused};
+use hookrelay_core::deliver::response::{breaker_cause, parks_destination};
 use hookrelay_core::parking::{
-    after_refused_credentials, parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected,
+    after_destination_refused, parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected,
 };
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 
@@ -145,8 +145,9 @@ async fn probe_wave(
 }
 
 /// Makes one wave's calls concurrently and folds their health in call
-/// order. A refused credential has opened the breaker by then; the
-/// parking consumer parks its event (cause `auth`) rather than failing it.
+/// order. A refused credential or a redirect has opened the breaker by
+/// then; the parking consumer parks its event (cause `auth` or `redirect`)
+/// rather than failing it.
 async fn call_wave(
     ctx: &Ctx<'_>,
     waves: &mut DestinationWaves,
@@ -187,15 +188,17 @@ async fn call_wave(
     let probe_at = next_probe_at(waves.state(), &ctx.cfg.breaker);
     let action = ctx.cfg.breaker_open_action;
     out.extend(indexes.into_iter().zip(results).map(|(i, r)| {
-        let park = match probe_at {
-            Some(at) if credentials_refused(&r, credentialed) => {
-                after_refused_credentials(action, ctx.caller, at)
-            }
+        let park = match (probe_at, parks_destination(&r, credentialed)) {
+            (Some(at), Some(code)) => after_destination_refused(code, action, ctx.caller, at),
             _ => None,
         };
         match park {
             Some(NoCall::Park { cause, probe_at_ms }) => {
-                (i, parked(&d.name, cause, probe_at_ms, ParkCause::Breaker))
+                let mut park = parked(&d.name, cause, probe_at_ms, ParkCause::Breaker);
+                if let (Attempt::Parked { answer, .. }, Err(f)) = (&mut park, r) {
+                    *answer = Some(f);
+                }
+                (i, park)
             }
             _ => (i, Attempt::Called(r)),
         }
@@ -228,7 +231,7 @@ fn refused(ctx: &Ctx<'_>, name: &str, rejected: Rejected, now: i64) -> Attempt {
 }
 
 /// A park of `name`'s delivery: `why` unless the cause says its credential
-/// was refused (`ParkCause::of_cause`).
+/// was refused or it redirected (`ParkCause::of_cause`).
 fn parked(
     name: &str,
     cause: Option<ErrorCode>,
@@ -240,6 +243,7 @@ fn parked(
         cause,
         probe_at_ms,
         why: ParkCause::of_cause(cause, why),
+        answer: None,
     }
 }
 

@@ -5,9 +5,11 @@
 
 use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DeliverySummary, DownstreamResult, IngestKind};
 
 /// One event to process, with the queue message that carries it.
+#[derive(Clone, Copy)]
 pub struct Item<'a> {
     /// The event.
     pub event: &'a QueuedEvent,
@@ -39,4 +41,25 @@ pub struct Processed {
     pub downstream: DownstreamResult,
     /// The outcome for the disposition.
     pub outcome: Outcome,
+}
+
+impl Processed {
+    /// An event not ingested because of `failure` (its message is retried
+    /// or dead-lettered as the failure's class says).
+    pub fn failed(failure: Failure) -> Processed {
+        Processed {
+            ingest: None,
+            delivery_status: None,
+            downstream: DownstreamResult::NotForwarded,
+            outcome: Outcome::Failed(failure),
+        }
+    }
+
+    /// An event the ingest gave no result for: retried.
+    pub fn unanswered() -> Processed {
+        Processed::failed(Failure::new(
+            ErrorCode::D1Unavailable,
+            "the ingest answered no result for this event; retrying",
+        ))
+    }
 }

@@ -4,7 +4,8 @@
 //! - [`ingest`]: the `webhooks` consumer's. One round trip writes the
 //!   events, routed: each row, one `deliveries` row per matched route, and
 //!   the read of the deliveries still pending, whose `deliveries` messages
-//!   the caller sends.
+//!   the caller sends (one more before it, only when a claim-checked body
+//!   is read back for a body filter).
 //! - [`deliver`]: the `deliveries` consumer's (and a replay's to one
 //!   destination), in three named phases: [`claim`] (the leases, the
 //!   events, the bodies, the breakers and drains, in one round trip) →
@@ -29,13 +30,17 @@ pub(crate) mod item;
 mod rate;
 mod record;
 
+use crate::db::payloads;
 use crate::{log, metrics};
 use hookrelay_core::deliver::DeliveryConfig;
+use hookrelay_core::ingest::claimed_bodies;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
+use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::route::Routed;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
+use hookrelay_core::support::vec_map::VecMap;
 use worker::{D1Database, Env, Queue};
 
 pub use claim::not_configured;
@@ -45,7 +50,11 @@ pub use record::Carrier;
 
 /// Ingests every item in one round trip, routed by `cfg`; answers each
 /// item's result and the pending deliveries of the batch's events (or why
-/// they cannot be read).
+/// they cannot be read). An event too large for a queue message is routed
+/// with its whole body when a filter reads it: those bodies are read back
+/// from D1 first, in one more round trip, only for a batch that has one
+/// (`hookrelay_core::ingest::claimed_bodies`). An event whose body could
+/// not be read is not ingested: its message is retried.
 pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
@@ -53,23 +62,65 @@ pub async fn ingest(
     component: Component,
     now_ms: i64,
 ) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
-    let routed: Vec<Routed> = items
-        .iter()
-        .map(|i| {
-            let e = i.event;
-            let content_type = e.headers.get("content-type").map(String::as_str);
-            let headers: Vec<(String, String)> = e
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            // A claim-checked body (over a queue message's size) is not in
-            // the message: its filters see no body (README, "Routes").
-            let body = e.inline_body().unwrap_or("").as_bytes();
-            cfg.route(&e.source, &headers, body, content_type)
+    let read = read_claimed(db, items, cfg, component).await;
+    let mut routed: Vec<Routed> = Vec::with_capacity(items.len());
+    let mut kept: Vec<Item<'_>> = Vec::with_capacity(items.len());
+    let mut out: Vec<Option<Processed>> = Vec::with_capacity(items.len());
+    for item in items {
+        match claimed_bodies::routing_body(item.event, cfg, &read) {
+            Ok(body) => {
+                routed.push(route(item.event, body, cfg));
+                kept.push(*item);
+                out.push(None);
+            }
+            Err(f) => out.push(Some(Processed::failed(f))),
+        }
+    }
+    let (done, pending) = ingest_routed(db, &kept, &routed, component, now_ms).await;
+    let mut done = done.into_iter();
+    let out = out
+        .into_iter()
+        .map(|p| {
+            p.or_else(|| done.next())
+                .unwrap_or_else(Processed::unanswered)
         })
         .collect();
-    ingest_routed(db, items, &routed, component, now_ms).await
+    (out, pending)
+}
+
+/// The claim-checked bodies a filter of `items` reads, in one round trip
+/// (none when no item needs one). An unreadable D1 reads as none: each
+/// such event then fails, and is retried.
+async fn read_claimed(
+    db: &D1Database,
+    items: &[Item<'_>],
+    cfg: &DeliveryConfig,
+    component: Component,
+) -> VecMap<String, String> {
+    let refs = claimed_bodies::to_read(items.iter().map(|i| i.event), cfg);
+    if refs.is_empty() {
+        return VecMap::new();
+    }
+    payloads::load_many(db, &refs).await.unwrap_or_else(|e| {
+        log::warn(
+            component,
+            "claimed_bodies_unreadable",
+            log::fields! {"count": refs.len(), "err": crate::db::error_message(&e)},
+        );
+        VecMap::new()
+    })
+}
+
+/// Which routes `event` takes, read with `body` (its whole body, or none
+/// when no filter reads it).
+fn route(event: &QueuedEvent, body: &str, cfg: &DeliveryConfig) -> Routed {
+    let content_type = event.headers.get("content-type").map(String::as_str);
+    let headers: Vec<(String, String)> = event
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    cfg.route(&event.source, &headers, body.as_bytes(), content_type)
 }
 
 /// As [`ingest`], with the routing given (a replay to one destination

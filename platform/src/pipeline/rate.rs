@@ -111,6 +111,7 @@ fn over(name: &str, next_free_at_ms: i64) -> Attempt {
         cause: None,
         probe_at_ms: Some(next_free_at_ms),
         why: ParkCause::Rate,
+        answer: None,
     }
 }
 

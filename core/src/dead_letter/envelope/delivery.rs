@@ -8,7 +8,6 @@
 
 use super::Envelope;
 use crate::deliver::deliveries::message::DeliveryMessage;
-use crate::receive::idempotency::content_hash;
 use crate::receive::queued_event::{EventBody, QueuedEvent, MESSAGE_VERSION};
 use crate::state::EntryKind;
 use sha2::{Digest, Sha256};
@@ -57,32 +56,36 @@ pub fn queued_event(message: &DeliveryMessage, row: &EventRow) -> QueuedEvent {
     }
 }
 
-/// The dedupe key: SHA-256 of (kind, source, destination, body). An ingest
-/// entry's key is the one entries had before kinds existed (source and
-/// body), so a pending entry stored then still dedupes; a delivery's
-/// starts with a byte no source name has, so the two never meet.
+/// The dedupe key of every new entry (DESIGN §4, "Dedupe"): SHA-256 of
+/// (kind, source, destination, the event's idempotency key, body), each
+/// part ended by a zero byte, after a tag no earlier key began with. The
+/// idempotency key keeps two events with the same body apart: each that
+/// fails makes its own entry, and stays replayable. The same event failing
+/// again (a redelivered hand-off, a replay that failed) still joins its
+/// pending entry. Entries stored before keep the hash they were stored
+/// with (source and body for an ingest's; with kind and destination for a
+/// delivery's): their rows are never rewritten, so a new dead letter never
+/// joins one of them.
 pub fn dedupe_hash(
     kind: EntryKind,
     source: &str,
     destination: Option<&str>,
+    idempotency_key: Option<&str>,
     body: &[u8],
 ) -> String {
-    match kind {
-        EntryKind::Ingest => content_hash(source, body),
-        EntryKind::Delivery => {
-            let mut h = Sha256::new();
-            for part in [
-                b"\x01delivery".as_slice(),
-                source.as_bytes(),
-                destination.unwrap_or_default().as_bytes(),
-            ] {
-                h.update(part);
-                h.update([0u8]);
-            }
-            h.update(body);
-            hex::encode(h.finalize())
-        }
+    let mut h = Sha256::new();
+    for part in [
+        b"\x02entry".as_slice(),
+        kind.as_str().as_bytes(),
+        source.as_bytes(),
+        destination.unwrap_or_default().as_bytes(),
+        idempotency_key.unwrap_or_default().as_bytes(),
+    ] {
+        h.update(part);
+        h.update([0u8]);
     }
+    h.update(body);
+    hex::encode(h.finalize())
 }
 
 impl Envelope {

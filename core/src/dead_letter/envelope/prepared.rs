@@ -135,6 +135,7 @@ impl Prepared {
             self.identity.kind,
             self.identity.source.as_deref().unwrap_or(""),
             self.identity.destination.as_deref(),
+            self.identity.idempotency_key.as_deref(),
             text.as_bytes(),
         )
     }

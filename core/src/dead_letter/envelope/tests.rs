@@ -1,8 +1,9 @@
 //! The dead-letter envelope: its parts from a hand-off or a moved message, redaction and the excerpt.
 
+use super::delivery::dedupe_hash;
 use super::*;
-use crate::receive::idempotency::content_hash;
 use crate::state::error_code::Failure;
+use crate::state::EntryKind;
 use crate::support::redact::REDACTED;
 use serde_json::json;
 
@@ -197,21 +198,41 @@ fn a_claim_checked_event_excerpts_its_stored_body() {
     assert_eq!(env.input.excerpt, stored);
     assert_eq!(
         env.input.content_hash,
-        content_hash("demo", stored.as_bytes())
+        dedupe_hash(
+            EntryKind::Ingest,
+            "demo",
+            None,
+            Some("demo:msg_1"),
+            stored.as_bytes()
+        )
     );
 }
 
 #[test]
-fn the_dedupe_hash_is_the_same_for_the_same_source_and_payload() {
+fn the_dedupe_hash_joins_one_event_and_keeps_two_same_body_events_apart() {
     let a = build(input(&event("{\"n\":1}"), vec![]));
     let b = build(DeadLetterInput {
         queue_message_id: "m-2",
         ..input(&event("{\"n\":1}"), vec![])
     });
     let c = build(input(&event("{\"n\":2}"), vec![]));
-    assert_eq!(a.input.content_hash, b.input.content_hash);
+    let mut other = event("{\"n\":1}");
+    other["event_id"] = json!("evt_b");
+    other["idempotency_key"] = json!("demo:msg_2");
+    let d = build(DeadLetterInput {
+        queue_message_id: "m-3",
+        ..input(&other, vec![])
+    });
+    assert_eq!(
+        a.input.content_hash, b.input.content_hash,
+        "the same event again joins its entry"
+    );
     assert_ne!(a.id, b.id);
     assert_ne!(a.input.content_hash, c.input.content_hash);
+    assert_ne!(
+        a.input.content_hash, d.input.content_hash,
+        "another event with the same body is an entry of its own"
+    );
 }
 
 #[test]

@@ -32,26 +32,28 @@ fn a_closed_breaker_opens_after_the_threshold_of_consecutive_failures() {
 }
 
 #[test]
-fn a_refused_credential_opens_a_closed_breaker_at_once() {
-    let auth = Some(ErrorCode::AuthExpired);
-    let open = BreakerState::Open {
-        opened_at_ms: 7,
-        cause: auth,
-    };
-    for from in [closed(0), closed(3)] {
-        assert_eq!(record(from, auth, 7, &CFG), open, "{from:?}");
+fn a_refused_credential_or_a_redirect_opens_a_closed_breaker_at_once() {
+    for code in [ErrorCode::AuthExpired, ErrorCode::UpstreamRedirect] {
+        let cause = Some(code);
+        let open = BreakerState::Open {
+            opened_at_ms: 7,
+            cause,
+        };
+        for from in [closed(0), closed(3)] {
+            assert_eq!(record(from, cause, 7, &CFG), open, "{code} {from:?}");
+        }
+        let probing = BreakerState::HalfOpen {
+            successes: 0,
+            probe_started_at_ms: Some(1),
+            cause,
+        };
+        assert_eq!(
+            record(probing, cause, 7, &CFG),
+            open,
+            "a failed probe reopens"
+        );
+        assert!(opens_at_once(code), "{code}");
     }
-    let probing = BreakerState::HalfOpen {
-        successes: 0,
-        probe_started_at_ms: Some(1),
-        cause: auth,
-    };
-    assert_eq!(
-        record(probing, auth, 7, &CFG),
-        open,
-        "a failed probe reopens"
-    );
-    assert!(opens_at_once(ErrorCode::AuthExpired));
     for code in [
         ErrorCode::Upstream5xx,
         ErrorCode::Timeout,

@@ -6,7 +6,7 @@ import { pager } from "./pager.js";
 
 export const STATUSES = ["pending", "replayed", "poisoned", "archived", "discarded", "evicted"];
 export const CLASSES = ["transient", "poison", "unknown"];
-export const CODES = ["BAD_PAYLOAD", "SCHEMA_MISMATCH", "SIGNATURE_INVALID", "AUTH_EXPIRED", "TIMEOUT", "UPSTREAM_5XX", "UPSTREAM_4XX", "RATE_LIMITED", "CIRCUIT_OPEN", "D1_UNAVAILABLE", "UNKNOWN"];
+export const CODES = ["BAD_PAYLOAD", "SCHEMA_MISMATCH", "SIGNATURE_INVALID", "AUTH_EXPIRED", "TIMEOUT", "UPSTREAM_5XX", "UPSTREAM_4XX", "UPSTREAM_REDIRECT", "RATE_LIMITED", "CIRCUIT_OPEN", "D1_UNAVAILABLE", "UNKNOWN"];
 export const KINDS = ["ingest", "delivery"];
 export const FILTER_KEYS = ["status", "class", "code", "source", "destination", "kind", "signature"];
 

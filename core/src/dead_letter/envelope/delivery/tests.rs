@@ -122,20 +122,51 @@ fn the_key_separates_destinations_and_kinds_and_joins_equal_deliveries() {
         "two destinations, two entries"
     );
     assert_eq!(a.input.content_hash, again.input.content_hash);
-    let ingest = dedupe_hash(EntryKind::Ingest, "shop", None, b"{}");
-    assert_eq!(
-        ingest,
-        content_hash("shop", b"{}"),
-        "an ingest key is as before"
-    );
+    let ingest = dedupe_hash(EntryKind::Ingest, "shop", None, Some("shop:1"), b"{}");
     assert_ne!(
         a.input.content_hash, ingest,
         "a delivery never dedupes an ingest"
     );
-    assert_ne!(
-        dedupe_hash(EntryKind::Delivery, "shop", Some("b"), b"x"),
-        dedupe_hash(EntryKind::Delivery, "shop", None, b"bx"),
+    assert_eq!(
+        a.input.content_hash,
+        dedupe_hash(
+            EntryKind::Delivery,
+            "shop",
+            Some("billing"),
+            Some("shop:1"),
+            b"{}"
+        ),
+        "the key holds the event's idempotency key"
     );
+    // Each part ends with a zero byte, so no part runs into the next.
+    let table = [
+        (("shop", Some("b"), Some("k")), ("shop", None, Some("bk"))),
+        (("shop", Some("b"), Some("k")), ("shopb", None, Some("k"))),
+        (("shop", None, Some("k")), ("shop", None, None)),
+    ];
+    for ((s1, d1, k1), (s2, d2, k2)) in table {
+        assert_ne!(
+            dedupe_hash(EntryKind::Delivery, s1, d1, k1, b"x"),
+            dedupe_hash(EntryKind::Delivery, s2, d2, k2, b"x"),
+            "{s1} {d1:?} {k1:?}"
+        );
+    }
+}
+
+#[test]
+fn two_events_with_the_same_body_make_two_entries_of_either_kind() {
+    let mut other = message("billing");
+    other["event_id"] = json!("evt_b");
+    other["idempotency_key"] = json!("shop:2");
+    let a = delivery_envelope(message("billing"), Some(row("{}")), vec![]);
+    let b = delivery_envelope(other, Some(row("{}")), vec![]);
+    assert_ne!(a.input.content_hash, b.input.content_hash);
+    let stamp = |key| dedupe_hash(EntryKind::Ingest, "shop", None, Some(key), b"{}");
+    assert_ne!(stamp("shop:1"), stamp("shop:2"));
+    // An entry stored before this rule kept the old key (source and body):
+    // a new one never joins it.
+    let before = crate::receive::idempotency::content_hash("shop", b"{}");
+    assert_ne!(stamp("shop:1"), before);
 }
 
 #[test]
