@@ -134,7 +134,7 @@ struct Slots {
 
 fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
     let mut b = Batch::new("the stats");
-    let mut dead = dead_letters::stats_statements(db, now - 3_600_000)?.into_iter();
+    let mut dead = dead_letters::stats_statements(db, now)?.into_iter();
     let mut dead_letter_part = || {
         dead.next()
             .expect("dead_letters::stats_statements answers its five statements, in this order")
