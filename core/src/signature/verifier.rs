@@ -116,6 +116,17 @@ pub struct HmacCheck {
     pub signatures: Vec<Vec<u8>>,
 }
 
+impl HmacCheck {
+    /// Whether any presented signature equals any of `macs`, the MAC of
+    /// each (key, message) computed once (by WebCrypto), each comparison
+    /// in constant time. A MAC is never recomputed per signature: eight
+    /// presented signatures cost the hashes one does.
+    pub fn matches(&self, macs: &[Vec<u8>]) -> bool {
+        macs.iter()
+            .any(|mac| self.signatures.iter().any(|sig| ct_eq(mac, sig)))
+    }
+}
+
 impl std::fmt::Debug for HmacCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The keys are secrets: never in a debug line.
@@ -663,6 +674,32 @@ mod tests {
         ));
         let number = br#"{"meta":{"sent_at":1700000000},"n":1}"#;
         assert_eq!(check(number), Err(SignatureError::Mismatch));
+    }
+
+    #[test]
+    fn a_deferred_hmac_compares_each_mac_once_computed_with_every_signature() {
+        let mac = |k: &[u8], m: &[u8]| sha256(k, &[m]);
+        let check = HmacCheck {
+            alg: MacAlg::Sha256,
+            keys: vec![b"current".to_vec(), b"previous".to_vec()],
+            messages: vec![Message {
+                before: b"m".to_vec(),
+                ..Message::default()
+            }],
+            signatures: vec![vec![0; 32], mac(b"previous", b"m")],
+        };
+        let macs = [mac(b"current", b"m"), mac(b"previous", b"m")];
+        assert!(
+            check.matches(&macs),
+            "the previous key's MAC matches one signature"
+        );
+        assert!(!check.matches(&macs[..1]), "the current key's does not");
+        assert!(!check.matches(&[]), "no MAC, no match");
+        let short = HmacCheck {
+            signatures: vec![mac(b"previous", b"m")[..31].to_vec()],
+            ..check.clone()
+        };
+        assert!(!short.matches(&macs), "a truncated signature never matches");
     }
 
     #[test]
