@@ -20,17 +20,22 @@
 //!   (`hookrelay_core::config::SHARED_KEYS`) alike or not at all; each
 //!   environment declares every var the top level does;
 //! - a destination's queue or service binding is declared in the same
-//!   environment of the relay's config (`hookrelay_core::deliver::check_bindings`);
+//!   environment of the relay's config (`hookrelay_core::deliver::check_bindings`),
+//!   is none of the relay's own, and reaches no queue or Worker the relay
+//!   uses itself under another binding name, compared by queue and service
+//!   name (`hookrelay_core::deliver::check_not_own_targets`);
 //! - the DLQ worker is off workers.dev and preview URLs; the signature
 //!   rate limit's period is `hookrelay_core::receive::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps (beside its README.md).
 
 use hookrelay_core::config::{check_shared, Declared, RelayConfig};
 use hookrelay_core::deliver::{
-    check_bindings, load_destinations, BindingKind, DEFAULT_DELIVERY_TIMEOUT_MS,
+    check_bindings, check_not_own_targets, load_destinations, BindingKind, OwnTargets,
+    DEFAULT_DELIVERY_TIMEOUT_MS,
 };
 use hookrelay_core::receive::parse_sources;
 use hookrelay_core::receive::signature_limit;
+use hookrelay_core::support::bindings::RELAY_BINDINGS;
 use hookrelay_core::support::queue_names::{
     OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES,
 };
@@ -116,7 +121,7 @@ fn check() -> Result<(), String> {
     }
     check_demo(&relay)?;
     for (r, d) in relay_envs.iter().zip(&dlq_envs) {
-        check_user_vars(r)?;
+        check_user_vars(r, d)?;
         check_same_vars_everywhere(r, &relay_envs[0])?;
         check_same_vars_everywhere(d, &dlq_envs[0])?;
         check_queues(r, d)?;
@@ -138,7 +143,7 @@ fn read_toml(path: &str) -> Result<toml::Value, String> {
 /// and `SOURCES` (possibly empty) field by field. The sources' and the
 /// destinations' secrets are production's, never in the repository, so
 /// they are not asked for (a stand-in fills each `DESTINATION_SECRET_…`).
-fn check_user_vars(relay: &Env) -> Result<(), String> {
+fn check_user_vars(relay: &Env, dlq: &Env) -> Result<(), String> {
     let mut vars = relay.vars()?;
     let sources = vars
         .remove("SOURCES")
@@ -149,6 +154,13 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
         .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     check_bindings(&destinations, |kind, name| declares(relay, kind, name))
         .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
+    let own = own_targets(relay, dlq)?;
+    check_not_own_targets(
+        &destinations,
+        |kind, name| bound_to(relay, kind, name),
+        &own,
+    )
+    .map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     RelayConfig::load(&vars).map_err(|e| format!("{} [vars]: {e}", relay.at()))?;
     Ok(())
 }
@@ -170,17 +182,66 @@ fn stand_in_destination_secrets(
 /// Whether the relay's config (one environment) declares binding `name`
 /// of `kind`: a `[[services]]` or a `[[queues.producers]]` entry.
 fn declares(relay: &Env, kind: BindingKind, name: &str) -> bool {
+    binding_entries(relay, kind)
+        .iter()
+        .any(|e| e.get("binding").and_then(toml::Value::as_str) == Some(name))
+}
+
+/// The binding entries of `kind` in the relay's config (one environment).
+fn binding_entries<'a>(relay: &'a Env, kind: BindingKind) -> Vec<&'a toml::Value> {
     let table = match kind {
         BindingKind::Service => relay.get("services"),
         BindingKind::Queue => relay.get("queues").and_then(|q| q.get("producers")),
     };
     table
         .and_then(toml::Value::as_array)
-        .is_some_and(|entries| {
-            entries
-                .iter()
-                .any(|e| e.get("binding").and_then(toml::Value::as_str) == Some(name))
-        })
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+/// The queue or Worker the relay's binding `name` of `kind` points at.
+fn bound_to(relay: &Env, kind: BindingKind, name: &str) -> Option<String> {
+    let field = match kind {
+        BindingKind::Service => "service",
+        BindingKind::Queue => "queue",
+    };
+    binding_entries(relay, kind)
+        .into_iter()
+        .find(|e| e.get("binding").and_then(toml::Value::as_str) == Some(name))
+        .and_then(|e| e.get(field).and_then(toml::Value::as_str))
+        .map(String::from)
+}
+
+/// The queues and Workers the relay uses itself: its own bindings'
+/// targets (`hookrelay_core::support::bindings::RELAY_BINDINGS`), the
+/// queues both workers consume and dead-letter to (their `QUEUE_*` names),
+/// and the relay's own name.
+fn own_targets(relay: &Env, dlq: &Env) -> Result<OwnTargets, String> {
+    let mut own = OwnTargets::default();
+    for (kind, list) in [
+        (BindingKind::Queue, &mut own.queues),
+        (BindingKind::Service, &mut own.services),
+    ] {
+        for binding in RELAY_BINDINGS {
+            list.extend(bound_to(relay, kind, binding));
+        }
+    }
+    own.queues.extend(queue_names(relay, RELAY_QUEUES)?);
+    own.queues.extend(queue_names(dlq, DLQ_QUEUES)?);
+    for c in queue_tables(relay, "consumers") {
+        own.queues.extend(
+            c.get("dead_letter_queue")
+                .and_then(toml::Value::as_str)
+                .map(String::from),
+        );
+    }
+    own.services.extend(
+        relay
+            .get("name")
+            .and_then(toml::Value::as_str)
+            .map(String::from),
+    );
+    Ok(own)
 }
 
 /// The demo, as `npm start` runs it: the top-level `[vars]` with
