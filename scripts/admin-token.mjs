@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Mints an admin token (HS256, signed with ADMIN_JWT_SECRET) for the admin
-// API and the console. The secret comes from standard input (--stdin) or
-// the environment variable ADMIN_JWT_SECRET; only when neither is given,
-// from .dev.vars (a development token for `npm start`).
+// API and the console. The secret comes from standard input (--stdin, or
+// simply piped in: standard input that is not a terminal and not empty) or
+// the environment variable ADMIN_JWT_SECRET; only when none is given, from
+// .dev.vars (a development token for `npm start`).
 //
 //   TOKEN=$(npm run -s admin-token)                                    # local, from .dev.vars
 //   printf %s "$SECRET" | npm run -s admin-token -- --stdin --sub alice --ttl 12h
+//   printf %s "$SECRET" | npm run -s admin-token -- --sub alice   # --stdin is implied
 //   ADMIN_JWT_SECRET=… npm run -s admin-token -- --sub alice --ttl 30m
 //
 // The token's `sub` is the operator's name: the audit records it as the
@@ -44,14 +46,26 @@ export function tokenArgs(argv) {
   return out;
 }
 
-/** The secret and where it came from: stdin, the environment, else .dev.vars. */
+/** Standard input, less trailing whitespace (a newline from echo). */
+const readStdin = () => readFileSync(0, "utf8").replace(/\s+$/, "");
+
+/**
+ * The secret and where it came from: stdin with --stdin, the environment,
+ * a secret piped on standard input without --stdin (stdin not a terminal
+ * and not empty), else .dev.vars. A secret the caller gave always wins:
+ * a piped one never falls back silently to the development secret.
+ */
 function secret({ stdin }) {
   if (stdin) {
-    const text = readFileSync(0, "utf8").replace(/\s+$/, "");
+    const text = readStdin();
     if (!text) fail("--stdin: standard input was empty; pipe the ADMIN_JWT_SECRET into it", 2);
     return { value: text, production: true };
   }
   if (process.env.ADMIN_JWT_SECRET) return { value: process.env.ADMIN_JWT_SECRET, production: true };
+  if (!process.stdin.isTTY) {
+    const piped = readStdin();
+    if (piped) return { value: piped, production: true };
+  }
   const { file, vars } = localDevVars();
   if (!vars.ADMIN_JWT_SECRET) fail(`no ADMIN_JWT_SECRET: pipe it in with --stdin, set the environment variable ADMIN_JWT_SECRET, or (locally) put it in ${file}`, 2);
   return { value: vars.ADMIN_JWT_SECRET, production: false };

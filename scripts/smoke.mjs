@@ -2,7 +2,9 @@
 // `npm run smoke -- --url <relay> [--source <name>]`: checks a deployment
 // end to end. It sends one signed test webhook to a source, then reads that
 // event's story through the admin API (/api/v1/admin/events/:id), polling
-// with a deadline until it is ingested, and prints a one-line verdict.
+// with a deadline until it is ingested, and prints a one-line verdict. The
+// event is a real one: it goes through the source's routes to their
+// destinations, carrying `X-Hookrelay-Smoke: 1` so a route can filter it out.
 //
 // Secrets, never printed: the source's key from the environment variable
 // named by --secret-env (default WEBHOOK_SECRET_<SOURCE>) or the first line
@@ -20,6 +22,9 @@ import { fail, fetchFailure, run } from "./lib/fail.mjs";
 import { jsonVar } from "./lib/provision-plan.mjs";
 import { DEMO_SCHEMES } from "./sign-webhook.mjs";
 import { SIGNABLE_SCHEMES, headersFor, secretNameFor } from "./webhook-signatures.mjs";
+
+/** Set on the smoke event, so a route can leave it out: `"filter": {"headers": {"x-hookrelay-smoke": {"$exist": false}}}`. */
+export const SMOKE_HEADER = "x-hookrelay-smoke";
 
 const USAGE = "usage: npm run smoke -- --url <relay URL> [--source <name>] [--scheme <scheme>] [--secret-env <VAR>] [--secret-stdin] [--admin-secret-stdin] [--env <name>] [--timeout <seconds>]";
 
@@ -93,7 +98,10 @@ async function main() {
   if (!adminSecret) fail("no ADMIN_JWT_SECRET: set the environment variable, or pipe it in with --admin-secret-stdin", 2);
 
   const body = JSON.stringify({ id: `smoke_${randomUUID()}`, type: "hookrelay.smoke", at: new Date().toISOString() });
-  const headers = scheme && headersFor(scheme, body, { secret });
+  const signed = scheme && headersFor(scheme, body, { secret });
+  // The smoke event goes through the source's routes like any event, to the
+  // real destinations: this header lets a route filter it out (README).
+  const headers = signed && { ...signed, [SMOKE_HEADER]: "1" };
   if (!headers) fail(`the smoke test cannot sign ${source}'s scheme (${scheme ?? "a recipe"}); pass --source for one of scheme ${SIGNABLE_SCHEMES.join(", ")}, or --scheme`, 2);
   const sent = await call(opts.url, `/webhooks/${source}`, { method: "POST", headers, body });
   if (sent.status === 401) fail(`${source} refused the signature (401 ${sent.json?.error?.code ?? ""}); the key given is not the relay's ${secretNameFor(source)}`);

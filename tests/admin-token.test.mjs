@@ -56,6 +56,17 @@ test("a token minted from standard input works the same way", async () => {
   assert.equal(row.actor, "bob");
 });
 
+test("a secret piped on standard input without --stdin is used, never the .dev.vars development secret", async () => {
+  await insertPendingEntry(relay.db, "dlq_00000000000000000000e0e3");
+  const token = await mint(["--sub", "ops"], { input: PROD_SECRET });
+  assert.equal(claims(token).sub, "ops");
+  assert.equal((await archiveWith(token, "dlq_00000000000000000000e0e3")).status, 200, "minted from the piped production secret");
+  // Piped with no --sub: a production secret needs the operator's name.
+  const { code, stderr } = await runOffline("scripts/admin-token.mjs", [], { input: PROD_SECRET });
+  assert.equal(code, 2);
+  assert.match(stderr, /--sub <your name> is required/);
+});
+
 test("the .dev.vars fallback mints a development token, which this production-keyed worker refuses", async () => {
   assert.notEqual(SECRETS.ADMIN_JWT_SECRET, PROD_SECRET);
   const local = await mint(["--sub", "carol"]);

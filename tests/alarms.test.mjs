@@ -84,8 +84,10 @@ test("the dlq kinds and storage each fire one signed alert, and the dlq kinds re
     const storage = alertsFor("storage:d1", "firing")[0].json.alert.detail;
     assert.equal(storage.cap_bytes, 1000);
     assert.ok(storage.size_bytes >= 900, JSON.stringify(storage));
-    // The entries are resolved and an hour passes for them.
+    // The entries are resolved and an hour passes for them (and for their
+    // arrivals, which the dlq_ingress alarm counts by the minute).
     await relay.db.prepare("UPDATE dead_letters SET status = 'archived', created_at = created_at - 7200000").run();
+    await relay.db.prepare("UPDATE dead_letter_arrivals SET minute = minute - 120").run();
     for (let i = 0; i < 3; i++) await watchdog(relay);
     for (const id of kinds.slice(0, 3)) {
       assert.equal(alertsFor(id, "resolved").length, 1, id);
@@ -329,6 +331,7 @@ for (const [name, receiverVars] of [
       assert.equal(posted.filter((a) => a.json.alert.id === "dlq_ingress:dlq").length, hasReceiver ? 3 : 0, "the new alert is tried on every run");
 
       await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+      await db.prepare("UPDATE dead_letter_arrivals SET minute = minute - 120").run();
       for (let i = 0; i < 3; i++) await watchdog(relay);
       assert.deepEqual(await eps(), [{ state: "resolved" }], "resolved once, and no new episode");
 

@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { adminClient } from "./support/admin.mjs";
 
 const poison = (n, body = `not json {${n}`) => ({
   v: 1, event_id: `evt_batch_${n}`, idempotency_key: `demo-hmac:batch-${n}`, source: "demo-hmac",
@@ -150,6 +151,47 @@ test("a claim-checked body is read from payloads for the envelope and its dedupe
     assert.equal(second.event_id, "evt_big_2");
     assert.equal((await entries(relay)).length, 2);
     assert.equal(await counter(relay, "dlq_deduped"), 2);
+  } finally {
+    await relay.dispose();
+  }
+});
+
+test("ingress_last_hour counts every dead letter that arrived in the hour: a batch's new entries, its joins, the one-by-one fallback's, a join to an older entry and a replayed entry's", async () => {
+  const relay = await startRelay({ dlqVars: { DLQ_RETRY_DELAY_S: "0" } });
+  const admin = adminClient(relay);
+  try {
+    // An entry stored two hours ago (its arrival moved with it: the
+    // per-minute arrivals are 0021's table; before it there is none).
+    await sendBatch(relay, [poison(40, "old twin")]);
+    const old = await stored(relay, 40);
+    await relay.db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000, last_seen_at = last_seen_at - 7200000 WHERE id = ?").bind(old.id).run();
+    await relay.db.prepare("DELETE FROM dead_letter_arrivals").run().catch(() => {});
+
+    // The batch insert: two new entries, a twin joining one of them, and a
+    // twin joining the two-hour-old entry: four arrivals, two rows.
+    await sendBatch(relay, [poison(41), poison(42, "twin"), poison(43, "twin"), poison(44, "old twin")]);
+    await waitFor(async () => deadLetterLines(relay).length >= 5, { what: "the batch triaged" });
+
+    // The one-by-one fallback: a fault in the batch's write, then each
+    // message alone (the refused one once the fault is repaired).
+    await relay.db.prepare("CREATE TRIGGER fault_ingress BEFORE INSERT ON dead_letters WHEN NEW.event_id = 'evt_batch_46' BEGIN SELECT RAISE(ABORT, 'injected fault'); END").run();
+    await sendBatch(relay, [poison(45), poison(46)]);
+    await stored(relay, 45);
+    await relay.db.prepare("DROP TRIGGER fault_ingress").run();
+    await stored(relay, 46);
+
+    // A replayed entry still arrived in the hour; its payload failing
+    // again is a new entry (nothing pending to join).
+    const first = await entryOf(relay, 41);
+    await relay.db.prepare("UPDATE dead_letters SET status = 'replayed' WHERE id = ?").bind(first.id).run();
+    await sendBatch(relay, [poison(47, `not json {41`)]);
+    await stored(relay, 47);
+
+    const arrived = deadLetterLines(relay).length - 1; // less the two-hour-old one
+    assert.equal(arrived, 7);
+    const { data } = await admin.get("webhook-dlq/stats");
+    assert.equal(data.ingress_last_hour, arrived, `by_status ${JSON.stringify(data.by_status)}`);
+    assert.equal(Object.values(data.by_status).reduce((a, b) => a + b, 0), 6, "six rows: the joins made none");
   } finally {
     await relay.dispose();
   }

@@ -7,6 +7,7 @@ import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { adminClient } from "./support/admin.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
+import { deadline } from "./support/schedule.mjs";
 
 let relay, admin, downstream;
 const broken = { story: true };
@@ -159,6 +160,42 @@ test("once retention swept the event's row, its story still answers 200 with its
 
     const missing = await ownAdmin.get("events/evt_11111111111111111111111111111111");
     assert.equal(missing.status, 404, "an id that never existed is still a 404");
+  } finally {
+    await own.dispose();
+  }
+});
+
+test("the story of a swept event with no dead letter answers 200 with the archive key that holds its row, not 404", async () => {
+  const retentionMs = 2_000;
+  const own = await startRelay({
+    vars: { EVENT_RETENTION: `${retentionMs / 1000}s` },
+    relayVars: { SOURCES: JSON.stringify({ quiet: { scheme: "hmac-sha256" } }), ...SECRETS },
+  });
+  const ownAdmin = adminClient(own, Object.values(SECRETS));
+  const bucket = await own.mf.getR2Bucket("ARCHIVE", "hookrelay");
+  try {
+    const body = JSON.stringify({ n: "swept quietly" });
+    const res = await own.fetch("/webhooks/quiet", { method: "POST", body, headers: hmacHeaders(body, { secret: SECRETS.WEBHOOK_SECRET_QUIET, operationId: "quiet-swept" }) });
+    assert.equal(res.status, 202);
+    const eventId = (await res.json()).event_id;
+    const [row] = await waitFor(async () => rows(own.db, "SELECT * FROM events WHERE event_id = ?", eventId).then((r) => r.length && r), { what: "the event ingested" });
+    // The sweep takes it once it is older than EVENT_RETENTION.
+    await waitFor(async () => {
+      const run = await ownAdmin.post("maintenance/run", {});
+      assert.equal(run.status, 200, JSON.stringify(run.json));
+      return (await rows(own.db, "SELECT event_id FROM events WHERE event_id = ?", eventId)).length === 0;
+    }, { what: "the sweep to take the event", timeoutMs: deadline(retentionMs), intervalMs: 500 });
+
+    const story = await ownAdmin.get(`events/${eventId}`);
+    assert.equal(story.status, 200, JSON.stringify(story.json));
+    const { event, event_archive_key, dead_letters, decisions } = story.data;
+    assert.equal(event, null, "the row is gone from D1");
+    assert.deepEqual([dead_letters, decisions], [[], []], "no entry names it");
+    assert.match(event_archive_key ?? "", /^events\/\d{4}-\d{2}-\d{2}\/.+\.ndjson$/);
+    const object = await bucket.get(event_archive_key);
+    assert.ok(object, `an object at ${event_archive_key}`);
+    const archived = (await object.text()).trim().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(archived.find((r) => r.event_id === eventId), row, "the object holds the event's row");
   } finally {
     await own.dispose();
   }

@@ -217,7 +217,7 @@ test("a chunked body (no Content-Length) to a known source is read up to the lim
   }
 });
 
-test("a delivery id that is not 1-256 printable ASCII characters is refused with 400 BAD_DELIVERY_ID naming its header", async () => {
+test("a delivery id that is not 1-256 printable ASCII characters is refused with 400 BAD_DELIVERY_ID naming its header, once the signature holds", async () => {
   // undici sends each character of this string as one byte: E9 FF 80.
   const nonAscii = "\u00e9\u00ff\u0080";
   const tooLong = "d".repeat(257);
@@ -231,9 +231,13 @@ test("a delivery id that is not 1-256 printable ASCII characters is refused with
     for (const [label, id] of [["non-ASCII bytes", nonAscii], ["257 characters", tooLong]]) {
       const res = await post(source, body, await headersFor(id));
       const json = await res.json();
-      assert.equal(res.status, 400, `${source} ${label}: ${JSON.stringify(json)}`);
-      assert.equal(json.error.code, "BAD_DELIVERY_ID", `${source} ${label}`);
-      assert.ok(json.error.message.includes(header), `${source} ${label}: ${json.error.message}`);
+      // standard-webhooks signs its id: bytes outside ASCII reach the worker
+      // decoded, so that signature cannot hold, and the signature comes
+      // first (DESIGN §2): 401, naming the id.
+      const unsignable = source === "demo-standard" && id === nonAscii;
+      assert.equal(res.status, unsignable ? 401 : 400, `${source} ${label}: ${JSON.stringify(json)}`);
+      assert.equal(json.error.code, unsignable ? "SIGNATURE_INVALID" : "BAD_DELIVERY_ID", `${source} ${label}`);
+      assert.ok(json.error.message.toLowerCase().includes(header.toLowerCase()), `${source} ${label}: ${json.error.message}`);
     }
     const ok = await post(source, body, await headersFor("d".repeat(256)));
     assert.equal(ok.status, 202, `${source}: 256 characters is the longest id accepted`);

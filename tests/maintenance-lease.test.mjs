@@ -129,6 +129,7 @@ test("while a sweep holds the sweep's lease, maintenance/run and the cron still 
 
   // The entry is an hour and more old now: two quiet runs resolve the alarm.
   await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+  await db.prepare("UPDATE dead_letter_arrivals SET minute = minute - 120").run();
   await cron(relay);
   const resolved = await admin.post("maintenance/run", {});
   assert.equal(resolved.status, 200, JSON.stringify(resolved.json));
@@ -155,6 +156,7 @@ test("two maintenance runs and a cron at the same moment run one watchdog at a t
     assert.ok(fired.length <= 1, `at most one run says it fired the alarm: ${JSON.stringify(fired)}`);
     // The condition ends, and two quiet runs resolve it before the next round.
     await db.prepare("UPDATE dead_letters SET created_at = created_at - 7200000").run();
+    await db.prepare("UPDATE dead_letter_arrivals SET minute = minute - 120").run();
     await cron(relay);
     await cron(relay);
     assert.equal((await episodes(db, "dlq_ingress:dlq")).filter((e) => e.state === "firing").length, 0);

@@ -20,7 +20,7 @@ const DOWN_SECRET = "rate-shared-down-secret";
 const REASON = "rate test: the destination is fixed";
 // Until a test fixes a path, an event whose tag starts "bad" is refused
 // with a 400 there (poison: its delivery is dead-lettered at once).
-const fixed = { "/limited": false, "/slow": false, "/slower": false };
+const fixed = { "/limited": false, "/slow": false, "/slower": false, "/slowest": false };
 let downstream;
 let relay;
 let admin;
@@ -34,15 +34,18 @@ before(async () => {
         limited: { url: downstream.url("/limited"), rate_per_s: 2 },
         slow: { url: downstream.url("/slow"), rate_per_s: 0.1 },
         slower: { url: downstream.url("/slower"), rate_per_s: 0.2 },
+        slowest: { url: downstream.url("/slowest"), rate_per_s: 0.1 },
       }),
       SOURCES: JSON.stringify({
         rl: { scheme: "hmac-sha256", routes: [{ to: "limited" }] },
         rs: { scheme: "hmac-sha256", routes: [{ to: "slow" }] },
         rj: { scheme: "hmac-sha256", routes: [{ to: "slower" }] },
+        ra: { scheme: "hmac-sha256", routes: [{ to: "slowest" }] },
       }),
       WEBHOOK_SECRET_RL: SECRET,
       WEBHOOK_SECRET_RS: SECRET,
       WEBHOOK_SECRET_RJ: SECRET,
+      WEBHOOK_SECRET_RA: SECRET,
       DOWNSTREAM_SIGNING_SECRET: DOWN_SECRET,
       RETRY_DELAYS_S: "1,1,1,1,1",
       // The drain's own rate is above the destination's: the smaller holds.
@@ -166,4 +169,50 @@ test("a job whose replays meet the rate leaves those entries pending and takes t
   const entries = await rows(relay.db, "SELECT status, replay_attempts FROM dead_letters WHERE destination = 'slower'");
   assert.deepEqual(entries.map((e) => [e.status, e.replay_attempts]), Array(3).fill(["replayed", 0]));
   assertWithinRate(downstream.hits("/slower").map((r) => r.at), 0.2);
+});
+
+test("replay-all over a destination's rate: a refused entry is not failed, does not stop the canary, stays pending, and the cursor does not pass it", async () => {
+  for (let i = 0; i < 2; i++) await send("ra", `bad-all-${i}`);
+  const rate = JSON.parse(relay.settings().vars.DESTINATIONS).slowest.rate_per_s;
+  await waitFor(async () => (await pendingEntries("slowest")).length === 2, { what: "two dead-letter entries for 'slowest'", timeoutMs: deadline(2 * spacingMs(rate)), intervalMs: 200 });
+  fixed["/slowest"] = true;
+  // At 0.1/s the next start is 10 s off, past a replay's 5 s wait: the
+  // relay refuses at least one of the two for now (the first too, when the
+  // dead letters' own calls took the next start).
+  const call = (cursor) => admin.post("webhooks/dlq/replay-all", { reason: REASON, filter: { destination: "slowest" }, canary: 1, concurrency: 1, ...(cursor ? { cursor } : {}) });
+  const first = await call();
+  assert.equal(first.status, 200, JSON.stringify(first.json));
+  const d = first.data;
+  assert.equal(d.failed, 0, `a rate refusal is never a failed replay: ${JSON.stringify(d)}`);
+  assert.equal(d.attempted, d.succeeded + d.failed + d.deduped);
+  assert.ok(d.over_rate?.count >= 1, JSON.stringify(d));
+  assert.equal(d.stopped, undefined, "the canary was not stopped by the rate");
+  assert.ok(d.next_cursor, "the cursor stops before the refused entry, so a next call takes it");
+  for (const id of d.over_rate.ids) {
+    const [e] = await rows(relay.db, "SELECT status, replay_attempts FROM dead_letters WHERE id = ?", id);
+    assert.deepEqual({ ...e }, { status: "pending", replay_attempts: 0 }, "refused over the rate: untouched");
+  }
+  // Following the cursor replays the rest as the rate allows.
+  let cursor = d.next_cursor;
+  await waitFor(async () => {
+    const next = await call(cursor);
+    assert.equal(next.status, 200, JSON.stringify(next.json));
+    assert.equal(next.data.failed, 0, JSON.stringify(next.data));
+    cursor = next.data.next_cursor;
+    return (await pendingEntries("slowest")).length === 0;
+  }, { what: "every 'slowest' entry replayed by following the cursor", timeoutMs: deadline(3 * spacingMs(rate)), intervalMs: 1_000 });
+  const entries = await rows(relay.db, "SELECT status, replay_attempts FROM dead_letters WHERE destination = 'slowest'");
+  assert.deepEqual(entries.map((e) => [e.status, e.replay_attempts]), Array(2).fill(["replayed", 0]));
+  assertWithinRate(downstream.hits("/slowest").map((r) => r.at), rate);
+});
+
+test("the stats show each rated destination's rate_per_s", async () => {
+  const limited = JSON.parse(relay.settings().vars.DESTINATIONS).limited.rate_per_s;
+  const eventId = await send("rl", "stats-rate");
+  await waitFor(async () => (await rows(relay.db, "SELECT state FROM deliveries WHERE event_id = ? AND destination = 'limited'", eventId))[0]?.state === "delivered",
+    { what: "a delivery to 'limited'", timeoutMs: deadline(2 * spacingMs(limited)), intervalMs: 200 });
+  const { data } = await admin.get("webhook-dlq/stats");
+  const line = data.destinations.find((x) => x.destination === "limited");
+  assert.ok(line, JSON.stringify(data.destinations));
+  assert.equal(line.rate_per_s, limited);
 });

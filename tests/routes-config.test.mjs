@@ -61,3 +61,21 @@ test("a bad route or destination fails the startup check, naming its full path",
     });
   }
 });
+
+test("a destination on one of the relay's own bindings and a recipe whose timestamp is unsigned are refused at startup, naming their paths", async () => {
+  const recipe = { hmac: "sha256", header: "X-Sig", encoding: "hex", signed: "{body}", timestamp: { header: "X-Time", unit: "s" } };
+  const cases = [
+    [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ ...DESTINATIONS, loop: { queue: "WEBHOOKS" } }) }, /DESTINATIONS\.loop\.queue: names `WEBHOOKS`, one of the relay's own bindings/],
+    [{ SOURCES: JSON.stringify(ROUTED), DESTINATIONS: JSON.stringify({ ...DESTINATIONS, dlq: { service: "DLQ" } }) }, /DESTINATIONS\.dlq\.service: names `DLQ`, one of the relay's own bindings/],
+    [{ SOURCES: JSON.stringify({ ...ROUTED, acme: { scheme: recipe } }), DESTINATIONS: JSON.stringify(DESTINATIONS), WEBHOOK_SECRET_ACME: "acme-secret" }, /SOURCES\.acme\.scheme\.signed: does not sign \{timestamp\}/],
+  ];
+  for (const [vars, message] of cases) {
+    await withRelay(vars, async (relay) => {
+      const res = await relay.fetch("/healthz");
+      assert.equal(res.status, 500);
+      const json = await res.json();
+      assert.equal(json.error.code, "CONFIG_INVALID");
+      assert.match(json.error.message, message);
+    });
+  }
+});

@@ -98,3 +98,23 @@ test("an IPv6 address is counted by its /64: a neighbour in the same /64 is bloc
   assert.equal((await post("demo-hmac", forged(), "2001:db8:aa:bb::1")).status, 429);
   assert.equal((await post("demo-hmac", forged(), "2001:db8:aa:bc::1")).status, 401);
 });
+
+test("an unsigned request with a non-ASCII delivery id is a 401 (DESIGN §2's order), counted like any failed signature", async () => {
+  await freshWindow();
+  const ip = "203.0.113.44";
+  // undici sends each character as one byte: E9 FF 80, no printable ASCII.
+  const nonAscii = "\u00e9\u00ff\u0080";
+  const unsigned = () => hmacHeaders(body, { secret: "not-the-secret", operationId: nonAscii });
+  for (let n = 1; n <= LIMIT; n++) {
+    const res = await post("demo-hmac", unsigned(), ip);
+    const text = await res.text();
+    assert.equal(res.status, 401, `unsigned request ${n} with a bad X-Operation-Id: ${text}`);
+    assert.equal(JSON.parse(text).error.code, "SIGNATURE_INVALID");
+  }
+  const over = await post("demo-hmac", unsigned(), ip);
+  assert.equal(over.status, 429, "each of those 401s was counted on the limiter");
+  // Signed, the same bad id is the body's check: 400 BAD_DELIVERY_ID.
+  const signed = await post("demo-hmac", hmacHeaders(body, { operationId: nonAscii }), "198.51.100.44");
+  assert.equal(signed.status, 400);
+  assert.equal((await signed.json()).error.code, "BAD_DELIVERY_ID");
+});

@@ -27,6 +27,8 @@ test("a signed webhook is accepted and its story shows it ingested (secrets from
   const story = await door.fetch(`/api/v1/admin/events/${id}`, { headers: { authorization: `Bearer ${mintToken(EXAMPLE_SECRETS.ADMIN_JWT_SECRET)}` } }).then((r) => r.json());
   assert.equal(story.data.event.event_id, id);
   assert.equal(story.data.event.source, "demo-hmac");
+  // It goes through the real routes: the header lets a route filter it out.
+  assert.equal(story.data.event.headers["x-hookrelay-smoke"], "1");
 });
 
 test("the keys from stdin and the environment win over .dev.vars: the right ones pass, a wrong one is named", async () => {

@@ -35,6 +35,39 @@ fn header_of(place: Option<&Place>) -> Option<&str> {
     }
 }
 
+/// `value` with `leaf` at JSON Pointer `pointer`, objects made on the way
+/// (a token reads as an object key, as `Value::pointer` finds it).
+fn set_at(value: &mut Value, pointer: &str, leaf: Value) {
+    let mut at = value;
+    for token in pointer.split('/').skip(1) {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        if !at.is_object() {
+            *at = json!({});
+        }
+        at = at.as_object_mut().expect("made an object").entry(key).or_insert(Value::Null);
+    }
+    *at = leaf;
+}
+
+/// The body a request carries: the fixed one, with the timestamp at its
+/// pointer when the recipe reads it from the body (a string for RFC 3339,
+/// else a number), so a `{timestamp}` in the template reads what was signed.
+fn body_for(scheme: &Scheme, ts: Option<&str>) -> Vec<u8> {
+    let (Some(t), Some(ts)) = (scheme.timestamp.as_ref(), ts) else {
+        return BODY.to_vec();
+    };
+    let Place::Json(pointer) = &t.at else {
+        return BODY.to_vec();
+    };
+    let leaf = match t.unit {
+        TimeUnit::Rfc3339 => Value::String(ts.to_string()),
+        _ => json!(ts.parse::<i64>().expect("a unit of s or ms is a number")),
+    };
+    let mut body: Value = serde_json::from_slice(BODY).expect("BODY is JSON");
+    set_at(&mut body, pointer, leaf);
+    serde_json::to_vec(&body).expect("a Value serializes")
+}
+
 /// A request signed by the recipe verifies under its key, and only under it.
 fn round_trip(scheme: &Scheme, tolerance_s: u32) {
     let Check::Mac { at, .. } = &scheme.check else {
@@ -45,7 +78,8 @@ fn round_trip(scheme: &Scheme, tolerance_s: u32) {
         TimeUnit::Millis => (NOW_S * 1000).to_string(),
         TimeUnit::Rfc3339 => "2023-11-14T22:13:20Z".to_string(),
     });
-    let input = SignInput { method: "POST", url: URL, body: BODY, form: false, id: Some("msg_1"), timestamp: ts.as_deref() };
+    let body = body_for(scheme, ts.as_deref());
+    let input = SignInput { method: "POST", url: URL, body: &body, form: false, id: Some("msg_1"), timestamp: ts.as_deref() };
     let key = signing_key(scheme, "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     let Some(sig) = signature::sign(scheme, &key, &input) else {
         return; // not HMAC-SHA256: its MAC runs in WebCrypto
@@ -57,7 +91,7 @@ fn round_trip(scheme: &Scheme, tolerance_s: u32) {
     if let Some(h) = header_of(scheme.id.as_ref()) {
         headers.push((h.to_string(), "msg_1".into()));
     }
-    let req = Request { method: "POST", url: URL, headers: &headers[..], body: BODY, form: false };
+    let req = Request { method: "POST", url: URL, headers: &headers[..], body: &body, form: false };
     let verdict = signature::verify(scheme, std::slice::from_ref(&key), &req, NOW_S, tolerance_s);
     assert!(verdict.is_ok(), "an accepted recipe refuses its own signature: {verdict:?} for {headers:?} under {scheme:?}");
     let other = signing_key(scheme, "QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB");

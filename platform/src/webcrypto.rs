@@ -5,7 +5,7 @@
 //! ECDSA signature to the form WebCrypto takes; this only runs the check.
 //! The body is the JS array the entry read, never copied back out of wasm.
 
-use hookrelay_core::signature::{Deferred, MacAlg, Message, PublicKeyAlg};
+use hookrelay_core::signature::{Deferred, HmacCheck, MacAlg, Message, PublicKeyAlg};
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use worker::wasm_bindgen_futures::JsFuture;
@@ -43,19 +43,17 @@ export function verify_signature(ed25519, key, signature, before, body, after) {
   };
   return check();
 }
-export async function verify_hmac(hash, keys, signatures, messages, body) {
-  // HMAC verify compares in constant time; any signature of any message
-  // (each [before, signs the body, after]) under any key.
+export async function hmac_macs(hash, keys, messages, body) {
+  // One MAC per (key, message), never one per presented signature: a
+  // forged request with eight signatures over a 1 MiB body costs what a
+  // request with one costs. The core compares them in constant time.
   const texts = messages.map(([before, signsBody, after]) => joined(before, signsBody ? body : undefined, after));
+  const macs = [];
   for (const key of keys) {
-    const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash }, false, ["verify"]);
-    for (const text of texts) {
-      for (const signature of signatures) {
-        if (await crypto.subtle.verify("HMAC", imported, signature, text)) return true;
-      }
-    }
+    const imported = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash }, false, ["sign"]);
+    for (const text of texts) macs.push(new Uint8Array(await crypto.subtle.sign("HMAC", imported, text)));
   }
-  return false;
+  return macs;
 }
 "#)]
 extern "C" {
@@ -67,13 +65,7 @@ extern "C" {
         body: Option<&Uint8Array>,
         after: Uint8Array,
     ) -> Promise;
-    fn verify_hmac(
-        hash: &str,
-        keys: Array,
-        signatures: Array,
-        messages: Array,
-        body: &Uint8Array,
-    ) -> Promise;
+    fn hmac_macs(hash: &str, keys: Array, messages: Array, body: &Uint8Array) -> Promise;
 }
 
 /// The message's pieces as JS arguments: copies of those around the body,
@@ -109,27 +101,37 @@ pub async fn holds(
             let (before, body, after) = pieces(&pk.message, body);
             verify_signature(ed25519, key, &pk.signature, before, body, after)
         }
-        Deferred::Hmac(h) => {
-            let hash = match h.alg {
-                MacAlg::Sha1 => "SHA-1",
-                MacAlg::Sha256 => "SHA-256",
-                MacAlg::Sha512 => "SHA-512",
-            };
-            let messages: Array = h
-                .messages
-                .iter()
-                .map(|m| {
-                    let (before, signs_body, after) = (
-                        Uint8Array::from(&m.before[..]),
-                        JsValue::from_bool(m.body),
-                        Uint8Array::from(&m.after[..]),
-                    );
-                    Array::of3(&before, &signs_body, &after)
-                })
-                .collect();
-            verify_hmac(hash, arrays(&h.keys), arrays(&h.signatures), messages, body)
-        }
+        Deferred::Hmac(h) => return hmac_holds(h, body).await,
     };
     let verdict = JsFuture::from(promise).await?;
     Ok(verdict.as_bool() == Some(true))
+}
+
+/// Each (key, message) MAC computed once by WebCrypto, then compared with
+/// every presented signature in constant time by the core
+/// ([`HmacCheck::matches`]).
+async fn hmac_holds(h: &HmacCheck, body: &Uint8Array) -> worker::Result<bool> {
+    let hash = match h.alg {
+        MacAlg::Sha1 => "SHA-1",
+        MacAlg::Sha256 => "SHA-256",
+        MacAlg::Sha512 => "SHA-512",
+    };
+    let messages: Array = h
+        .messages
+        .iter()
+        .map(|m| {
+            let (before, signs_body, after) = (
+                Uint8Array::from(&m.before[..]),
+                JsValue::from_bool(m.body),
+                Uint8Array::from(&m.after[..]),
+            );
+            Array::of3(&before, &signs_body, &after)
+        })
+        .collect();
+    let promise = hmac_macs(hash, arrays(&h.keys), messages, body);
+    let macs: Vec<Vec<u8>> = Array::from(&JsFuture::from(promise).await?)
+        .iter()
+        .map(|m| Uint8Array::new(&m).to_vec())
+        .collect();
+    Ok(h.matches(&macs))
 }

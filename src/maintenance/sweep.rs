@@ -32,7 +32,7 @@ use hookrelay_core::retention::RetentionConfig;
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::{batch, retention, Rows};
-use hookrelay_platform::db::{dead_letters, sweep_state};
+use hookrelay_platform::db::{dead_letters, sweep_state, swept_events};
 use worker::{D1Database, D1PreparedStatement, Env, Result};
 
 /// What a step did.
@@ -104,7 +104,11 @@ async fn move_chunk(
         chunk.seq = Some(sweep_state::journal_seq(journal)?);
     }
     let read = read.get(..reads).unwrap_or_default();
-    let (mut stmts, rows, puts) = put_chunk(env, db, &chunk, read, now).await?;
+    let at = SweptAt {
+        now,
+        pointers_from: run.swept_pointers_from(),
+    };
+    let (mut stmts, rows, puts) = put_chunk(env, db, &chunk, read, at).await?;
     let deleted = stmts.len();
     let ahead = run.read_ahead(&chunk, puts);
     for q in &ahead {
@@ -138,6 +142,13 @@ async fn move_chunk(
     Ok((written, ahead))
 }
 
+/// When a chunk is swept: now, and from when swept events are remembered.
+#[derive(Clone, Copy)]
+struct SweptAt {
+    now: i64,
+    pointers_from: i64,
+}
+
 /// Puts a chunk's objects from its `read`, and answers the statements
 /// that delete what may still go, the rows archived per table and the
 /// objects put.
@@ -146,8 +157,9 @@ async fn put_chunk(
     db: &D1Database,
     chunk: &Chunk,
     read: &[Rows],
-    now: i64,
+    at: SweptAt,
 ) -> Result<(Vec<D1PreparedStatement>, Vec<(ArchiveTable, u64)>, u32)> {
+    let now = at.now;
     if chunk.table != ArchiveTable::DeadLetters {
         let ((rows, puts), read_keys) = put_ranges(env, chunk, read).await?;
         let mut stmts = retention::delete_chunk(db, chunk, &read_keys)?;
@@ -164,6 +176,8 @@ async fn put_chunk(
             let ids: Vec<&str> = chunk.rows.iter().map(|r| r.id.as_str()).collect();
             let key = chunk.keys()[0].to_string();
             stmts.push(dead_letters::name_event_archive(db, &ids, &key)?);
+            stmts.push(swept_events::remember(db, &ids, &key, now)?);
+            stmts.push(swept_events::forget_before(db, at.pointers_from)?);
         }
         let total = rows.iter().map(|(_, n)| n).sum();
         stmts.push(sweep_state::clear_journal(db, puts, total)?);

@@ -20,7 +20,10 @@
 //!   alike or not at all; each environment declares every var the top
 //!   level does;
 //! - a destination's queue or service binding is declared in the same
-//!   environment of the relay's config ([`super::check_bindings`]);
+//!   environment of the relay's config ([`check_bindings`]), is none of the
+//!   relay's own, and reaches no queue or Worker the relay uses itself
+//!   under another binding name, compared by queue and service name
+//!   ([`check_not_own_targets`]);
 //! - the DLQ worker is off workers.dev and preview URLs; the signature rate
 //!   limit's period is `crate::receive::signature_limit::PERIOD_S`;
 //! - `migrations/` is numbered `0001_name.sql`, `0002_…`, with no gaps.
@@ -30,10 +33,13 @@
 //! files, which the caller does and names (`label`).
 
 use super::{check_shared, Declared, RelayConfig};
-use crate::deliver::destinations::{check_bindings, load_destinations, BindingKind, Destination};
+use crate::deliver::destinations::{
+    check_bindings, check_not_own_targets, load_destinations, BindingKind, Destination, OwnTargets,
+};
 use crate::deliver::settings::DEFAULT_DELIVERY_TIMEOUT_MS;
 use crate::receive::signature_limit;
 use crate::receive::sources::parse_sources;
+use crate::support::bindings::RELAY_BINDINGS;
 use crate::support::env::ConfigError;
 use crate::support::queue_names::{OriginQueues, QueueNames, QueueVar, DLQ_QUEUES, RELAY_QUEUES};
 use serde_json::Value;
@@ -123,7 +129,7 @@ pub fn check_deployment(d: &Deployment<'_>) -> Result<(), String> {
         check_demo(d.relay.table, demo)?;
     }
     for (r, q) in relay_envs.iter().zip(&dlq_envs) {
-        check_user_vars(r)?;
+        check_user_vars(r, q)?;
         check_same_vars_everywhere(r, &relay_envs[0])?;
         check_same_vars_everywhere(q, &dlq_envs[0])?;
         check_queues(r, q)?;
@@ -152,7 +158,7 @@ pub fn env_vars(table: &Value, env: Option<&str>) -> Result<BTreeMap<String, Val
 /// and `SOURCES` (possibly empty) field by field. The sources' and the
 /// destinations' secrets are production's, never in the repository, so
 /// they are not asked for (a stand-in fills each `DESTINATION_SECRET_…`).
-fn check_user_vars(relay: &Env) -> Result<(), String> {
+fn check_user_vars(relay: &Env, dlq: &Env) -> Result<(), String> {
     let at = |e: ConfigError| format!("{} [vars]: {e}", relay.at());
     let mut vars = relay.vars();
     let sources = vars
@@ -164,6 +170,13 @@ fn check_user_vars(relay: &Env) -> Result<(), String> {
     check_bindings(&destinations, |kind, name| {
         declares_binding(relay.table, kind, name)
     })
+    .map_err(at)?;
+    let own = own_targets(relay, dlq)?;
+    check_not_own_targets(
+        &destinations,
+        |kind, name| bound_to(relay.table, kind, name),
+        &own,
+    )
     .map_err(at)?;
     RelayConfig::load(&vars).map_err(at)?;
     Ok(())
@@ -186,15 +199,61 @@ pub fn stand_in_destination_secrets(
 /// Whether a relay config (one environment of it) declares binding `name`
 /// of `kind`: a `[[services]]` or a `[[queues.producers]]` entry.
 pub fn declares_binding(relay: &Value, kind: BindingKind, name: &str) -> bool {
+    binding_entries(relay, kind)
+        .iter()
+        .any(|e| e.get("binding").and_then(Value::as_str) == Some(name))
+}
+
+/// The binding entries of `kind` in a relay config (one environment).
+fn binding_entries(relay: &Value, kind: BindingKind) -> Vec<&Value> {
     let table = match kind {
         BindingKind::Service => relay.get("services"),
         BindingKind::Queue => relay.get("queues").and_then(|q| q.get("producers")),
     };
-    table.and_then(Value::as_array).is_some_and(|entries| {
-        entries
-            .iter()
-            .any(|e| e.get("binding").and_then(Value::as_str) == Some(name))
-    })
+    table
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+/// The queue or Worker the relay's binding `name` of `kind` points at.
+fn bound_to(relay: &Value, kind: BindingKind, name: &str) -> Option<String> {
+    let field = match kind {
+        BindingKind::Service => "service",
+        BindingKind::Queue => "queue",
+    };
+    binding_entries(relay, kind)
+        .into_iter()
+        .find(|e| e.get("binding").and_then(Value::as_str) == Some(name))
+        .and_then(|e| e.get(field).and_then(Value::as_str))
+        .map(String::from)
+}
+
+/// The queues and Workers the relay uses itself: its own bindings'
+/// targets ([`RELAY_BINDINGS`]), the queues both workers consume and
+/// dead-letter to (their `QUEUE_*` names), and the relay's own name.
+fn own_targets(relay: &Env, dlq: &Env) -> Result<OwnTargets, String> {
+    let mut own = OwnTargets::default();
+    for (kind, list) in [
+        (BindingKind::Queue, &mut own.queues),
+        (BindingKind::Service, &mut own.services),
+    ] {
+        for binding in RELAY_BINDINGS {
+            list.extend(bound_to(relay.table, kind, binding));
+        }
+    }
+    own.queues.extend(queue_names(relay, RELAY_QUEUES)?);
+    own.queues.extend(queue_names(dlq, DLQ_QUEUES)?);
+    for c in queue_tables(relay, "consumers") {
+        own.queues.extend(
+            c.get("dead_letter_queue")
+                .and_then(Value::as_str)
+                .map(String::from),
+        );
+    }
+    own.services
+        .extend(relay.get("name").and_then(Value::as_str).map(String::from));
+    Ok(own)
 }
 
 /// The demo, as `npm start` runs it: the top-level `[vars]` with

@@ -4,6 +4,7 @@
 //! signature that groups them, the root cause they name, how long a dead
 //! letter that cannot be stored waits, and the actions on one entry.
 
+pub mod arrivals;
 pub mod capacity;
 pub mod entry_action;
 pub mod envelope;

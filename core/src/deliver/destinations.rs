@@ -9,6 +9,7 @@
 
 use super::destination_keys::{auth_header, AuthForm, DestinationKeys};
 use crate::signature::{KeyForm, SigningKey};
+use crate::support::bindings::RELAY_BINDINGS;
 use crate::support::env::text;
 use crate::support::env::{fail, object_var, ConfigEnv, ConfigError, FieldError};
 use crate::support::env::{is_http_url, is_valid_name};
@@ -215,6 +216,48 @@ pub fn check_bindings(
     Ok(())
 }
 
+/// What the relay itself sends to, by name: the queues it produces to or
+/// consumes (its `QUEUE_*` names and dead-letter queues) and the Workers
+/// it calls (the DLQ worker) or is (its own name).
+#[derive(Debug, Clone, Default)]
+pub struct OwnTargets {
+    /// Queue names.
+    pub queues: Vec<String>,
+    /// Worker (service) names.
+    pub services: Vec<String>,
+}
+
+/// Refuses a destination whose binding reaches a queue or a Worker the
+/// relay itself uses under another binding name (an alias of `webhooks`,
+/// say): `target(kind, binding)` is the queue or service the binding
+/// points at, as `build.rs` reads it from `wrangler.toml` (the runtime
+/// does not say, so the startup checks binding names only).
+pub fn check_not_own_targets(
+    destinations: &[Destination],
+    target: impl Fn(BindingKind, &str) -> Option<String>,
+    own: &OwnTargets,
+) -> Result<(), ConfigError> {
+    for d in destinations {
+        let Some((kind, binding)) = d.binding() else {
+            continue;
+        };
+        let Some(name) = target(kind, binding) else {
+            continue;
+        };
+        let (list, what) = match kind {
+            BindingKind::Queue => (&own.queues, "queue"),
+            BindingKind::Service => (&own.services, "Worker"),
+        };
+        if list.contains(&name) {
+            return Err(ConfigError::new(
+                format!("{KEY}.{}.{}", d.name, kind.field()),
+                format!("names the binding `{binding}`, which reaches the {what} `{name}` that the relay itself uses: a destination there would feed the relay's own machinery; point the binding at your own {what}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Two destinations whose secrets would share a binding (`a-b` and `a_b`)
 /// cannot each have their own: refused, naming both. Both secrets end
 /// with the same suffix, so they collide together or not at all; the two
@@ -296,6 +339,10 @@ fn target_of(fields: &Map<String, Value>) -> Result<Target, FieldError> {
             _ => fail(".url", "must be an http:// or https:// URL"),
         },
         [kind] => match fields.get(*kind) {
+            Some(Value::String(b)) if RELAY_BINDINGS.contains(&b.as_str()) => fail(
+                &format!(".{kind}"),
+                format!("names `{b}`, one of the relay's own bindings ({}): a destination there would feed the relay's own queues or workers (a message on WEBHOOKS comes back as an event); declare a binding of your own for your queue or Worker and name it here", RELAY_BINDINGS.join(", ")),
+            ),
             Some(Value::String(b)) if is_binding_name(b) => Ok(if *kind == "queue" {
                 Target::Queue(b.clone())
             } else {
@@ -595,6 +642,60 @@ mod tests {
             let err = parse_destinations(&json!({"b": bad}), 1).unwrap_err();
             assert!(err.problem.contains(fragment), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_destination_on_one_of_the_relays_own_bindings_is_refused_naming_its_path() {
+        for (kind, binding) in [
+            ("queue", "WEBHOOKS"),
+            ("queue", "DELIVERIES"),
+            ("queue", "WEBHOOKS_DLQ"),
+            ("queue", "CONTROL"),
+            ("service", "DLQ"),
+            ("queue", "DB"),
+            ("service", "ARCHIVE"),
+        ] {
+            let err = parse_destinations(&json!({"x": {kind: binding}}), 1).unwrap_err();
+            assert_eq!(err.key, format!("DESTINATIONS.x.{kind}"), "{binding}");
+            assert!(err.problem.contains(&format!("`{binding}`")), "{err}");
+            assert!(err.problem.contains("relay's own bindings"), "{err}");
+        }
+        assert!(parse_destinations(&json!({"x": {"queue": "USER_JOBS"}}), 1).is_ok());
+    }
+
+    #[test]
+    fn a_destination_reaching_the_relays_own_queue_or_worker_by_another_binding_is_refused() {
+        let parsed = parse_destinations(
+            &json!({"alias": {"queue": "MY_EVENTS"}, "mine": {"queue": "USER_JOBS"}, "svc": {"service": "MY_WORKER"}}),
+            10_000,
+        )
+        .unwrap();
+        let own = OwnTargets {
+            queues: vec!["webhooks".into(), "deliveries".into()],
+            services: vec!["hookrelay-dlq".into(), "hookrelay".into()],
+        };
+        let target = |queue: &'static str, service: &'static str| {
+            move |kind: BindingKind, binding: &str| -> Option<String> {
+                match (kind, binding) {
+                    (BindingKind::Queue, "MY_EVENTS") => Some(queue.into()),
+                    (BindingKind::Queue, _) => Some("user-jobs".into()),
+                    (BindingKind::Service, _) => Some(service.into()),
+                }
+            }
+        };
+        let err = check_not_own_targets(&parsed, target("webhooks", "billing"), &own).unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.alias.queue");
+        assert!(
+            err.problem.contains("`MY_EVENTS`") && err.problem.contains("`webhooks`"),
+            "{err}"
+        );
+        let err = check_not_own_targets(&parsed, target("events", "hookrelay"), &own).unwrap_err();
+        assert_eq!(err.key, "DESTINATIONS.svc.service");
+        assert!(check_not_own_targets(&parsed, target("events", "billing"), &own).is_ok());
+        assert!(
+            check_not_own_targets(&parsed, |_, _| None, &own).is_ok(),
+            "the startup knows binding names only"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod settings;
 
 pub use destination_keys::{auth_header, AuthForm, AuthHeader, DestinationKeys};
 pub use destinations::{
-    check_bindings, load_destinations, parse_destinations, service_url, BindingKind, Destination,
-    Target, DELIVERY_TIMEOUT_RANGE_MS,
+    check_bindings, check_not_own_targets, load_destinations, parse_destinations, service_url,
+    BindingKind, Destination, OwnTargets, Target, DELIVERY_TIMEOUT_RANGE_MS,
 };
 pub use settings::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};

@@ -42,7 +42,7 @@ pub fn effective_rate(own: f64, destination: Option<f64>) -> f64 {
 }
 
 /// One reservation to make: the statement's parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlotAsk {
     /// Now (the earliest the first start may be).
     pub now_ms: UnixMillis,
@@ -53,6 +53,9 @@ pub struct SlotAsk {
     pub horizon_ms: UnixMillis,
     /// The spacing of the starts.
     pub spacing_ms: i64,
+    /// The destination's `rate_per_s` the starts are spaced by, kept on the
+    /// row for the stats (DESIGN §4: each destination's rate).
+    pub rate_per_s: f64,
 }
 
 impl SlotAsk {
@@ -65,6 +68,7 @@ impl SlotAsk {
             span_ms: i64::from(wanted) * spacing,
             horizon_ms: now_ms + max_wait_ms.max(0) + spacing,
             spacing_ms: spacing,
+            rate_per_s,
         }
     }
 

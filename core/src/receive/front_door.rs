@@ -204,13 +204,6 @@ pub fn accept<H: HeaderLookup + ?Sized>(
         return Err(Rejection::UnknownSource(req.source.to_string()));
     };
     let scheme = &source.spec.scheme;
-    // A header-carried id is checked before the signature: header bytes
-    // outside ASCII reach the worker already decoded, so a signature that
-    // covers the id (standard-webhooks) could never verify, and the sender
-    // would be told "signature invalid" instead of what is wrong.
-    if let Some(id) = places::delivery_id(scheme, req.headers, None) {
-        check_delivery_id(scheme, &id)?;
-    }
     let request = Request {
         method: req.method,
         url: &signed_url(source.spec.url.as_deref(), req.url),
@@ -225,7 +218,7 @@ pub fn accept<H: HeaderLookup + ?Sized>(
         req.now_ms.div_euclid(1000),
         source.spec.tolerance_s,
     )
-    .map_err(Rejection::Signature)?;
+    .map_err(|e| signature_refusal(scheme, req.headers, e))?;
     match verdict {
         Verdict::Verified(verified) => admit(source, req, verified),
         Verdict::Deferred { check, verified } => Ok(Admission::Deferred {
@@ -233,6 +226,29 @@ pub fn accept<H: HeaderLookup + ?Sized>(
             public_key: source.public_key.clone(),
             verified,
         }),
+    }
+}
+
+/// A failed signature check: 401, whatever else is wrong (DESIGN §2's
+/// order: the signature before anything the request carries is judged), so
+/// the signature limiter counts it. A header-carried delivery id that is no
+/// printable ASCII is named in the refusal: header bytes outside ASCII
+/// reach the worker already decoded, so a signature that covers the id
+/// (standard-webhooks) could never verify, and the sender should learn
+/// why. An id that is bad under a signature that holds is a 400 later.
+fn signature_refusal<H: HeaderLookup + ?Sized>(
+    scheme: &Scheme,
+    headers: &H,
+    error: SignatureError,
+) -> Rejection {
+    let bad_id = places::delivery_id(scheme, headers, None)
+        .is_some_and(|id| check_delivery_id(scheme, &id).is_err());
+    match error {
+        SignatureError::Mismatch if bad_id => Rejection::Signature(SignatureError::Malformed {
+            header: delivery_id_source(scheme),
+            reason: format!("the signature does not match, and this delivery id is not 1-{MAX_DELIVERY_ID_LEN} printable ASCII characters, which no signature over it can match; send a plain ASCII id"),
+        }),
+        other => Rejection::Signature(other),
     }
 }
 
@@ -629,7 +645,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_header_id_is_refused_as_such_even_when_the_signature_cannot_match() {
+    fn an_unsigned_request_with_a_bad_header_id_is_a_401_naming_the_id() {
         let body = "{\"a\":1}";
         let bad = "\u{e9}\u{ff}\u{80}".to_string();
         let table = [
@@ -639,14 +655,56 @@ mod tests {
         ];
         for (source, header, named) in table {
             for id in [bad.clone(), "i".repeat(257)] {
+                // No signature at all: 401 SIGNATURE_MISSING, never 400.
+                let unsigned = vec![
+                    (header.to_string(), id.clone()),
+                    ("content-type".to_string(), "application/json".to_string()),
+                ];
+                let err = run("POST", source, &unsigned, body).unwrap_err();
+                assert_eq!(err.status(), 401, "{source} {id:?}: {err:?}");
+                // A signature that does not match: 401, naming the id.
+                let mut forged: Vec<(String, String)> = signed(source, "{\"other\":1}")
+                    .into_iter()
+                    .filter(|(k, _)| k != header)
+                    .collect();
+                forged.push((header.to_string(), id.clone()));
+                let err = run("POST", source, &forged, body).unwrap_err();
+                assert_eq!(
+                    (err.status(), err.code()),
+                    (401, "SIGNATURE_INVALID"),
+                    "{source} {id:?}: {err:?}"
+                );
+                assert!(err.message().contains(named), "{}", err.message());
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_header_id_is_refused_as_such_once_the_signature_holds() {
+        let body = "{\"a\":1}";
+        let bad = "\u{e9}\u{ff}\u{80}".to_string();
+        // standard-webhooks signs its id: a bad one cannot verify, and the
+        // 401 names it. The others sign no id: 400 once the signature holds.
+        let table = [
+            ("std", "webhook-id", "webhook-id", 401),
+            ("gh", "x-github-delivery", "X-GitHub-Delivery", 400),
+            ("gen", "x-operation-id", "X-Operation-Id", 400),
+        ];
+        for (source, header, named, status) in table {
+            for id in [bad.clone(), "i".repeat(257)] {
                 let mut headers: Vec<(String, String)> = signed(source, body)
                     .into_iter()
                     .filter(|(k, _)| k != header)
                     .collect();
                 headers.push((header.to_string(), id.clone()));
                 let err = run("POST", source, &headers, body).unwrap_err();
-                assert_eq!(err.code(), "BAD_DELIVERY_ID", "{source} {id:?}");
-                assert!(err.message().starts_with(named), "{}", err.message());
+                assert_eq!(err.status(), status, "{source} {id:?}: {err:?}");
+                if status == 400 {
+                    assert_eq!(err.code(), "BAD_DELIVERY_ID", "{source} {id:?}");
+                    assert!(err.message().starts_with(named), "{}", err.message());
+                } else {
+                    assert!(err.message().contains(named), "{}", err.message());
+                }
             }
         }
         assert_eq!(crate::signature::stripe().id_header(), None);

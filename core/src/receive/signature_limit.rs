@@ -81,7 +81,8 @@ fn ipv6_groups(text: &str) -> Option<[u16; 8]> {
                 let b: Vec<u16> = piece.split('.').map(|p| p.parse().unwrap_or(0)).collect();
                 out.push((b[0] << 8) | b[1]);
                 out.push((b[2] << 8) | b[3]);
-            } else if (1..=4).contains(&piece.len()) {
+            } else if (1..=4).contains(&piece.len()) && piece.bytes().all(|b| b.is_ascii_hexdigit())
+            {
                 out.push(u16::from_str_radix(piece, 16).ok()?);
             } else {
                 return None;
@@ -172,6 +173,8 @@ mod tests {
             (Some("2001:db8::1::2"), "acme:unknown"),
             (Some("2001:db8:1:2:3:4:5:6:7"), "acme:unknown"),
             (Some("12345::"), "acme:unknown"),
+            // A sign is no hex digit (`from_str_radix` alone would take it).
+            (Some("+1:db8:1:2::"), "acme:unknown"),
             (Some("not an address"), "acme:unknown"),
         ];
         for (ip, want) in cases {

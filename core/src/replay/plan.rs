@@ -11,7 +11,7 @@
 //! depth, is refused under its name rather than ignored, since an ignored
 //! `"fitler"` would replay every pending entry.
 
-use crate::admin::query::{dead_letter_filter_from_json, name_shown, DeadLetterFilter};
+use crate::admin::query::{dead_letter_filter_from_json, name_shown, Cursor, DeadLetterFilter};
 use crate::deliver::pacing::{calls_within, check_rate, RATE_RANGE};
 use crate::support::strict_json::{unknown_field, Field};
 use serde::de::DeserializeOwned;
@@ -348,6 +348,28 @@ pub fn plan(candidates: &[Candidate], canary: Option<u32>, concurrency: u32) -> 
         rest: batches(rest),
         deduped,
     }
+}
+
+/// Where the next replay-all call starts. An entry refused over its
+/// destination's rate stays pending and the cursor never passes it, as a
+/// job takes such an entry again: the next call starts just before the
+/// first one in the slice's order (after the row before it, else where
+/// this call started, else at the very start). Otherwise it starts after
+/// the slice (`after_slice`; `None`: nothing more).
+pub fn next_cursor(
+    incoming: Option<&Cursor>,
+    slice: &[Cursor],
+    first_refused: Option<usize>,
+    after_slice: Option<Cursor>,
+) -> Option<Cursor> {
+    let Some(i) = first_refused else {
+        return after_slice;
+    };
+    let before = i.checked_sub(1).and_then(|j| slice.get(j)).or(incoming);
+    Some(before.cloned().unwrap_or(Cursor {
+        at_ms: i64::MIN,
+        id: String::new(),
+    }))
 }
 
 pub use crate::state::EntryStatus;

@@ -72,17 +72,96 @@ pub fn outcome_of(succeeded: bool, status_after: EntryStatus) -> ReplayOutcome {
     }
 }
 
-/// Whether a finished batch stops the run: a canary batch with any entry
-/// that did not succeed. Past the canary, one failing entry never stops
-/// the rest.
-pub fn stops_run(is_canary: bool, outcomes: &[ReplayOutcome]) -> bool {
-    is_canary && outcomes.iter().any(|o| !o.succeeded())
+/// One entry's turn in a run (a job step, a replay-all call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn<T> {
+    /// Done: its outcome is recorded.
+    Done(T),
+    /// Its destination was over its `rate_per_s` (the relay answered
+    /// `RATE_LIMITED`): nothing changed, the entry stays pending, is not
+    /// attempted (never `failed`) and is taken again later.
+    OverRate,
+}
+
+/// How a run goes on after a batch (jobs and replay-all alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterBatch {
+    /// On to the next batch.
+    Next,
+    /// A canary entry failed: the run stops, nothing past the canary.
+    CanaryFailed,
+    /// An entry met its destination's rate: the run goes no further now,
+    /// and continues from that entry later (the job's next step, the
+    /// replay-all cursor). A rate refusal never fails a canary.
+    OverRate,
+}
+
+/// What a finished batch means for the run: a canary batch with an entry
+/// that was done and failed stops it; any entry over its rate pauses it.
+/// Past the canary, one failing entry never stops the rest.
+pub fn after_batch<T>(
+    is_canary: bool,
+    turns: &[Turn<T>],
+    failed: impl Fn(&T) -> bool,
+) -> AfterBatch {
+    let done_and_failed = turns
+        .iter()
+        .any(|t| matches!(t, Turn::Done(o) if failed(o)));
+    if is_canary && done_and_failed {
+        AfterBatch::CanaryFailed
+    } else if turns.iter().any(|t| matches!(t, Turn::OverRate)) {
+        AfterBatch::OverRate
+    } else {
+        AfterBatch::Next
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use DownstreamResult::*;
+
+    #[test]
+    fn a_rate_refusal_pauses_a_run_and_never_fails_its_canary() {
+        use ReplayOutcome::{Failed as F, Succeeded as S};
+        let failed = |o: &ReplayOutcome| !o.succeeded();
+        let table: [(bool, Vec<Turn<ReplayOutcome>>, AfterBatch); 7] = [
+            (true, vec![Turn::Done(S), Turn::Done(S)], AfterBatch::Next),
+            (
+                true,
+                vec![Turn::Done(S), Turn::Done(F)],
+                AfterBatch::CanaryFailed,
+            ),
+            (false, vec![Turn::Done(F)], AfterBatch::Next),
+            (
+                true,
+                vec![Turn::Done(S), Turn::OverRate],
+                AfterBatch::OverRate,
+            ),
+            (
+                true,
+                vec![Turn::OverRate, Turn::OverRate],
+                AfterBatch::OverRate,
+            ),
+            (
+                false,
+                vec![Turn::Done(F), Turn::OverRate],
+                AfterBatch::OverRate,
+            ),
+            (
+                true,
+                vec![Turn::OverRate, Turn::Done(F)],
+                AfterBatch::CanaryFailed,
+            ),
+        ];
+        for (canary, turns, want) in table {
+            assert_eq!(
+                after_batch(canary, &turns, failed),
+                want,
+                "{canary} {turns:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_verdict_follows_the_outcome_and_the_downstream() {
@@ -147,7 +226,9 @@ mod tests {
             (true, &[], false),
         ];
         for (canary, outcomes, want) in table {
-            assert_eq!(stops_run(canary, outcomes), want, "{canary} {outcomes:?}");
+            let turns: Vec<Turn<ReplayOutcome>> = outcomes.iter().map(|o| Turn::Done(*o)).collect();
+            let stops = after_batch(canary, &turns, |o| !o.succeeded()) == AfterBatch::CanaryFailed;
+            assert_eq!(stops, want, "{canary} {outcomes:?}");
         }
     }
 }

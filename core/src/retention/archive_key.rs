@@ -207,8 +207,7 @@ fn decode(s: &str) -> Option<String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            out.push(crate::support::form::hex_pair(b.get(i + 1..i + 3)?)?);
             i += 3;
         } else {
             out.push(b[i]);
@@ -283,6 +282,7 @@ mod tests {
             "sqlite_master/2026-12-03/a.ndjson",
             "events/2026-12-03/x/a.ndjson",
             "events/2026-12-03/%zz.ndjson",
+            "events/2026-12-03/%+F.ndjson",
             "events/2026-12-03/.ndjson",
             "events/2026-12-03/a~b~.ndjson",
             "events/2026-12-03/a~b~x1.ndjson",

@@ -262,6 +262,14 @@ impl SweepRun {
         }
     }
 
+    /// Swept events are remembered (their id and archive key, so their
+    /// story answers 200 with the key even with no entry in D1, DESIGN §4)
+    /// for one `EVENT_RETENTION` after the sweep: the pointers of events
+    /// swept before this instant are dropped with the next events chunk.
+    pub fn swept_pointers_from(&self) -> UnixMillis {
+        self.now - self.cfg.event_retention_ms
+    }
+
     /// What to do next. A table whose candidates were read and hold
     /// nothing to move is done at no cost; a read is charged here.
     pub fn next_step(&mut self) -> Step {

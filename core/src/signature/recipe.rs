@@ -165,8 +165,12 @@ fn encoding_of(recipe: &Map<String, Value>) -> Result<Encoding, RecipeError> {
     }
 }
 
-/// The template parses, and what it signs can be read: `{timestamp}` from
-/// a header or the parts, `{id}` from a header.
+/// The template parses, what it signs can be read (`{id}` from a header),
+/// and the timestamp is signed: one read from a header or the parts must
+/// appear as `{timestamp}`, else its freshness check would read a value a
+/// replayer may change at will (one in the body is signed with `{body}`,
+/// which every template holds). `{timestamp}` with a `json` timestamp is
+/// that value's text.
 fn check_template(
     signed: &str,
     timestamp: Option<&Timestamp>,
@@ -176,15 +180,23 @@ fn check_template(
         field: "signed".into(),
         problem,
     })?;
-    if template::uses(&pieces, Piece::Timestamp)
-        && !matches!(timestamp, Some(t) if !matches!(t.at, Place::Json(_)))
-    {
-        return err(
-            "signed",
-            "uses {timestamp}, but the recipe has no timestamp header or parts to read it from",
-        );
+    let uses = |piece| template::uses(&pieces, piece);
+    match timestamp.map(|t| &t.at) {
+        None if uses(Piece::Timestamp) => {
+            return err(
+                "signed",
+                "uses {timestamp}, but the recipe has no \"timestamp\" to read it from",
+            )
+        }
+        Some(Place::Header(_) | Place::Part) if !uses(Piece::Timestamp) => {
+            return err(
+                "signed",
+                "does not sign {timestamp}, so its freshness check reads a value a replayer may change; put {timestamp} in the template, as the provider signs it",
+            )
+        }
+        _ => {}
     }
-    if template::uses(&pieces, Piece::Id) && !matches!(id, Some(Place::Header(_))) {
+    if uses(Piece::Id) && !matches!(id, Some(Place::Header(_))) {
         return err(
             "signed",
             "uses {id}, but the recipe has no \"id\": {\"header\": …} to read it from",
@@ -289,13 +301,7 @@ fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestam
         }
     };
     let at = if parts {
-        if fields.contains_key("header") || fields.contains_key("json") {
-            return err(
-                "timestamp",
-                "the timestamp is already one of the \"parts\"; give only its \"unit\"",
-            );
-        }
-        Place::Part
+        part_timestamp(recipe, fields)?
     } else {
         place_in(fields, "timestamp")?
     };
@@ -304,6 +310,34 @@ fn timestamp(recipe: &Map<String, Value>, parts: bool) -> Result<Option<Timestam
         unit,
         canonical: false,
     }))
+}
+
+/// With `parts`, the timestamp is a part: `timestamp` gives its unit, and
+/// may repeat the signature's header (DESIGN §2), but names no other place.
+fn part_timestamp(
+    recipe: &Map<String, Value>,
+    fields: &Map<String, Value>,
+) -> Result<Place, RecipeError> {
+    if fields.contains_key("json") {
+        return err(
+            "timestamp.json",
+            "the timestamp is already one of the \"parts\"; give only its \"unit\"",
+        );
+    }
+    if fields.contains_key("header") {
+        let named = header_name(fields, "header").map_err(|e| RecipeError {
+            field: "timestamp.header".into(),
+            ..e
+        })?;
+        let signature = header_name(recipe, "header")?;
+        if named != signature {
+            return err(
+                "timestamp.header",
+                format!("the timestamp is one of the \"parts\" of the signature's header '{}'; name that header or none", signature.as_deref().unwrap_or("")),
+            );
+        }
+    }
+    Ok(Place::Part)
 }
 
 /// The signature, the timestamp and the id are three headers. One header
@@ -556,6 +590,68 @@ mod tests {
     }
 
     #[test]
+    fn a_timestamp_from_a_header_or_the_parts_must_be_signed() {
+        let parts = json!({"separator": ",", "timestamp": "t", "signature": "v1"});
+        #[rustfmt::skip]
+        let table = vec![
+            // The recipe: its freshness check read an unsigned header.
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}",
+                "timestamp": {"header": "X-Time", "unit": "s"}}), Some("signed")),
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}",
+                "parts": parts.clone()}), Some("signed")),
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}",
+                "parts": parts.clone(), "timestamp": {"unit": "ms"}}), Some("signed")),
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{timestamp}.{body}",
+                "timestamp": {"header": "X-Time", "unit": "s"}}), None),
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{timestamp}.{body}",
+                "parts": parts}), None),
+            // A timestamp in the body is signed with the body.
+            (json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex", "signed": "{body}",
+                "timestamp": {"json": "/sent_at", "unit": "s"}}), None),
+        ];
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|_| ()).map_err(|e| e.field);
+            assert_eq!(got.err().as_deref(), field, "{recipe}");
+        }
+    }
+
+    #[test]
+    fn a_json_timestamp_may_be_signed_as_its_text() {
+        let s = run(
+            json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex",
+            "signed": "{method} {url}\n{timestamp}\n{body}",
+            "timestamp": {"json": "/meta/sent_at", "unit": "rfc3339"}}),
+        )
+        .unwrap();
+        assert_eq!(s.timestamp.unwrap().at, Place::Json("/meta/sent_at".into()));
+    }
+
+    #[test]
+    fn a_parts_recipe_may_repeat_the_signature_header_as_its_timestamp_header() {
+        let recipe = |ts: Value| {
+            json!({"hmac": "sha256", "header": "X-Parts-Sig", "encoding": "hex",
+                "parts": {"separator": ",", "timestamp": "t", "signature": "v1"},
+                "signed": "{timestamp}.{body}", "timestamp": ts})
+        };
+        #[rustfmt::skip]
+        let table = [
+            (recipe(json!({"header": "X-Parts-Sig", "unit": "s"})), None),
+            (recipe(json!({"header": "x-parts-sig", "unit": "ms"})), None),
+            (recipe(json!({"unit": "s"})), None),
+            (recipe(json!({"header": "X-Time", "unit": "s"})), Some("timestamp.header")),
+            (recipe(json!({"header": "x parts", "unit": "s"})), Some("timestamp.header")),
+            (recipe(json!({"json": "/t", "unit": "s"})), Some("timestamp.json")),
+        ];
+        for (recipe, field) in table {
+            let got = run(recipe.clone()).map(|s| s.timestamp.unwrap().at);
+            match field {
+                None => assert_eq!(got, Ok(Place::Part), "{recipe}"),
+                Some(f) => assert_eq!(got.unwrap_err().field, f, "{recipe}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_token_recipe_names_its_header() {
         let s = run(json!({"token": "X-Hook-Token"})).unwrap();
         assert_eq!(
@@ -715,18 +811,20 @@ mod split_tests {
             // The fuzzer's second find: one header for two things.
             (
                 with(
-                    json!({"timestamp": {"header": "x-id", "unit": "ms"}, "id": {"header": "x-id"}}),
+                    json!({"timestamp": {"header": "x-id", "unit": "ms"}, "id": {"header": "x-id"}, "signed": "{timestamp}.{body}"}),
                 ),
                 Some("id.header"),
             ),
             (with(json!({"id": {"header": "x-sig"}})), Some("id.header")),
             (
-                with(json!({"timestamp": {"header": "x-sig", "unit": "s"}})),
+                with(
+                    json!({"timestamp": {"header": "x-sig", "unit": "s"}, "signed": "{timestamp}.{body}"}),
+                ),
                 Some("timestamp.header"),
             ),
             (
                 with(
-                    json!({"timestamp": {"header": "x-ts", "unit": "s"}, "id": {"header": "x-id"}}),
+                    json!({"timestamp": {"header": "x-ts", "unit": "s"}, "id": {"header": "x-id"}, "signed": "{timestamp}.{body}"}),
                 ),
                 None,
             ),

@@ -116,6 +116,17 @@ pub struct HmacCheck {
     pub signatures: Vec<Vec<u8>>,
 }
 
+impl HmacCheck {
+    /// Whether any presented signature equals any of `macs`, the MAC of
+    /// each (key, message) computed once (by WebCrypto), each comparison
+    /// in constant time. A MAC is never recomputed per signature: eight
+    /// presented signatures cost the hashes one does.
+    pub fn matches(&self, macs: &[Vec<u8>]) -> bool {
+        macs.iter()
+            .any(|mac| self.signatures.iter().any(|sig| ct_eq(mac, sig)))
+    }
+}
+
 impl std::fmt::Debug for HmacCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The keys are secrets: never in a debug line.
@@ -211,6 +222,10 @@ fn verify_up_to<H: HeaderLookup + ?Sized>(
     if let Some(ts) = timestamp {
         check_fresh(ts, now_s, tolerance_s, &timestamp_label(scheme, at))?;
     }
+    let timestamp_text = match timestamp_text {
+        Some(text) => Some(text),
+        None => signed_body_timestamp(scheme, signed, req)?,
+    };
     let fill = Fill {
         body: req.body,
         timestamp: timestamp_text.as_deref(),
@@ -389,6 +404,39 @@ fn header_timestamp(
         raw.to_string()
     };
     Ok((Some(text), Some(seconds)))
+}
+
+/// The text of a timestamp in the body, when the template signs it as
+/// `{timestamp}` (a recipe's `json` timestamp): the string's value, or the
+/// number's text. Its freshness is checked with the body's other checks
+/// ([`check_body_timestamp`]); here it is only what is signed. A body that
+/// holds no such value cannot be verified: refused as a missing timestamp.
+fn signed_body_timestamp<H: HeaderLookup + ?Sized>(
+    scheme: &Scheme,
+    signed: &Signed,
+    req: &Request<'_, H>,
+) -> Result<Option<String>, SignatureError> {
+    let (Some(rule), Signed::Template(text)) = (&scheme.timestamp, signed) else {
+        return Ok(None);
+    };
+    let Place::Json(pointer) = &rule.at else {
+        return Ok(None);
+    };
+    let signs_it = template::parse(text)
+        .is_ok_and(|pieces| template::uses(&pieces, template::Piece::Timestamp));
+    if !signs_it {
+        return Ok(None);
+    }
+    let view = if req.form {
+        crate::support::form::decode(req.body)
+            .ok()
+            .map(crate::support::form::to_object)
+    } else {
+        serde_json::from_slice::<Value>(req.body).ok()
+    };
+    view.and_then(|v| places::json_text(&v, pointer))
+        .map(Some)
+        .ok_or_else(|| SignatureError::MissingHeader(super::scheme::place_label(&rule.at)))
 }
 
 /// A timestamp in its unit, as unix seconds.
@@ -582,6 +630,76 @@ mod tests {
             let one = verify_one(presets::hmac_sha256(), &key, &headers[..], &body, now, 300);
             assert!(one.is_ok(), "{len}");
         }
+    }
+
+    #[test]
+    fn a_json_timestamp_is_signed_as_its_text_in_the_body() {
+        let recipe = serde_json::json!({"hmac": "sha256", "header": "x-sig", "encoding": "hex",
+            "signed": "{method} {url}\n{timestamp}\n{body}",
+            "timestamp": {"json": "/meta/sent_at", "unit": "rfc3339"}});
+        let scheme = super::super::recipe::parse(recipe.as_object().unwrap()).unwrap();
+        let key = key();
+        let body = br#"{"meta":{"sent_at":"2023-11-14T22:13:20Z"},"n":1}"#;
+        let input = crate::signature::SignInput {
+            method: "POST",
+            url: "https://relay.example/webhooks/acme",
+            body,
+            form: false,
+            id: None,
+            timestamp: Some("2023-11-14T22:13:20Z"),
+        };
+        let sig = crate::signature::sign(&scheme, &key, &input).unwrap();
+        let check = |body: &[u8]| {
+            let headers = [("x-sig", sig.as_str())];
+            let req = Request {
+                method: "POST",
+                url: "https://relay.example/webhooks/acme",
+                headers: &headers[..],
+                body,
+                form: false,
+            };
+            verify(
+                &scheme,
+                std::slice::from_ref(&key),
+                &req,
+                1_700_000_000,
+                300,
+            )
+        };
+        assert!(matches!(check(body), Ok(Verdict::Verified(_))));
+        let without = br#"{"meta":{},"n":1}"#;
+        assert!(matches!(
+            check(without),
+            Err(SignatureError::MissingHeader(_))
+        ));
+        let number = br#"{"meta":{"sent_at":1700000000},"n":1}"#;
+        assert_eq!(check(number), Err(SignatureError::Mismatch));
+    }
+
+    #[test]
+    fn a_deferred_hmac_compares_each_mac_once_computed_with_every_signature() {
+        let mac = |k: &[u8], m: &[u8]| sha256(k, &[m]);
+        let check = HmacCheck {
+            alg: MacAlg::Sha256,
+            keys: vec![b"current".to_vec(), b"previous".to_vec()],
+            messages: vec![Message {
+                before: b"m".to_vec(),
+                ..Message::default()
+            }],
+            signatures: vec![vec![0; 32], mac(b"previous", b"m")],
+        };
+        let macs = [mac(b"current", b"m"), mac(b"previous", b"m")];
+        assert!(
+            check.matches(&macs),
+            "the previous key's MAC matches one signature"
+        );
+        assert!(!check.matches(&macs[..1]), "the current key's does not");
+        assert!(!check.matches(&[]), "no MAC, no match");
+        let short = HmacCheck {
+            signatures: vec![mac(b"previous", b"m")[..31].to_vec()],
+            ..check.clone()
+        };
+        assert!(!short.matches(&macs), "a truncated signature never matches");
     }
 
     #[test]

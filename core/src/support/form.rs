@@ -65,8 +65,7 @@ fn unescape(raw: &str) -> Result<String, FormError> {
             b'%' => {
                 let hex = bytes
                     .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .and_then(hex_pair)
                     .ok_or_else(|| {
                         FormError(format!(
                             "the form body has a '%' not followed by two hex digits at byte {i} of a field"
@@ -81,6 +80,16 @@ fn unescape(raw: &str) -> Result<String, FormError> {
     }
     String::from_utf8(out)
         .map_err(|_| FormError("a form field decodes to bytes that are not UTF-8".into()))
+}
+
+/// Two hex digits as the byte they spell. Digits only: `u8::from_str_radix`
+/// would also take a sign, so `%+F` would decode as 0x0F.
+pub fn hex_pair(pair: &[u8]) -> Option<u8> {
+    let digit = |b: &u8| char::from(*b).to_digit(16);
+    match pair {
+        [hi, lo] => Some((digit(hi)? * 16 + digit(lo)?) as u8),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -127,8 +136,10 @@ mod tests {
 
     #[test]
     fn a_body_that_is_not_a_form_says_why() {
-        let table: [(&[u8], &str); 4] = [
+        let table: [(&[u8], &str); 6] = [
             (b"a=%zz", "not followed by two hex digits"),
+            (b"a=%+F", "not followed by two hex digits"),
+            (b"a=%-1", "not followed by two hex digits"),
             (b"a=%4", "not followed by two hex digits"),
             (b"a=%FF", "not UTF-8"),
             (&[b'a', b'=', 0xff], "not UTF-8"),

@@ -6,6 +6,7 @@
 //! Nothing here imports a stage.
 
 pub mod base64;
+pub mod bindings;
 pub mod calendar;
 pub mod d1_error;
 pub mod duration;

@@ -6,6 +6,7 @@ use crate::entries::replay::{replay_entry, ReplayContext, ReplayError};
 use hookrelay_core::dead_letter::entry_action::EntryAction;
 use hookrelay_core::jobs::JobRequest;
 use hookrelay_core::replay::call::RefusalCode;
+use hookrelay_core::replay::verdict::Turn;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{EntryStatus, JobEntryOutcome, ReplayOutcome};
 use hookrelay_platform::db::dead_letters::{self, EntryRow};
@@ -37,16 +38,11 @@ fn eligible(status: EntryStatus, req: &JobRequest) -> bool {
     req.filter.entries.status == Some(status)
 }
 
-/// What a job did with one entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handled {
-    /// Done: its outcome is recorded.
-    Done(JobEntryOutcome),
-    /// Its destination was over its `rate_per_s` (the relay answered
-    /// `RATE_LIMITED`): nothing changed, the entry stays pending in the job
-    /// and a later step takes it again. Not a failure.
-    OverRate,
-}
+/// What a job did with one entry: the rule replay-all shares
+/// (`hookrelay_core::replay::verdict::Turn`): over its destination's rate,
+/// nothing changed, the entry stays pending in the job and a later step
+/// takes it again; not a failure.
+pub type Handled = Turn<JobEntryOutcome>;
 
 /// Handles one entry; a D1 failure is an error, so the step is retried and
 /// the entry, still pending in `job_entries`, is handled again.
@@ -55,21 +51,21 @@ pub async fn handle(
     c: &JobContext<'_>,
     next: &NextEntry,
 ) -> worker::Result<Handled> {
-    let done = |o: worker::Result<JobEntryOutcome>| o.map(Handled::Done);
+    let done = |o: worker::Result<JobEntryOutcome>| o.map(Turn::Done);
     // Handled by this job already (its audit record was written with the
     // change), but the step failed before recording it: not done again.
     if let Some(outcome) = next.audited {
-        return Ok(Handled::Done(match outcome {
+        return Ok(Turn::Done(match outcome {
             ReplayOutcome::Succeeded => JobEntryOutcome::Succeeded,
             ReplayOutcome::Deduped => JobEntryOutcome::Deduped,
             ReplayOutcome::Failed | ReplayOutcome::Poisoned => JobEntryOutcome::Failed,
         }));
     }
     let Some(entry) = dead_letters::get(db, &next.entry_id).await? else {
-        return Ok(Handled::Done(JobEntryOutcome::Skipped));
+        return Ok(Turn::Done(JobEntryOutcome::Skipped));
     };
     if !eligible(entry.summary.status, c.req) {
-        return Ok(Handled::Done(JobEntryOutcome::Skipped));
+        return Ok(Turn::Done(JobEntryOutcome::Skipped));
     }
     if let Some(action) = EntryAction::of_job(c.req.action) {
         return done(apply_action(db, &entry, action, c).await);
@@ -146,9 +142,9 @@ async fn replay(
     ctx: &ReplayContext<'_>,
 ) -> worker::Result<Handled> {
     match replay_entry(db, c.relay, entry, ctx).await {
-        Ok(r) if r.outcome.succeeded() => Ok(Handled::Done(JobEntryOutcome::Succeeded)),
-        Ok(_) => Ok(Handled::Done(JobEntryOutcome::Failed)),
-        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, _)) => Ok(Handled::OverRate),
+        Ok(r) if r.outcome.succeeded() => Ok(Turn::Done(JobEntryOutcome::Succeeded)),
+        Ok(_) => Ok(Turn::Done(JobEntryOutcome::Failed)),
+        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, _)) => Ok(Turn::OverRate),
         Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
             // The relay refused it and nothing about the entry changed; the
             // job still records why it counts as failed.
@@ -161,7 +157,7 @@ async fn replay(
                 Some(&failure),
             );
             replay_audit::insert(db, &audit)?.query().await?;
-            Ok(Handled::Done(JobEntryOutcome::Failed))
+            Ok(Turn::Done(JobEntryOutcome::Failed))
         }
         Err(ReplayError::Storage(e)) => Err(e),
     }

@@ -8,13 +8,14 @@
 //! batch, so a steering command or the abort threshold takes effect within
 //! one batch.
 
-use super::job_entry::{self, Handled, JobContext};
+use super::job_entry::{self, JobContext};
 use crate::entries::relay_client::Relay;
 use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::jobs::lifecycle::{next, steps_run_in, Event};
 use hookrelay_core::jobs::step_schedule::step_entries;
 use hookrelay_core::jobs::{abort, slice_end, unique_prefix, JobRequest, JobStep};
 use hookrelay_core::metrics::Component;
+use hookrelay_core::replay::verdict::{after_batch, AfterBatch, Turn};
 use hookrelay_core::state::{JobEntryOutcome, JobStatus};
 use hookrelay_platform::db::job_entries::{self, NextEntry};
 use hookrelay_platform::db::jobs::{self, JobRow, Transition};
@@ -158,13 +159,17 @@ async fn work(
         // Whatever finished is recorded even if another entry of the batch
         // failed on D1: the failed one stays pending and the step is retried.
         let mut outcomes = Vec::with_capacity(batch.len());
+        let mut turns = Vec::with_capacity(batch.len());
         let mut first_error = None;
-        let mut over_rate = 0u32;
         for (e, result) in batch.iter().zip(results) {
             match result {
-                Ok(Handled::Done(outcome)) => outcomes.push((e.entry_id.as_str(), outcome)),
-                // Stays pending in the job: a later step takes it again.
-                Ok(Handled::OverRate) => over_rate += 1,
+                Ok(turn) => {
+                    if let Turn::Done(outcome) = turn {
+                        outcomes.push((e.entry_id.as_str(), outcome));
+                    }
+                    // Over the rate: stays pending in the job, taken again.
+                    turns.push(turn);
+                }
                 Err(err) => {
                     first_error.get_or_insert(err);
                 }
@@ -181,15 +186,15 @@ async fn work(
             return Err(err);
         }
         handled += outcomes.len() as u32;
-        let failed = outcomes.iter().any(|(_, o)| *o == JobEntryOutcome::Failed);
-        if canary_phase && failed {
-            break;
-        }
-        if over_rate > 0 {
-            // The destination's shared rate is spent: this step goes no
-            // further, and the next one starts a rate-limited wait later.
-            pacer.borrow_mut().hold_until(now_ms() + OVER_RATE_PAUSE_MS);
-            break;
+        match after_batch(canary_phase, &turns, |o| *o == JobEntryOutcome::Failed) {
+            AfterBatch::Next => {}
+            AfterBatch::CanaryFailed => break,
+            AfterBatch::OverRate => {
+                // The destination's shared rate is spent: this step goes no
+                // further, and the next one starts a rate-limited wait later.
+                pacer.borrow_mut().hold_until(now_ms() + OVER_RATE_PAUSE_MS);
+                break;
+            }
         }
     }
     Ok(Ok(handled))

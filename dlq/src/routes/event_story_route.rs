@@ -7,9 +7,10 @@
 //!
 //! Once the retention sweep deleted the event's row (with its attempts and
 //! steps), the story still answers `200` with what D1 holds (its entries
-//! and decisions), `"event": null`, and `event_archive_key`: the
-//! `events/…` object that holds the row, as the sweep named it on the
-//! entries (DESIGN §4). An id D1 knows nothing of is a 404.
+//! and decisions, maybe none), `"event": null`, and `event_archive_key`:
+//! the `events/…` object that holds the row, as the sweep named it on the
+//! entries and in `swept_events` (kept one `EVENT_RETENTION`; DESIGN §4).
+//! An id D1 knows nothing of is a 404.
 
 use super::batch_reader::Batch;
 use super::{ApiError, ApiResult};
@@ -21,6 +22,7 @@ use hookrelay_platform::db::delivery_rows::{self, DeliveryRow};
 use hookrelay_platform::db::event_steps::{self, StepRow};
 use hookrelay_platform::db::events::{self, EventRow};
 use hookrelay_platform::db::replay_audit::{self, AuditRow};
+use hookrelay_platform::db::swept_events;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use worker::D1Database;
@@ -49,7 +51,12 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
         "its archive key",
         dead_letters::event_archive_key(db, event_id)?,
     );
+    let swept = b.add::<ArchiveKeyRow>("its sweep", swept_events::archive_key(db, event_id)?);
     let a = b.run(db).await?;
+    let archive_key = match a.first(&archived)? {
+        Some(k) => Some(k.key),
+        None => a.first(&swept)?.map(|k| k.key),
+    };
     let (entries, decisions) = (a.rows(&entries)?, a.rows(&decisions)?);
     let attempts = a.rows(&attempts)?;
     let mut deliveries = a.rows(&deliveries)?;
@@ -63,14 +70,9 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
             deliveries = std::mem::take(&mut event.summary.deliveries);
             Some(event)
         }
-        // Swept: what D1 still holds is the story.
-        None if !entries.is_empty() || !decisions.is_empty() => None,
-        None => {
-            let shown: String = event_id.chars().take(80).collect();
-            return Err(ApiError::NotFound(format!(
-                "no event '{shown}' in D1; event ids look like evt_ and 32 hex digits (GET /api/v1/admin/events?key=… finds one by idempotency key). An event older than EVENT_RETENTION that never dead-lettered is only in the archive: GET /api/v1/admin/archive?table=events&day=YYYY-MM-DD lists its day's objects"
-            )));
-        }
+        // Swept: what D1 still holds is the story, with the archive key.
+        None if archive_key.is_some() || !entries.is_empty() || !decisions.is_empty() => None,
+        None => return Err(not_found(event_id)),
     };
     let legacy = event
         .as_ref()
@@ -86,7 +88,7 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
     }
     Ok(json!({
         "event": event,
-        "event_archive_key": a.first(&archived)?.map(|k| k.key),
+        "event_archive_key": archive_key,
         "deliveries": deliveries,
         "routes_unmatched": routes_unmatched,
         "attempts": attempts,
@@ -94,6 +96,14 @@ pub async fn story(db: &D1Database, event_id: &str, params: &[(String, String)])
         "dead_letters": entries,
         "decisions": decisions,
     }))
+}
+
+/// The 404 of an id D1 knows nothing of, saying where else to look.
+fn not_found(event_id: &str) -> ApiError {
+    let shown: String = event_id.chars().take(80).collect();
+    ApiError::NotFound(format!(
+        "no event '{shown}' in D1; event ids look like evt_ and 32 hex digits (GET /api/v1/admin/events?key=… finds one by idempotency key). An event swept longer ago than EVENT_RETENTION is only in the archive: GET /api/v1/admin/archive?table=events&day=YYYY-MM-DD lists its day's objects"
+    ))
 }
 
 /// A delivery with its destination's attempts, oldest first. A legacy

@@ -14,10 +14,10 @@ use hookrelay_core::deliver::pacing::Pacer;
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::replay::call::RefusalCode;
 use hookrelay_core::replay::plan::{
-    check_replayable, closable_duplicates, parse_reason_body, parse_replay_all, plan, Candidate,
-    Plan, ReplayAllRequest,
+    check_replayable, closable_duplicates, next_cursor, parse_reason_body, parse_replay_all, plan,
+    Candidate, Plan, ReplayAllRequest,
 };
-use hookrelay_core::replay::verdict::stops_run;
+use hookrelay_core::replay::verdict::{after_batch, AfterBatch, Turn};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DownstreamResult, EntryStatus, ReplayOutcome};
 use hookrelay_core::support::d1_error::classify_d1_error;
@@ -64,23 +64,41 @@ pub async fn replay_one(
     }
 }
 
-/// One slice of pending entries, oldest first, and the cursor after it.
-async fn slice(
-    db: &D1Database,
-    req: &ReplayAllRequest,
-) -> Result<(Vec<CandidateRow>, Option<String>), ApiError> {
-    let cursor = req.cursor.as_deref().map(decode_cursor).transpose()?;
+/// One slice of pending entries, oldest first.
+struct Slice {
+    rows: Vec<CandidateRow>,
+    /// Where this call started.
+    from: Option<Cursor>,
+    /// After the slice, when more remain.
+    after: Option<Cursor>,
+}
+
+impl Slice {
+    /// The cursor the answer gives: never past an entry refused over its
+    /// destination's rate (`hookrelay_core::replay::plan::next_cursor`).
+    fn next(&self, over_rate: &[String]) -> Option<String> {
+        let keys: Vec<Cursor> = self.rows.iter().map(key).collect();
+        let first_refused = self.rows.iter().position(|r| over_rate.contains(&r.id));
+        next_cursor(self.from.as_ref(), &keys, first_refused, self.after.clone())
+            .map(|c| encode_cursor(&c))
+    }
+}
+
+fn key(r: &CandidateRow) -> Cursor {
+    Cursor {
+        at_ms: r.created_at,
+        id: r.id.clone(),
+    }
+}
+
+async fn slice(db: &D1Database, req: &ReplayAllRequest) -> Result<Slice, ApiError> {
+    let from = req.cursor.as_deref().map(decode_cursor).transpose()?;
     let take = req.slice_entries();
-    let mut rows = dead_letters::replay_candidates(db, &req.filter, cursor.as_ref(), take).await?;
+    let mut rows = dead_letters::replay_candidates(db, &req.filter, from.as_ref(), take).await?;
     let more = rows.len() > take as usize;
     rows.truncate(take as usize);
-    let next = rows.last().filter(|_| more).map(|r| {
-        encode_cursor(&Cursor {
-            at_ms: r.created_at,
-            id: r.id.clone(),
-        })
-    });
-    Ok((rows, next))
+    let after = rows.last().filter(|_| more).map(key);
+    Ok(Slice { rows, from, after })
 }
 
 /// Replays pending entries in batches, optionally behind a canary.
@@ -93,7 +111,8 @@ pub async fn replay_all(
     now: i64,
 ) -> ApiResult {
     let req = parse_replay_all(body)?;
-    let (rows, next_cursor) = slice(db, &req).await?;
+    let slice = slice(db, &req).await?;
+    let rows = &slice.rows;
     let candidates: Vec<Candidate> = rows
         .iter()
         .map(|r| Candidate {
@@ -114,7 +133,8 @@ pub async fn replay_all(
         max_replay_attempts: cfg.dlq.max_replay_attempts,
         now_ms: now,
     };
-    let (results, stopped) = run_batches(db, relay, &work, &req, &ctx).await;
+    let (results, over_rate, end) = run_batches(db, relay, &work, &req, &ctx).await;
+    let stopped = end == AfterBatch::CanaryFailed;
     let succeeded: Vec<&str> = results
         .iter()
         .filter(|r| r.outcome.succeeded())
@@ -128,8 +148,13 @@ pub async fn replay_all(
     };
     let remaining = dead_letters::count_pending(db, &req.filter).await?;
     let run = Run {
-        next_cursor: if stopped { None } else { next_cursor },
+        next_cursor: if stopped {
+            None
+        } else {
+            slice.next(&over_rate)
+        },
         results,
+        over_rate,
         stopped,
         deduped,
         remaining,
@@ -141,6 +166,8 @@ pub async fn replay_all(
 /// What one replay-all call did.
 struct Run<'a> {
     results: Vec<ReplayResult>,
+    /// Entries refused over their destination's rate: untouched, pending.
+    over_rate: Vec<String>,
     stopped: bool,
     deduped: usize,
     remaining: i64,
@@ -150,15 +177,18 @@ struct Run<'a> {
 
 /// Runs the canary batches, then the rest unless the canary stopped the
 /// run, each replay started when the pacer allows (`rate_per_s`, if
-/// given). Answers the results and whether the run stopped.
+/// given). A batch with an entry over its destination's rate ends the call
+/// there, as a job's step ends (`verdict::after_batch`). Answers the
+/// results, the entries refused over their rate, and how the run ended.
 async fn run_batches(
     db: &D1Database,
     relay: &Relay,
     work: &Plan,
     req: &ReplayAllRequest,
     ctx: &ReplayContext<'_>,
-) -> (Vec<ReplayResult>, bool) {
+) -> (Vec<ReplayResult>, Vec<String>, AfterBatch) {
     let mut results: Vec<ReplayResult> = Vec::new();
+    let mut over_rate = Vec::new();
     let pacer = RefCell::new(Pacer::new(req.rate_per_s, now_ms()));
     let batches = work
         .canary
@@ -167,20 +197,31 @@ async fn run_batches(
         .chain(work.rest.iter().map(|b| (false, b)));
     for (is_canary, batch) in batches {
         let runs = run_batch(&pacer, batch, |id| replay_by_id(db, relay, id, ctx)).await;
-        let done: Vec<ReplayResult> = runs.into_iter().flatten().collect();
-        let outcomes: Vec<ReplayOutcome> = done.iter().map(|r| r.outcome).collect();
-        results.extend(done);
-        if stops_run(is_canary, &outcomes) {
-            return (results, true);
+        // `None`: no longer pending when its turn came, so not taken.
+        let (ids, turns): (Vec<&String>, Vec<Turn<ReplayResult>>) = batch
+            .iter()
+            .zip(runs)
+            .filter_map(|(id, turn)| Some((id, turn?)))
+            .unzip();
+        let end = after_batch(is_canary, &turns, |r: &ReplayResult| !r.outcome.succeeded());
+        for (id, turn) in ids.into_iter().zip(turns) {
+            match turn {
+                Turn::Done(r) => results.push(r),
+                Turn::OverRate => over_rate.push(id.clone()),
+            }
+        }
+        if end != AfterBatch::Next {
+            return (results, over_rate, end);
         }
     }
-    (results, false)
+    (results, over_rate, AfterBatch::Next)
 }
 
 /// The seed's answer: `attempted = succeeded + failed + deduped`.
 fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
     let Run {
         results,
+        over_rate,
         stopped,
         deduped,
         remaining,
@@ -204,6 +245,13 @@ fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
         "next_cursor": next_cursor,
         "results": results,
     });
+    if !over_rate.is_empty() {
+        data["over_rate"] = json!({
+            "count": over_rate.len(),
+            "ids": over_rate,
+            "message": "these entries' destination is over its rate_per_s: they were not attempted and stay pending as they were; this call stopped before them, and next_cursor takes them again (call again once the rate allows)",
+        });
+    }
     if req.canary.is_some() {
         data["canary"] = json!({
             "size": work.canary_size(),
@@ -218,38 +266,36 @@ fn answer(req: &ReplayAllRequest, work: &Plan, run: Run<'_>) -> Value {
     data
 }
 
-/// Replays one entry if it is still pending when its turn comes.
+/// Replays one entry if it is still pending when its turn comes. Over its
+/// destination's rate it is left as it was: pending, its replay count
+/// unchanged, not attempted (the jobs' rule, `verdict::Turn::OverRate`).
 async fn replay_by_id(
     db: &D1Database,
     relay: &Relay,
     id: &str,
     ctx: &ReplayContext<'_>,
-) -> Option<ReplayResult> {
+) -> Option<Turn<ReplayResult>> {
     let entry = dead_letters::get(db, id).await.ok().flatten()?;
     if entry.summary.status != EntryStatus::Pending {
         return None;
     }
     let error = match replay_entry(db, relay, &entry, ctx).await {
-        Ok(r) => return Some(r),
-        // Over its destination's rate: nothing changed (no replay attempt
-        // counted); the entry stays pending for a later run.
-        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, why)) => {
-            Failure::new(ErrorCode::RateLimited, why)
-        }
+        Ok(r) => return Some(Turn::Done(r)),
+        Err(ReplayError::RefusedAs(RefusalCode::RateLimited, _)) => return Some(Turn::OverRate),
         Err(ReplayError::Refused(why) | ReplayError::RefusedAs(_, why)) => {
             Failure::new(ErrorCode::Unknown, why)
         }
         Err(ReplayError::Storage(e)) => classify_d1_error(&error_message(&e)),
     };
     // Nothing changed: the entry stays pending with its replay count.
-    Some(ReplayResult {
+    Some(Turn::Done(ReplayResult {
         id: id.to_string(),
         outcome: ReplayOutcome::Failed,
         status: EntryStatus::Pending,
         replay_attempts: u32::try_from(entry.summary.replay_attempts).unwrap_or(0),
         delivery: DownstreamResult::NotForwarded,
         error: Some(error),
-    })
+    }))
 }
 
 /// Entries whose payload was already replayed in this run are closed as

@@ -3,13 +3,15 @@
 use super::batch_reader::{Batch, Slot};
 use super::stats_lifecycle;
 use super::ApiResult;
-use hookrelay_core::admin::stats_destinations::{self, BreakerFigure, LastHourFigure};
+use hookrelay_core::admin::stats_destinations::{
+    self, BreakerFigure, LastHourFigure, PerDestination,
+};
 use hookrelay_core::retention::RetentionConfig;
 use hookrelay_core::state::{EntryStatus, ReplayOutcome};
 use hookrelay_core::support::redact::destination_label;
 use hookrelay_platform::db::breakers::{self, BreakerRow};
 use hookrelay_platform::db::counters::{self, CounterRow};
-use hookrelay_platform::db::{dead_letters, delivery_rows, replay_audit};
+use hookrelay_platform::db::{dead_letters, delivery_rows, rates, replay_audit};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use worker::D1Database;
@@ -19,6 +21,12 @@ struct ParkedByDestination {
     destination: Option<String>,
     n: i64,
     oldest: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct RateRow {
+    destination: String,
+    rate_per_s: f64,
 }
 
 #[derive(Deserialize)]
@@ -51,10 +59,11 @@ fn label(name: &Option<String>) -> String {
     destination_label(name.as_deref().unwrap_or(""))
 }
 
-/// `destinations`: per destination its breaker, parked deliveries and
-/// last hour, one line each.
+/// `destinations`: per destination its breaker, rate, parked deliveries
+/// and last hour, one line each.
 fn destinations(
     breakers: &[BreakerRow],
+    rates: Vec<RateRow>,
     parked: &[ParkedByDestination],
     hour: Vec<LastHourRow>,
     now: i64,
@@ -84,7 +93,17 @@ fn destinations(
             (h.destination, figure)
         })
         .collect();
-    json!(stats_destinations::join(breakers, parked, hour, now))
+    let rates = rates
+        .into_iter()
+        .map(|r| (r.destination, r.rate_per_s))
+        .collect();
+    let reads = PerDestination {
+        breakers,
+        rates,
+        parked,
+        last_hour: hour,
+    };
+    json!(stats_destinations::join(reads, now))
 }
 
 #[derive(Deserialize)]
@@ -125,6 +144,7 @@ struct Slots {
     replay: Slot<CounterRow>,
     counters: Slot<CounterRow>,
     breakers: Slot<BreakerRow>,
+    rates: Slot<RateRow>,
     by_label: Slot<CounterRow>,
     parked_total: Slot<Total>,
     parked_by: Slot<ParkedByDestination>,
@@ -134,7 +154,7 @@ struct Slots {
 
 fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
     let mut b = Batch::new("the stats");
-    let mut dead = dead_letters::stats_statements(db, now - 3_600_000)?.into_iter();
+    let mut dead = dead_letters::stats_statements(db, now)?.into_iter();
     let mut dead_letter_part = || {
         dead.next()
             .expect("dead_letters::stats_statements answers its five statements, in this order")
@@ -148,6 +168,7 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
         replay: b.add("the replay outcomes", replay_audit::outcome_counts(db)?),
         counters: b.add("the counters", counters::totals_by_metric(db)),
         breakers: b.add("the breakers", breakers::all(db)),
+        rates: b.add("the destinations' rates", rates::rate_by_destination(db)),
         by_label: b.add("the counters by label", counters::totals_by_label(db)),
         parked_total: b.add("the parked deliveries", delivery_rows::parked_total(db)?),
         parked_by: b.add(
@@ -169,7 +190,8 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
 /// deliveries, and per destination its breaker, parked deliveries and last
 /// hour, in one D1 round trip. A destination's `rate_per_s` is the relay's
 /// configuration (`DESTINATIONS`), which this worker does not hold: it is
-/// not in this answer. A part that cannot be read fails the
+/// read from the `rates` row the relay's reservations keep. A part that
+/// cannot be read fails the
 /// whole answer, naming it: a zero here would tell on-call "nothing pending"
 /// when the truth is "unknown". The lifecycle parts (rows per table, the
 /// oldest row, storage, the archive, the last sweep, the hourly series)
@@ -198,7 +220,7 @@ pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> Ap
         "breakers": breakers,
         "counters": counts(a.rows(&s.counters)?),
         "parked": parked(a.first(&s.parked_total)?, &parked_by, now),
-        "destinations": destinations(&breaker_rows, &parked_by, a.rows(&s.last_hour)?, now),
+        "destinations": destinations(&breaker_rows, a.rows(&s.rates)?, &parked_by, a.rows(&s.last_hour)?, now),
     });
     stats_lifecycle::fill(&mut answer, &a, &s.lifecycle, &by_label, retention, now)?;
     answer["counters_by_label"] = Value::Object(counts(by_label));

@@ -24,6 +24,7 @@ pub mod retention;
 mod rows;
 pub mod signature_failures;
 pub mod sweep_state;
+pub mod swept_events;
 pub mod tombstones;
 mod where_clause;
 

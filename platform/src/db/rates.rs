@@ -3,11 +3,13 @@
 //! (`hookrelay_core::deliver::rate_slots`, whose `SlotAsk::apply` this statement
 //! carries out: the first start is the later of now and the row's next
 //! free start; the row moves on by the span asked, clamped to whole
-//! spacings before the horizon).
+//! spacings before the horizon). The row keeps the destination's
+//! `rate_per_s` its reservations are made at, which the stats show.
 
 use super::{int, text};
 use crate::db::{batch, Query, Rows};
 use hookrelay_core::deliver::rate_slots::{Grant, SlotAsk};
+use worker::wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, Result};
 
 /// The reservation of `ask` from `destination`'s row: a statement for a
@@ -21,9 +23,10 @@ pub fn reserve_statement(
     // toward zero, as Rust's integer `/` does in `SlotAsk::apply` (a bound
     // number may arrive as a REAL, whose `/` would not).
     db.prepare(
-        "INSERT INTO rates (destination, first_at, next_at) \
-         VALUES (?1, ?2, ?2 + MAX(0, MIN(?3, CAST((?4 - ?2) / ?5 AS INTEGER) * ?5))) \
+        "INSERT INTO rates (destination, first_at, next_at, rate_per_s) \
+         VALUES (?1, ?2, ?2 + MAX(0, MIN(?3, CAST((?4 - ?2) / ?5 AS INTEGER) * ?5)), ?6) \
          ON CONFLICT(destination) DO UPDATE SET \
+         rate_per_s = ?6, \
          first_at = MAX(rates.next_at, ?2), \
          next_at = MAX(rates.next_at, ?2) + MAX(0, MIN(?3, CAST((?4 - MAX(rates.next_at, ?2)) / ?5 AS INTEGER) * ?5)) \
          RETURNING first_at, next_at",
@@ -34,7 +37,14 @@ pub fn reserve_statement(
         int(ask.span_ms),
         int(ask.horizon_ms),
         int(ask.spacing_ms),
+        JsValue::from_f64(ask.rate_per_s),
     ])
+}
+
+/// Each rated destination's `rate_per_s`, as its last reservation made it
+/// (`destination`, `rate_per_s`), for the stats.
+pub fn rate_by_destination(db: &D1Database) -> D1PreparedStatement {
+    db.prepare("SELECT destination, rate_per_s FROM rates WHERE rate_per_s IS NOT NULL")
 }
 
 /// The grant a [`reserve_statement`] answered.

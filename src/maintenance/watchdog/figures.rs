@@ -9,6 +9,7 @@ use hookrelay_core::alarms::conditions::{
 };
 use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
 use hookrelay_core::config::RelayConfig;
+use hookrelay_core::dead_letter::arrivals;
 use hookrelay_core::deliver::breaker::BreakerState;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
@@ -31,7 +32,7 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
         .collect();
     let mut statements = vec![
         dead::pending_and_oldest(db)?,
-        dead::ingress_by_code(db, now - HOUR_MS)?,
+        dead::ingress_by_code(db, arrivals::first_bucket_of_window(now))?,
         tombstones::evicted_since(db, now - HOUR_MS)?,
         breakers::not_closed(db)?,
         events::parked_oldest(db)?,

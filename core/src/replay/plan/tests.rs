@@ -496,3 +496,35 @@ fn only_duplicates_of_a_payload_that_succeeded_are_closed() {
         );
     }
 }
+
+#[test]
+fn the_next_cursor_never_passes_an_entry_over_its_rate() {
+    let c = |at: i64, id: &str| Cursor {
+        at_ms: at,
+        id: id.into(),
+    };
+    let slice = [c(10, "a"), c(20, "b"), c(30, "c")];
+    let end = Some(c(30, "c"));
+    let start = Cursor {
+        at_ms: i64::MIN,
+        id: String::new(),
+    };
+    let table = [
+        // Nothing refused: after the slice, or done.
+        (None, None, end.clone(), end.clone()),
+        (None, None, None, None),
+        // The second refused: after the first, even on the last slice.
+        (None, Some(1), None, Some(c(10, "a"))),
+        (None, Some(2), end.clone(), Some(c(20, "b"))),
+        // The first refused: where this call started, or the very start.
+        (Some(c(5, "z")), Some(0), end.clone(), Some(c(5, "z"))),
+        (None, Some(0), None, Some(start)),
+    ];
+    for (incoming, refused, after, want) in table {
+        assert_eq!(
+            next_cursor(incoming.as_ref(), &slice, refused, after.clone()),
+            want,
+            "{incoming:?} {refused:?} {after:?}"
+        );
+    }
+}

@@ -495,3 +495,16 @@ fn nesting_deeper_than_the_limit_is_refused_and_the_limit_itself_is_accepted() {
     assert!(err.problem.contains("deeper"), "{err:?}");
     assert!(err.path.starts_with(".body.a.a."), "{err:?}");
 }
+
+#[test]
+fn the_readme_filter_leaves_out_the_smoke_event() {
+    // README, "Deploying", step 7: `npm run smoke` sends X-Hookrelay-Smoke: 1.
+    let f = filter(json!({"headers": {"x-hookrelay-smoke": {"$exist": false}}}));
+    let smoke = headers_value(&[("X-Hookrelay-Smoke".into(), "1".into())]);
+    let provider = headers_value(&[("X-Signature".into(), "ab".into())]);
+    assert!(!f.matches(&smoke, None), "the smoke event is filtered out");
+    assert!(
+        f.matches(&provider, None),
+        "a provider's event goes through"
+    );
+}

@@ -1,6 +1,6 @@
 // Overview: the figures of one stats answer, as that answer gives them
 // (ages are "as of" the answer, whose fetch time is shown), the hourly plot,
-// each destination (its breaker, parked deliveries and last hour), firing
+// each destination (its breaker, parked deliveries, last hour and rate), firing
 // alarms and the database size.
 import { h, replace, heading, age, duration, table, fields, apiError, cell } from "../dom.js";
 import { get } from "../api.js";
@@ -53,7 +53,8 @@ function renderStats(d, fetchedAt) {
         ["Breaker", (x) => (x.breaker ? h("span", { class: `state ${String(x.breaker.state).toLowerCase()}` }, x.breaker.state) : "CLOSED (no record)")],
         ["Since", (x) => (x.breaker ? cell("since", x.breaker.since, fetchedAt) : "—")],
         ["Parked", (x) => String(x.parked.count)], ["Oldest parked", (x) => (typeof x.parked.oldest_age_s === "number" ? duration(x.parked.oldest_age_s) : "—")],
-        ["Last hour", (x) => `${x.deliveries_last_hour.delivered} delivered, ${x.deliveries_last_hour.dead_lettered} dead-lettered of ${x.deliveries_last_hour.total}`]], "Destinations")
+        ["Last hour", (x) => `${x.deliveries_last_hour.delivered} delivered, ${x.deliveries_last_hour.dead_lettered} dead-lettered of ${x.deliveries_last_hour.total}`],
+        ["Rate", (x) => (typeof x.rate_per_s === "number" ? `${x.rate_per_s}/s` : "—")]], "Destinations")
       : h("p", { class: "muted" }, "No destination has a breaker, a parked delivery or a delivery in the last hour."),
     h("h2", {}, "Entries by status and class"),
     h("div", { class: "pair" }, h("div", {}, h("h3", {}, "By status"), fields(d.by_status)), h("div", {}, h("h3", {}, "By class"), fields(d.by_class)),

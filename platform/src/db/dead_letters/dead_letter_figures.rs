@@ -14,13 +14,15 @@ pub fn pending_and_oldest(db: &D1Database) -> Result<D1PreparedStatement> {
     .bind(&[pending()])
 }
 
-/// Dead letters stored since `since`, by code, largest first (`k`, `n`).
-pub fn ingress_by_code(db: &D1Database, since: i64) -> Result<D1PreparedStatement> {
+/// Dead letters that arrived (stored, or joining a pending entry) from
+/// bucket `first_minute` on (`hookrelay_core::dead_letter::arrivals`), by
+/// code, largest first (`k`, `n`).
+pub fn ingress_by_code(db: &D1Database, first_minute: i64) -> Result<D1PreparedStatement> {
     db.prepare(
-        "SELECT error_code AS k, count(*) AS n FROM dead_letters WHERE created_at >= ?1 \
+        "SELECT error_code AS k, sum(n) AS n FROM dead_letter_arrivals WHERE minute >= ?1 \
          GROUP BY error_code ORDER BY n DESC, error_code",
     )
-    .bind(&[int(since)])
+    .bind(&[int(first_minute)])
 }
 
 /// The answer to [`pending_and_oldest`]: the count and the oldest entry.

@@ -4,6 +4,7 @@
 use super::{int, text, Where};
 use crate::db::Query;
 use hookrelay_core::admin::query::{Cursor, DeadLetterFilter, TimeRange};
+use hookrelay_core::dead_letter::arrivals;
 use hookrelay_core::state::error_code::{ErrorCode, FailureClass};
 use hookrelay_core::state::{EntryKind, EntryStatus};
 use serde::{Deserialize, Serialize};
@@ -320,14 +321,15 @@ pub fn close_as_deduped_from(
 }
 
 /// The stats statements over `dead_letters`, in the order the stats route
-/// reads them: pending count and oldest, ingress since `since`, dominant
-/// pending code, counts by status, pending counts by class.
-pub fn stats_statements(db: &D1Database, since: i64) -> Result<Vec<D1PreparedStatement>> {
+/// reads them: pending count and oldest, the dead letters that arrived in
+/// the last hour as of `now` (`dead_letter_arrivals`), dominant pending
+/// code, counts by status, pending counts by class.
+pub fn stats_statements(db: &D1Database, now: i64) -> Result<Vec<D1PreparedStatement>> {
     Ok(vec![
         db.prepare("SELECT count(*) AS n, min(created_at) AS oldest FROM dead_letters WHERE status = ?1")
             .bind(&[pending()])?,
-        db.prepare("SELECT 'ingress' AS k, count(*) AS n FROM dead_letters WHERE created_at >= ?1")
-            .bind(&[int(since)])?,
+        db.prepare("SELECT 'ingress' AS k, coalesce(sum(n), 0) AS n FROM dead_letter_arrivals WHERE minute >= ?1")
+            .bind(&[int(arrivals::first_bucket_of_window(now))])?,
         db.prepare("SELECT error_code AS k, count(*) AS n FROM dead_letters WHERE status = ?1 GROUP BY error_code ORDER BY n DESC, error_code LIMIT 1")
             .bind(&[pending()])?,
         db.prepare("SELECT status AS k, count(*) AS n FROM dead_letters GROUP BY status"),
