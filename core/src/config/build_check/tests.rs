@@ -208,3 +208,42 @@ fn migrations_are_numbered_without_gaps() {
         assert!(err.contains(wanted), "{wanted}: {err}");
     }
 }
+
+#[test]
+fn a_destination_on_the_relays_own_queue_or_worker_is_refused_whatever_its_binding_is_called() {
+    let alias = |kind: &str, binding: &str, target: &str| {
+        let (table, field) = match kind {
+            "queue" => ("/queues/producers", "queue"),
+            _ => ("/services", "service"),
+        };
+        let mut r = relay();
+        r.pointer_mut(table)
+            .and_then(Value::as_array_mut)
+            .expect("the bindings")
+            .push(json!({"binding": binding, field: target}));
+        let dests = json!({"loop": {kind: binding}}).to_string();
+        with(r, "/vars/DESTINATIONS", json!(dests))
+    };
+    // (kind, the user's binding, what it points at, refused?)
+    let table = [
+        ("queue", "ALIAS", "webhooks", true),
+        ("queue", "ALIAS", "webhooks-dlq", true),
+        ("queue", "ALIAS", "hookrelay-control", true),
+        ("service", "SELF", "hookrelay", true),
+        ("service", "DLQ_AGAIN", "hookrelay-dlq", true),
+        ("queue", "ORDERS", "orders", false),
+        ("service", "BILLING", "billing-worker", false),
+    ];
+    for (kind, binding, target, refused) in table {
+        let got = check(&alias(kind, binding, target), &dlq(), None);
+        if refused {
+            let err = got.expect_err(target);
+            assert!(
+                err.contains(&format!("DESTINATIONS.loop.{kind}")),
+                "{target}: {err}"
+            );
+        } else {
+            assert_eq!(got, Ok(()), "{target}");
+        }
+    }
+}
