@@ -72,7 +72,10 @@ fn destinations(list: &Value, now: i64) -> String {
     if rows.is_empty() {
         return "  (none has delivered, parked or failed yet)".into();
     }
-    table(&["DESTINATION", "BREAKER", "LAST HOUR", "PARKED"], rows)
+    table(
+        &["DESTINATION", "BREAKER", "RATE", "LAST HOUR", "PARKED"],
+        rows,
+    )
 }
 
 fn destination_row(d: &Value, now: i64) -> Vec<String> {
@@ -98,7 +101,13 @@ fn destination_row(d: &Value, now: i64) -> Vec<String> {
         ),
         None => cell(&d["parked"]["count"]),
     };
-    vec![cell(&d["destination"]), breaker, last_hour, parked]
+    // `rate_per_s` is null for a destination without a rate (or none
+    // reserved yet): shown as none, never as a zero.
+    let rate = match d["rate_per_s"].as_f64() {
+        Some(r) => format!("{r}/s"),
+        None => "none".into(),
+    };
+    vec![cell(&d["destination"]), breaker, rate, last_hour, parked]
 }
 
 /// The firing alarms, a line each.
@@ -139,12 +148,14 @@ mod tests {
                 && f.contains("UPSTREAM_5XX"),
             "{f}"
         );
-        let d = json!([{"destination": "billing", "breaker": {"state": "OPEN", "since": now - 60_000}, "parked": {"count": 4, "oldest_age_s": 30}, "deliveries_last_hour": {"total": 9, "delivered": 5, "dead_lettered": 1}}]);
+        let d = json!([{"destination": "billing", "breaker": {"state": "OPEN", "since": now - 60_000}, "parked": {"count": 4, "oldest_age_s": 30}, "deliveries_last_hour": {"total": 9, "delivered": 5, "dead_lettered": 1}, "rate_per_s": 2.5}, {"destination": "plain", "rate_per_s": null}]);
         let t = destinations(&d, now);
         assert!(
             t.contains("OPEN since 1m ago")
                 && t.contains("5 delivered, 1 dead-lettered of 9")
-                && t.contains("4 (oldest 30s ago)"),
+                && t.contains("4 (oldest 30s ago)")
+                && t.contains("2.5/s")
+                && t.contains("none"),
             "{t}"
         );
         assert!(destinations(&json!([]), now).contains("none"));
