@@ -168,8 +168,10 @@ test("ingress_last_hour counts every dead letter that arrived in the hour: a bat
     await relay.db.prepare("DELETE FROM dead_letter_arrivals").run().catch(() => {});
 
     // The batch insert: two new entries, a twin joining one of them, and a
-    // twin joining the two-hour-old entry: four arrivals, two rows.
-    await sendBatch(relay, [poison(41), poison(42, "twin"), poison(43, "twin"), poison(44, "old twin")]);
+    // twin joining the two-hour-old entry: four arrivals, two rows. A twin
+    // is the same event failing again (its idempotency key is in the dedupe
+    // hash: two events with one body are two entries, issue 40).
+    await sendBatch(relay, [poison(41), poison(42, "twin"), poison(42, "twin"), poison(40, "old twin")]);
     await waitFor(async () => deadLetterLines(relay).length >= 5, { what: "the batch triaged" });
 
     // The one-by-one fallback: a fault in the batch's write, then each
