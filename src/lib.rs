@@ -42,7 +42,7 @@ fn route(
     if drain_resume::claim_due() {
         let resume_env = env.clone();
         Context::new(ctx.clone().unchecked_into())
-            .wait_until(async move { drain_resume::resume(&resume_env).await });
+            .wait_until(async move { maintenance::periodic::check(&resume_env).await });
     }
     let path = raw_http::path(&req);
     if let Some(source) = path.strip_prefix("/webhooks/") {
@@ -94,7 +94,7 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let duties = hookrelay_core::maintenance::schedule::cron_duties(&event.cron());
     if duties.drain_safety_net {
-        drain_resume::resume(&env).await;
+        maintenance::periodic::check(&env).await;
     }
     if duties.maintenance {
         let config = config_cache::relay_config(&env);

@@ -8,7 +8,6 @@ use crate::consumers::deliveries;
 use crate::consumers::webhooks;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::support::queue_names::{RelayConsumer, RELAY_QUEUES};
-use hookrelay_platform::parking::drain_resume::resume_if_due;
 use hookrelay_platform::queue_dispatch::consumer_of;
 use hookrelay_platform::queue_message::read_batch;
 use wasm_bindgen::prelude::*;
@@ -35,7 +34,8 @@ pub async fn queue(
         // Retried and logged by consumer_of.
         None => {}
     }
-    // Lost drain chains (a restart dropped the local queues) are resent.
-    resume_if_due(&env).await;
+    // Lost drain chains and delivery messages (a restart dropped the local
+    // queues), and leases that ran out, are taken up again.
+    crate::maintenance::periodic::check_if_due(&env).await;
     Ok(JsValue::UNDEFINED)
 }

@@ -16,6 +16,7 @@
 pub mod continuation;
 mod lease;
 mod legacy;
+pub mod periodic;
 pub mod sweep;
 pub mod watchdog;
 

@@ -177,7 +177,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
         (&db, env),
         &requests,
         &carriers,
-        &cfg.delivery,
+        (&cfg.delivery, &cfg.retry),
         (Component::Replay, Caller::Replay),
         now,
         None,
@@ -238,7 +238,14 @@ async fn ingest_again(
                 matched: vec![d.to_string()],
                 unmatched: Vec::new(),
             };
-            let out = pipeline::ingest_routed(db, &items, &[only], Component::Replay, now).await;
+            let out = pipeline::ingest_routed(
+                db,
+                &items,
+                &[only],
+                Component::Replay,
+                (now, cfg.delivery.message_overdue_ms),
+            )
+            .await;
             (out.0, Ok(Vec::new()))
         }
         None => pipeline::ingest(db, &items, &cfg.delivery, Component::Replay, now).await,

@@ -1,7 +1,7 @@
 //! `GET /__test/panic`: a deliberate panic, for the test that proves a
 //! panicking request does not take the isolate's later requests down
 //! (tests/panic-recovery.test.mjs). It exists only while the test-only var
-//! `HOOKRELAY_TEST_FAULTS` is `panic`; otherwise the path is a plain 404.
+//! `HOOKRELAY_TEST_FAULTS` holds `panic`; otherwise the path is a plain 404.
 
 use worker::Env;
 
@@ -10,9 +10,7 @@ pub const PATH: &str = "/__test/panic";
 
 /// True when the test-only fault switch asks for a panic.
 pub fn armed(env: &Env) -> bool {
-    env.var("HOOKRELAY_TEST_FAULTS")
-        .map(|v| v.to_string() == "panic")
-        .unwrap_or(false)
+    hookrelay_platform::test_faults::armed(env, "panic")
 }
 
 /// Panics, the way a bug would: the wasm instance aborts mid-request.

@@ -128,3 +128,11 @@ export function poisonScheduleMs(relay, { callMs = 0 } = {}) {
 
 /** The spacing (ms) between two starts at `ratePerS` (core::pacing::spacing_ms). */
 export const spacingMs = (ratePerS) => 1000 / ratePerS;
+
+/**
+ * How long a `deliveries` consumer's lease lasts for a batch whose longest
+ * destination timeout is `timeoutMs` (core/src/deliver/lease.rs,
+ * `Holder::batch`): the consumer's rate wait (2 s), two waves of calls (a
+ * probe, then the rest), and the 30 s margin for the record.
+ */
+export const consumerLeaseMs = (timeoutMs) => 2_000 + 2 * timeoutMs + 30_000;

@@ -33,6 +33,7 @@ pub const EXCERPT_BYTES: usize = 4096;
 pub enum DeadLetterKind {
     /// The consumer handed a poison message over at once.
     PoisonHandoff,
+    /// Its retries ran out: the relay handed over its sixth failure, or
     /// Cloudflare moved it after `max_retries`.
     RetriesExhausted,
 }
@@ -225,9 +226,18 @@ impl Origin {
 fn origin(body: Value, queue_message_id: &str, enqueued_at_ms: UnixMillis) -> Origin {
     let mut handoff = PoisonHandoff::from_dlq_message(&body);
     let (kind, original, original_id, enqueued_at_ms) = match &mut handoff {
-        // The hand-off keeps its reason; its original moves out of it.
+        // The hand-off keeps its reason; its original moves out of it. The
+        // relay hands over a delivery's sixth failure itself (its attempts
+        // counted on its row): its retries ran out, as when Cloudflare moves
+        // a message after `max_retries`.
         Some(h) => (
-            DeadLetterKind::PoisonHandoff,
+            if h.class != crate::state::error_code::FailureClass::Poison
+                && h.attempts >= crate::retry::delivery_attempts::ATTEMPT_BUDGET
+            {
+                DeadLetterKind::RetriesExhausted
+            } else {
+                DeadLetterKind::PoisonHandoff
+            },
             std::mem::take(&mut h.original),
             h.queue_message_id.clone(),
             h.enqueued_at_ms,

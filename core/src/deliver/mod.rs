@@ -10,6 +10,7 @@ pub mod deliveries;
 pub mod destination_keys;
 pub mod destinations;
 pub mod lease;
+pub mod overdue;
 pub mod pacing;
 pub mod queue_destination;
 pub mod rate_slots;

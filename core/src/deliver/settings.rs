@@ -42,6 +42,10 @@ pub struct DeliveryConfig {
     pub breaker_open_action: BreakerOpenAction,
     /// `DRAIN_RATE_PER_S` and `PARK_MAX_AGE`.
     pub parking: ParkingConfig,
+    /// `MESSAGE_OVERDUE`: how long past its due time a delivery's message
+    /// may be late before the periodic check sends it again
+    /// (`crate::deliver::overdue`).
+    pub message_overdue_ms: i64,
 }
 
 impl DeliveryConfig {
@@ -167,6 +171,7 @@ impl DeliveryConfig {
             },
             breaker_open_action,
             parking: ParkingConfig::load(env)?,
+            message_overdue_ms: super::overdue::load(env)?,
         })
     }
 }

@@ -62,6 +62,13 @@ named_states! {
         AlarmResolved = "alarm_resolved",
         /// An alert POST to `ALERT_WEBHOOK_URL` failed (retried next run).
         AlertFailed = "alert_failed",
+        /// A delivery's lease ran out with its outcome unrecorded: counted
+        /// as a `TIMEOUT` attempt and retried (the destination may already
+        /// have it).
+        LeaseExpired = "lease_expired",
+        /// A delivery's `deliveries` message was overdue (lost) and the
+        /// periodic check sent it again.
+        MessageResent = "message_resent",
     }
 }
 

@@ -5,6 +5,7 @@
 //! unwell destination, is the next folder, `parking/`.
 
 pub mod attempt;
+pub mod delivery_attempts;
 pub mod disposition;
 pub mod poison_handoff;
 pub mod policy;

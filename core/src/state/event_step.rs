@@ -15,6 +15,10 @@ named_states! {
         Drained = "drained",
         /// Dead-lettered from parking (too old, or refused while draining).
         DeadLettered = "dead_lettered",
+        /// Its lease ran out after its call started and nothing recorded
+        /// the outcome: counted as a `TIMEOUT` attempt and retried; the
+        /// destination may already have it.
+        LeaseExpired = "lease_expired",
     }
 }
 

@@ -9,6 +9,7 @@ use super::{int, opt_text, text};
 use crate::db::{Query, Rows};
 use hookrelay_core::deliver::deliveries::legacy::LEGACY_STATE_SQL;
 use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
+use hookrelay_core::deliver::lease::{lease_end, lease_end_sql};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -22,6 +23,8 @@ fn keys_json(keys: &[Key<'_>]) -> Result<String> {
 
 /// The pending deliveries of the events this batch ingested fresh (their
 /// row carries the batch's `nonce`): `rows` are (event id, destination).
+/// Their `due_at` is 0: no message is outstanding yet, so [`to_send`] in
+/// the same batch takes them.
 /// A redelivered or duplicate message inserts nothing: the routes were
 /// evaluated once, when the event was first ingested.
 pub fn insert_routed(
@@ -31,8 +34,8 @@ pub fn insert_routed(
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at) \
-         SELECT value ->> 0, value ->> 1, ?4, 0, ?2, ?2 FROM json_each(?1) j \
+        "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, due_at) \
+         SELECT value ->> 0, value ->> 1, ?4, 0, ?2, ?2, 0 FROM json_each(?1) j \
          WHERE EXISTS (SELECT 1 FROM events e WHERE e.event_id = j.value ->> 0 AND e.ingest_nonce = ?3)",
     )
     .bind(&[
@@ -44,7 +47,8 @@ pub fn insert_routed(
 }
 
 /// Copies the events of `event_ids` ingested before deliveries existed
-/// (`routed_at` NULL) into their one row, named after their source
+/// (`routed_at` NULL) into their one row (with no message outstanding:
+/// `due_at` 0, so a pending one is sent at once), named after their source
 /// (`hookrelay_core::deliver::deliveries::legacy`), then marks them routed: two
 /// statements, for the batch of whatever touches such an event first.
 pub fn copy_legacy(
@@ -54,9 +58,9 @@ pub fn copy_legacy(
 ) -> Result<[D1PreparedStatement; 2]> {
     let ids = serde_json::to_string(event_ids)?;
     let copy = format!(
-        "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, claimed_at, delivered_at, parked_at, park_cause, last_error) \
+        "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, claimed_at, delivered_at, parked_at, park_cause, last_error, due_at) \
          SELECT e.event_id, e.source, {LEGACY_STATE_SQL}, e.delivery_attempts, e.ingested_at, ?2, e.delivery_claimed_at, e.delivered_at, e.parked_at, \
-         CASE WHEN e.delivery_status = 'parked' THEN 'breaker' END, e.last_delivery_error \
+         CASE WHEN e.delivery_status = 'parked' THEN 'breaker' END, e.last_delivery_error, 0 \
          FROM events e WHERE e.event_id IN (SELECT value FROM json_each(?1)) AND e.routed_at IS NULL AND e.delivery_status <> 'none'"
     );
     let copy = db.prepare(copy).bind(&[text(&ids), int(now_ms)])?;
@@ -76,22 +80,51 @@ pub async fn legacy_parked(db: &D1Database, limit: u32) -> Result<Vec<(String, S
         .map(|r| Ok((r.text("event_id")?, r.text("source")?)))
 }
 
-/// The deliveries of `event_ids` still to make (read with [`read_keys`]):
-/// pending, or leased by an isolate that died (its lease older than
-/// `stale_before_ms`), so a redelivered ingest message never leaves one
-/// stuck.
-pub fn pending_of(
+/// The deliveries of `event_ids` whose message is to be sent now, marked
+/// outstanding from `now_ms` (read with [`read_keys`]): pending, not handed
+/// to the DLQ, and with no message outstanding (`due_at` before
+/// `overdue_before_ms`, `hookrelay_core::deliver::overdue`; 0 for one just
+/// routed). A leased one is its holder's, and a lease that ran out is the
+/// periodic check's ([`expired_leases`]), so a redelivered or duplicated
+/// `webhooks` message never re-sends a delivery that has a message on its
+/// way, or one waiting out its backoff with a fresh budget.
+pub fn to_send(
     db: &D1Database,
     event_ids: &[&str],
-    stale_before_ms: i64,
+    now_ms: i64,
+    overdue_before_ms: i64,
 ) -> Result<D1PreparedStatement> {
-    db.prepare("SELECT event_id, destination FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?1)) AND (state = ?2 OR (state = ?3 AND claimed_at < ?4))")
-        .bind(&[
-            text(&serde_json::to_string(event_ids)?),
-            text(DeliveryState::Pending.as_str()),
-            text(DeliveryState::Delivering.as_str()),
-            int(stale_before_ms),
-        ])
+    db.prepare(format!(
+        "UPDATE deliveries SET due_at = ?3 WHERE event_id IN (SELECT value FROM json_each(?1)) AND {OVERDUE} \
+         RETURNING event_id, destination"
+    ))
+    .bind(&[
+        text(&serde_json::to_string(event_ids)?),
+        int(overdue_before_ms),
+        int(now_ms),
+        text(DeliveryState::Pending.as_str()),
+    ])
+}
+
+/// A pending delivery whose message is overdue (`?2`: the `due_at` before
+/// which it is; `?4`: `pending`). A row of the previous release has no
+/// `due_at` and counts from its last change.
+const OVERDUE: &str = "state = ?4 AND handed_off_at IS NULL AND COALESCE(due_at, updated_at) < ?2";
+
+/// Marks `keys` as having no message outstanding (their send failed), so
+/// the next redelivery of their `webhooks` message, or the periodic check,
+/// sends them at once.
+pub async fn unsent(db: &D1Database, keys: &[Key<'_>]) -> Result<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    db.prepare(
+        "UPDATE deliveries SET due_at = 0 WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) AND state = ?2",
+    )
+    .bind(&[text(&keys_json(keys)?), text(DeliveryState::Pending.as_str())])?
+    .run()
+    .await?;
+    Ok(())
 }
 
 /// (event id, destination) pairs of a statement that answers them.
@@ -104,35 +137,52 @@ fn states_json(states: &[DeliveryState]) -> Result<String> {
     Ok(serde_json::to_string(&names)?)
 }
 
+/// A lease to take: when (`claimed_at`, which also names the lease in
+/// every later write of its holder) and until when
+/// (`hookrelay_core::deliver::lease::lease_until`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// The claim time: the lease's identity on the row.
+    pub claimed_at: i64,
+    /// Its end.
+    pub until: i64,
+}
+
 /// Takes the lease of every delivery of `keys` in one of `claimable`
-/// (`DeliveryState::claimable`), or whose lease went stale before
-/// `stale_before_ms`; answers the leased keys ([`read_keys`]).
+/// (`DeliveryState::claimable`), never one another holder leases (a lease
+/// that ran out is the periodic check's to settle, counted). With `due_by`
+/// (a consumer's message) only a delivery whose message is due by then and
+/// that is not handed to the DLQ: an extra copy of a message calls nothing
+/// before its delay. Answers the leased keys ([`read_keys`]).
 pub fn claim_statement(
     db: &D1Database,
     keys: &[Key<'_>],
     claimable: &[DeliveryState],
-    now_ms: i64,
-    stale_before_ms: i64,
+    lease: Lease,
+    due_by: Option<i64>,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE deliveries SET state = ?4, claimed_at = ?2, updated_at = ?2 \
+        "UPDATE deliveries SET state = ?4, claimed_at = ?2, lease_until = ?3, updated_at = ?2 \
          WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) \
-         AND (state IN (SELECT value FROM json_each(?5)) OR (state = ?4 AND claimed_at < ?3)) \
+         AND state IN (SELECT value FROM json_each(?5)) \
+         AND (?6 IS NULL OR (handed_off_at IS NULL AND (due_at IS NULL OR due_at <= ?6))) \
          RETURNING event_id, destination",
     )
     .bind(&[
         text(&keys_json(keys)?),
-        int(now_ms),
-        int(stale_before_ms),
+        int(lease.claimed_at),
+        int(lease.until),
         text(DeliveryState::Delivering.as_str()),
         text(&states_json(claimable)?),
+        due_by.map_or(wasm_bindgen::JsValue::NULL, int),
     ])
 }
 
 /// The columns a delivery is read with: its event's, as a [`ParkedRow`],
 /// then its own.
 const DELIVERY_COLUMNS: &str = "e.event_id, e.idempotency_key, e.source, e.delivery_id, e.received_at, e.headers, e.body, e.body_ref, e.body_bytes, e.queue_message_id, \
-     COALESCE(d.parked_at, 0) AS parked_at, d.last_error AS last_delivery_error, d.attempts AS delivery_attempts, d.destination, d.state";
+     COALESCE(d.parked_at, 0) AS parked_at, d.last_error AS last_delivery_error, d.attempts AS delivery_attempts, d.destination, d.state, \
+     d.claimed_at, d.lease_until";
 
 /// A delivery with its event, as read back.
 #[derive(Debug, Clone)]
@@ -143,6 +193,11 @@ pub struct DeliveryRow {
     pub destination: String,
     /// The state as read.
     pub state: Option<DeliveryState>,
+    /// When its lease ends, if it holds one
+    /// (`hookrelay_core::deliver::lease::lease_end`).
+    pub lease_end: Option<i64>,
+    /// Its lease's claim time (the lease's identity), if it holds one.
+    pub claimed_at: Option<i64>,
 }
 
 fn delivery_rows(result: &Rows) -> Result<Vec<DeliveryRow>> {
@@ -151,6 +206,8 @@ fn delivery_rows(result: &Rows) -> Result<Vec<DeliveryRow>> {
             event: ParkedRow::from_row(r)?,
             destination: r.text("destination")?,
             state: DeliveryState::parse(&r.text("state")?).ok(),
+            lease_end: lease_end(r.opt_int("claimed_at")?, r.opt_int("lease_until")?),
+            claimed_at: r.opt_int("claimed_at")?,
         })
     })
 }
@@ -195,48 +252,87 @@ pub fn summary_statement(
     ])
 }
 
-/// A leased delivery's call result: `delivered`, or `after` (the state
-/// a failure leaves, `DeliveryState::after_failure`) with its code; the
-/// lease is released.
+/// What a delivery's holder records about one call (the one recorder,
+/// `crate::pipeline::record`, writes it for the consumers, a replay and
+/// the drain alike).
+#[derive(Debug, Clone, Copy)]
+pub enum Record<'a> {
+    /// A 2xx. Written whatever the lease: the destination has it, and a
+    /// holder that took the row meanwhile then records nothing.
+    Delivered,
+    /// A failure, written only under the holder's own lease (`claimed_at`).
+    /// The row goes to `state`, unless the triage stored its entry while
+    /// the lease held: then it closes `dead_lettered`.
+    Failed {
+        /// The failure.
+        failure: &'a Failure,
+        /// The state it leaves (`DeliveryState::after_failure`).
+        state: DeliveryState,
+        /// When its next message is due (a retry), else none.
+        due_at: Option<i64>,
+    },
+}
+
+/// The statement that records one call of `key` by the holder of the lease
+/// taken at `claimed_at` (none for an outcome carried by a message): the
+/// attempt counted on the row, the lease released.
 pub fn outcome_statement(
     db: &D1Database,
     (event_id, destination): Key<'_>,
-    failure: Option<&Failure>,
-    after: DeliveryState,
+    claimed_at: Option<i64>,
+    record: Record<'_>,
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
-    let state = match failure {
-        None => DeliveryState::Delivered,
-        Some(_) => after,
-    };
-    db.prepare(
-        "UPDATE deliveries SET state = ?3, attempts = attempts + 1, updated_at = ?4, claimed_at = NULL, \
-         delivered_at = CASE WHEN ?3 = 'delivered' THEN ?4 ELSE delivered_at END, \
-         last_error = CASE WHEN ?3 = 'delivered' THEN NULL ELSE COALESCE(?5, last_error) END \
-         WHERE event_id = ?1 AND destination = ?2 AND state = ?6",
-    )
-    .bind(&[
-        text(event_id),
-        text(destination),
-        text(state.as_str()),
-        int(now_ms),
-        opt_text(failure.map(|f| f.code.as_str())),
-        text(DeliveryState::Delivering.as_str()),
-    ])
+    match record {
+        Record::Delivered => db
+            .prepare(
+                "UPDATE deliveries SET state = ?3, attempts = attempts + 1, updated_at = ?4, claimed_at = NULL, lease_until = NULL, \
+                 delivered_at = ?4, last_error = NULL, handed_off_at = NULL \
+                 WHERE event_id = ?1 AND destination = ?2 AND state <> ?3",
+            )
+            .bind(&[
+                text(event_id),
+                text(destination),
+                text(DeliveryState::Delivered.as_str()),
+                int(now_ms),
+            ]),
+        Record::Failed {
+            failure,
+            state,
+            due_at,
+        } => db
+            .prepare(
+                "UPDATE deliveries SET state = CASE WHEN entry_stored_at IS NOT NULL THEN ?7 ELSE ?3 END, attempts = attempts + 1, \
+                 updated_at = ?4, claimed_at = NULL, lease_until = NULL, due_at = ?5, last_error = ?6 \
+                 WHERE event_id = ?1 AND destination = ?2 AND state = ?8 AND claimed_at = ?9",
+            )
+            .bind(&[
+                text(event_id),
+                text(destination),
+                text(state.as_str()),
+                int(now_ms),
+                due_at.map_or(wasm_bindgen::JsValue::NULL, int),
+                text(failure.code.as_str()),
+                text(DeliveryState::DeadLettered.as_str()),
+                text(DeliveryState::Delivering.as_str()),
+                claimed_at.map_or(wasm_bindgen::JsValue::NULL, int),
+            ]),
+    }
 }
 
-/// Parks a leased delivery (no call was made): `parked_at` keeps the first
+/// Parks a leased delivery (no call was made, or its answer parks it): `parked_at` keeps the first
 /// time, a root cause already known is kept, else `cause` stands in.
 pub fn park_statement(
     db: &D1Database,
     (event_id, destination): Key<'_>,
+    claimed_at: i64,
     cause: Option<ErrorCode>,
     park_cause: &str,
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE deliveries SET state = ?3, parked_at = COALESCE(parked_at, ?4), park_cause = ?6, updated_at = ?4, claimed_at = NULL, \
-         last_error = COALESCE(last_error, ?5) WHERE event_id = ?1 AND destination = ?2 AND state = ?7",
+        "UPDATE deliveries SET state = ?3, parked_at = COALESCE(parked_at, ?4), park_cause = ?6, updated_at = ?4, claimed_at = NULL, lease_until = NULL, \
+         last_error = COALESCE(last_error, ?5) WHERE event_id = ?1 AND destination = ?2 AND state = ?7 AND claimed_at = ?8",
     )
     .bind(&[
         text(event_id),
@@ -246,35 +342,39 @@ pub fn park_statement(
         opt_text(cause.map(ErrorCode::as_str)),
         text(park_cause),
         text(DeliveryState::Delivering.as_str()),
+        int(claimed_at),
     ])
 }
 
-/// Marks deliveries whose hand-off to `webhooks-dlq` was sent
-/// `dead_lettered`, from any state but `delivered`.
-pub fn dead_lettered_statement(
+/// Marks deliveries whose hand-off to `webhooks-dlq` was sent: pending (so
+/// their event is not swept, and no re-send or drain takes them) until the
+/// DLQ worker's triage stores the entry and closes them ([`close_dead_lettered`]);
+/// closed at once if the triage was first. Only a row no one leases.
+pub fn handed_off_statement(
     db: &D1Database,
     keys: &[Key<'_>],
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE deliveries SET state = ?3, updated_at = ?2, claimed_at = NULL \
-         WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) AND state <> ?4",
+        "UPDATE deliveries SET state = CASE WHEN entry_stored_at IS NOT NULL THEN ?5 ELSE ?3 END, handed_off_at = ?2, due_at = ?2, updated_at = ?2 \
+         WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) AND state IN (?3, ?4)",
     )
     .bind(&[
         text(&keys_json(keys)?),
         int(now_ms),
+        text(DeliveryState::Pending.as_str()),
+        text(DeliveryState::Parked.as_str()),
         text(DeliveryState::DeadLettered.as_str()),
-        text(DeliveryState::Delivered.as_str()),
     ])
 }
 
-/// Marks `keys` dead-lettered and recomputes their events' summaries, in
-/// one round trip.
-pub async fn mark_dead_lettered(db: &D1Database, keys: &[Key<'_>], now_ms: i64) -> Result<()> {
+/// Marks `keys` handed to the DLQ and recomputes their events' summaries,
+/// in one round trip.
+pub async fn mark_handed_off(db: &D1Database, keys: &[Key<'_>], now_ms: i64) -> Result<()> {
     if keys.is_empty() {
         return Ok(());
     }
-    let mut stmts = vec![dead_lettered_statement(db, keys, now_ms)?];
+    let mut stmts = vec![handed_off_statement(db, keys, now_ms)?];
     let mut seen: Vec<&str> = Vec::new();
     for (event_id, _) in keys {
         if !seen.contains(event_id) {
@@ -286,26 +386,64 @@ pub async fn mark_dead_lettered(db: &D1Database, keys: &[Key<'_>], now_ms: i64) 
     Ok(())
 }
 
+/// The statements that close a delivery whose dead-letter entry the triage
+/// stored (or joined), run in the batch that stores it: the row turns
+/// `dead_lettered` unless it was delivered meanwhile; while a live lease
+/// holds it, only `entry_stored_at` is written, and the holder's failure
+/// closes it ([`Record::Failed`]). Then the event's `delivery_status` is
+/// summed up again (an event without rows keeps its own). The one
+/// statement that makes a row `dead_lettered` for the DLQ, for both workers.
+pub fn close_dead_lettered(
+    db: &D1Database,
+    (event_id, destination): Key<'_>,
+    code: &str,
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
+    let live = format!("(state = ?7 AND {} >= ?5)", lease_end_sql("deliveries"));
+    Ok(vec![
+        db.prepare(format!(
+            "UPDATE deliveries SET entry_stored_at = COALESCE(entry_stored_at, ?5), \
+             state = CASE WHEN {live} THEN state ELSE ?3 END, \
+             last_error = CASE WHEN {live} THEN last_error ELSE ?4 END, \
+             claimed_at = CASE WHEN {live} THEN claimed_at END, lease_until = CASE WHEN {live} THEN lease_until END, \
+             handed_off_at = NULL, updated_at = ?5 \
+             WHERE event_id = ?1 AND destination = ?2 AND state NOT IN (?6, ?3)"
+        ))
+        .bind(&[
+            text(event_id),
+            text(destination),
+            text(DeliveryState::DeadLettered.as_str()),
+            text(code),
+            int(now_ms),
+            text(DeliveryState::Delivered.as_str()),
+            text(DeliveryState::Delivering.as_str()),
+        ])?,
+        db.prepare(format!(
+            "UPDATE events SET delivery_status = ({SUMMARY_SQL}) WHERE event_id = ?1 \
+             AND EXISTS (SELECT 1 FROM deliveries WHERE event_id = ?1)"
+        ))
+        .bind(&[text(event_id)])?,
+    ])
+}
+
 /// The oldest deliveries parked for `destination` (by `parked_at`, then
-/// arrival), at most `limit`; one a crashed drain step left leased before
-/// `stale_before_ms` counts as parked again. Served by `deliveries_parked`.
+/// arrival), at most `limit`. Served by `deliveries_parked`. (A drain step
+/// that died holding one leaves its lease to run out; the periodic check
+/// settles it.)
 pub async fn oldest_parked(
     db: &D1Database,
     destination: &str,
-    stale_before_ms: i64,
     limit: u32,
 ) -> Result<Vec<DeliveryRow>> {
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
-         WHERE d.destination = ?1 AND (d.state = ?2 OR (d.state = ?3 AND d.claimed_at < ?4 AND d.parked_at IS NOT NULL)) \
-         ORDER BY d.parked_at, e.ingested_at, e.rowid LIMIT ?5"
+         WHERE d.destination = ?1 AND d.state = ?2 \
+         ORDER BY d.parked_at, e.ingested_at, e.rowid LIMIT ?3"
     );
     db.prepare(sql)
         .bind(&[
             text(destination),
             text(DeliveryState::Parked.as_str()),
-            text(DeliveryState::Delivering.as_str()),
-            int(stale_before_ms),
             int(i64::from(limit)),
         ])?
         .query()
@@ -337,37 +475,32 @@ pub async fn over_age(
         .and_then(|r| delivery_rows(&r))
 }
 
-/// Takes the lease of one parked delivery for a drain step (or of one a
-/// crashed step left leased); whether it did.
-pub async fn claim_parked(
-    db: &D1Database,
-    key: Key<'_>,
-    now_ms: i64,
-    stale_before_ms: i64,
-) -> Result<bool> {
+/// Takes the lease of one parked delivery for a drain step; whether it did.
+pub async fn claim_parked(db: &D1Database, key: Key<'_>, lease: Lease) -> Result<bool> {
     let stmt = claim_statement(
         db,
         &[key],
         DeliveryState::claimable(hookrelay_core::parking::Caller::DrainStep),
-        now_ms,
-        stale_before_ms,
+        lease,
+        None,
     )?;
     Ok(!read_keys(&stmt.query().await?)?.is_empty())
 }
 
 /// Puts a leased delivery back to `parked` (its destination failed again,
 /// or the step stopped before calling it), counting the call when one was
-/// made.
+/// made; only under the step's own lease (`claimed_at`).
 pub async fn repark(
     db: &D1Database,
     (event_id, destination): Key<'_>,
+    claimed_at: i64,
     failure: Option<&Failure>,
     now_ms: i64,
 ) -> Result<()> {
     let stmt = db
         .prepare(
-            "UPDATE deliveries SET state = ?3, claimed_at = NULL, updated_at = ?6, attempts = attempts + ?4, \
-             last_error = COALESCE(?5, last_error) WHERE event_id = ?1 AND destination = ?2 AND state = ?7",
+            "UPDATE deliveries SET state = ?3, claimed_at = NULL, lease_until = NULL, updated_at = ?6, attempts = attempts + ?4, \
+             last_error = COALESCE(?5, last_error) WHERE event_id = ?1 AND destination = ?2 AND state = ?7 AND claimed_at = ?8",
         )
         .bind(&[
             text(event_id),
@@ -377,6 +510,7 @@ pub async fn repark(
             opt_text(failure.map(|f| f.code.as_str())),
             int(now_ms),
             text(DeliveryState::Delivering.as_str()),
+            int(claimed_at),
         ])?;
     let summary = summary_statement(
         db,
@@ -387,4 +521,87 @@ pub async fn repark(
     )?;
     crate::db::batch(db, vec![stmt, summary]).await?;
     Ok(())
+}
+
+/// Up to `limit` deliveries whose lease ran out before `now_ms` with
+/// nothing recorded (the holder died, or every write of its outcome
+/// failed), for the periodic check to settle.
+pub async fn expired_leases(db: &D1Database, now_ms: i64, limit: u32) -> Result<Vec<DeliveryRow>> {
+    let sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.state = ?1 AND {} < ?2 LIMIT ?3",
+        lease_end_sql("d")
+    );
+    db.prepare(sql)
+        .bind(&[
+            text(DeliveryState::Delivering.as_str()),
+            int(now_ms),
+            int(i64::from(limit)),
+        ])?
+        .query()
+        .await
+        .and_then(|r| delivery_rows(&r))
+}
+
+/// Settles one run-out lease (taken at `claimed_at`) as a failed `TIMEOUT`
+/// attempt: pending, due at `due_at` (or handed off next, `due_at` now);
+/// nothing when the holder recorded meanwhile.
+pub fn lease_expired_statement(
+    db: &D1Database,
+    key: Key<'_>,
+    claimed_at: i64,
+    failure: &Failure,
+    due_at: i64,
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    let record = Record::Failed {
+        failure,
+        state: DeliveryState::Pending,
+        due_at: Some(due_at),
+    };
+    outcome_statement(db, key, Some(claimed_at), record, now_ms)
+}
+
+/// Up to `limit` pending deliveries whose message is overdue at `now_ms`
+/// (`hookrelay_core::deliver::overdue`), with their events.
+pub async fn overdue(
+    db: &D1Database,
+    overdue_before_ms: i64,
+    limit: u32,
+) -> Result<Vec<DeliveryRow>> {
+    let sql = format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.state = ?1 AND d.handed_off_at IS NULL AND COALESCE(d.due_at, d.updated_at) < ?2 LIMIT ?3"
+    );
+    db.prepare(sql)
+        .bind(&[
+            text(DeliveryState::Pending.as_str()),
+            int(overdue_before_ms),
+            int(i64::from(limit)),
+        ])?
+        .query()
+        .await
+        .and_then(|r| delivery_rows(&r))
+}
+
+/// Marks `keys` outstanding from `now_ms` if their message is still
+/// overdue; answers those it marked (the ones to send).
+pub async fn mark_resent(
+    db: &D1Database,
+    keys: &[Key<'_>],
+    now_ms: i64,
+    overdue_before_ms: i64,
+) -> Result<Vec<(String, String)>> {
+    let stmt = db
+        .prepare(format!(
+            "UPDATE deliveries SET due_at = ?3 WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) AND {OVERDUE} \
+             RETURNING event_id, destination"
+        ))
+        .bind(&[
+            text(&keys_json(keys)?),
+            int(overdue_before_ms),
+            int(now_ms),
+            text(DeliveryState::Pending.as_str()),
+        ])?;
+    read_keys(&stmt.query().await?)
 }

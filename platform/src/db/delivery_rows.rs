@@ -1,48 +1,15 @@
-//! `deliveries` (migration 0017) as the DLQ worker reads and closes them:
-//! a delivery's dead letter turns its row `dead_lettered` and sums its
-//! event up again ([`SUMMARY_SQL`]) in the entry's own write; the events
+//! `deliveries` (migration 0017) as the DLQ worker reads them (a
+//! delivery's dead letter closes its row with the one statement both
+//! workers use, `super::deliveries::close_dead_lettered`); the events
 //! listing and story show each event's deliveries; the stats count parked
 //! deliveries and the last hour's outcomes per destination. The relay's
 //! reads and writes of the same table live beside its pipeline.
 
 use super::{int, text};
-use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
 use hookrelay_core::state::DeliveryState;
 use hookrelay_core::state::DeliverySummary;
 use serde::{Deserialize, Serialize};
 use worker::{D1Database, D1PreparedStatement, Result};
-
-/// The statements that close a dead-lettered delivery, run in the batch
-/// that stores its entry: the row turns `dead_lettered` unless it was
-/// delivered meanwhile, and the event's `delivery_status` is summed up
-/// again from its rows (an event without rows keeps its own).
-pub fn close_dead_lettered(
-    db: &D1Database,
-    event_id: &str,
-    destination: &str,
-    code: &str,
-    now: i64,
-) -> Result<Vec<D1PreparedStatement>> {
-    Ok(vec![
-        db.prepare(
-            "UPDATE deliveries SET state = ?3, last_error = ?4, updated_at = ?5, claimed_at = NULL \
-             WHERE event_id = ?1 AND destination = ?2 AND state <> ?6",
-        )
-        .bind(&[
-            text(event_id),
-            text(destination),
-            text(DeliveryState::DeadLettered.as_str()),
-            text(code),
-            int(now),
-            text(DeliveryState::Delivered.as_str()),
-        ])?,
-        db.prepare(format!(
-            "UPDATE events SET delivery_status = ({SUMMARY_SQL}) WHERE event_id = ?1 \
-             AND EXISTS (SELECT 1 FROM deliveries WHERE event_id = ?1)"
-        ))
-        .bind(&[text(event_id)])?,
-    ])
-}
 
 /// One delivery, as the events listing and the story show it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,17 +5,16 @@
 use super::{handoff_json, send_handoffs, DrainCtx, COMPONENT};
 use crate::breaker_store::force_open_call;
 use crate::db::deliveries::{self, DeliveryRow};
-use crate::db::{attempts, drains, error_message, event_steps, payloads};
+use crate::db::{attempts, drains, error_message, payloads};
 use crate::outlined::outlined;
 use crate::pipeline::call::{admission, call};
 use crate::{log, metrics, now_ms};
 use hookrelay_core::deliver::breaker::Admission;
-use hookrelay_core::deliver::lease::lease_stale_before;
+use hookrelay_core::deliver::lease::{lease_until, Holder};
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::drain_plan::{after_result, AfterResult};
 use hookrelay_core::parking::{decide, CallDecision, Caller};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
-use hookrelay_core::state::EventStep;
 
 /// How one event went, for the step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +34,13 @@ pub enum EventEnd {
 /// Delivers one parked delivery of `destination`.
 pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> EventEnd {
     let now = now_ms();
-    let stale = lease_stale_before(now, ctx.cfg.timeout_ms);
+    let holder = Holder::batch(Caller::DrainStep, ctx.cfg.timeout_of(destination));
+    let lease = deliveries::Lease {
+        claimed_at: now,
+        until: lease_until(now, holder),
+    };
     let key = (row.event.event_id.as_str(), destination);
-    match deliveries::claim_parked(ctx.db, key, now, stale).await {
+    match deliveries::claim_parked(ctx.db, key, lease).await {
         Ok(true) => {}
         Ok(false) => return EventEnd::Skipped,
         Err(e) => {
@@ -59,14 +62,14 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Ev
         destination,
         now_ms(),
     ) {
-        repark(ctx, row, destination, None).await;
+        repark(ctx, (row, now), destination, None).await;
         return match admitted {
             Admission::Reject { retry_at_ms, .. } => EventEnd::ProbeAt(retry_at_ms),
             _ => EventEnd::Stopped,
         };
     }
     let result = send(ctx, row, destination).await;
-    settle(ctx, row, destination, result).await
+    settle(ctx, (row, now), destination, result).await
 }
 
 /// The call, with the body loaded if it was claim-checked.
@@ -99,10 +102,11 @@ async fn send(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Resul
 /// Writes the result and answers what the step does next.
 async fn settle(
     ctx: &DrainCtx<'_>,
-    row: &DeliveryRow,
+    (row, claimed_at): (&DeliveryRow, i64),
     destination: &str,
     result: Result<(), Failure>,
 ) -> EventEnd {
+    let leased = (row, claimed_at);
     let source = row.event.source.as_str();
     let credentialed = ctx
         .cfg
@@ -110,7 +114,7 @@ async fn settle(
         .is_some_and(|d| d.auth.is_some());
     match after_result(&result, credentialed) {
         AfterResult::Continue => {
-            write(ctx, row, destination, None).await;
+            write(ctx, leased, destination, None).await;
             metrics::count(
                 Metric::new(MetricName::Delivered, COMPONENT).source(source),
                 1,
@@ -127,16 +131,16 @@ async fn settle(
             // is sent, so a failed send never loses it: it stays parked for
             // the next step.
             if dead_letter(ctx, row, destination, f.clone()).await {
-                write(ctx, row, destination, Some(&f)).await;
+                write(ctx, leased, destination, Some(&f)).await;
                 EventEnd::DeadLettered
             } else {
-                repark(ctx, row, destination, Some(&f)).await;
+                repark(ctx, leased, destination, Some(&f)).await;
                 EventEnd::Stopped
             }
         }
         AfterResult::Reopen(f) => {
             record_attempt(ctx, row, destination, &f).await;
-            repark(ctx, row, destination, Some(&f)).await;
+            repark(ctx, leased, destination, Some(&f)).await;
             EventEnd::ProbeAt(reopen(ctx, destination, &f).await)
         }
         AfterResult::Stop(f) => {
@@ -145,7 +149,7 @@ async fn settle(
                 "drain_stopped",
                 log::fields! {"id": row.event.event_id, "code": f.code, "err": f.message},
             );
-            repark(ctx, row, destination, None).await;
+            repark(ctx, leased, destination, None).await;
             EventEnd::Stopped
         }
     }
@@ -175,79 +179,34 @@ async fn reopen(ctx: &DrainCtx<'_>, destination: &str, f: &Failure) -> i64 {
     probe.unwrap_or_else(|_| now_ms() + cfg.cooldown_ms)
 }
 
-/// The drained delivery's result (delivered, or dead-lettered once its
-/// hand-off was sent), its step in the event's story and the event's
-/// summary, in one batch.
+/// The drained delivery's result (delivered, or handed to the DLQ once its
+/// hand-off was sent: pending until the triage closes it), through the one
+/// recorder (`crate::pipeline::record::record_drained`).
 async fn write(
     ctx: &DrainCtx<'_>,
-    row: &DeliveryRow,
+    (row, claimed_at): (&DeliveryRow, i64),
     destination: &str,
     failure: Option<&Failure>,
 ) {
-    let now = now_ms();
-    let event_id = row.event.event_id.as_str();
-    let key = (event_id, destination);
-    let written = async {
-        let mut stmts = vec![deliveries::outcome_statement(
-            ctx.db,
-            key,
-            failure,
-            hookrelay_core::state::DeliveryState::DeadLettered,
-            now,
-        )?];
-        let (step, code, detail) = match failure {
-            None => (
-                EventStep::Drained,
-                None,
-                format!("{destination}: delivered by the drain after its destination recovered"),
-            ),
-            Some(f) => (
-                EventStep::DeliveryFailed,
-                Some(f.code),
-                format!(
-                    "{destination}: {}",
-                    f.message.chars().take(200).collect::<String>()
-                ),
-            ),
-        };
-        stmts.push(event_steps::insert(
-            ctx.db,
-            &event_steps::StepRecord {
-                event_id,
-                step,
-                component: COMPONENT,
-                code,
-                detail: &detail,
-                at_ms: now,
-            },
-        )?);
-        let delivered = failure.is_none().then_some(now);
-        stmts.push(deliveries::summary_statement(
-            ctx.db,
-            event_id,
-            1,
-            delivered,
-            failure.map(|f| f.code),
-        )?);
-        crate::db::batch(ctx.db, stmts).await.map(|_| ())
-    };
-    if let Err(e) = written.await {
-        log::error(
-            COMPONENT,
-            "delivery_record_failed",
-            log::fields! {"count": 1, "err": error_message(&e)},
-        );
-    }
+    let leased = (row.event.event_id.as_str(), destination, claimed_at);
+    crate::pipeline::record::record_drained(
+        (ctx.db, ctx.env),
+        &row.event,
+        leased,
+        failure,
+        COMPONENT,
+    )
+    .await;
 }
 
 async fn repark(
     ctx: &DrainCtx<'_>,
-    row: &DeliveryRow,
+    (row, claimed_at): (&DeliveryRow, i64),
     destination: &str,
     failure: Option<&Failure>,
 ) {
     let key = (row.event.event_id.as_str(), destination);
-    if let Err(e) = deliveries::repark(ctx.db, key, failure, now_ms()).await {
+    if let Err(e) = deliveries::repark(ctx.db, key, claimed_at, failure, now_ms()).await {
         // The lease expires on its own and the next step takes it over.
         log::error(
             COMPONENT,

@@ -57,7 +57,7 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
         );
         return 0;
     }
-    if let Err(e) = deliveries::mark_dead_lettered(ctx.db, &ids, now).await {
+    if let Err(e) = deliveries::mark_handed_off(ctx.db, &ids, now).await {
         log::error(
             COMPONENT,
             "expire_mark_failed",

@@ -5,7 +5,6 @@ use super::{drain_expire::expire, sleep_ms, DrainCtx, COMPONENT};
 use crate::db::{deliveries, drains, error_message};
 use crate::rate_turn::take_turn;
 use crate::{log, now_ms, queue_send};
-use hookrelay_core::deliver::lease::lease_stale_before;
 use hookrelay_core::deliver::rate_slots::{effective_rate, Slot, DRAIN_MAX_WAIT_MS};
 use hookrelay_core::parking::drain_plan::{plan, StepPlan, STOPPED_RETRY_S};
 use hookrelay_core::parking::{delay_s_until, DrainMessage};
@@ -50,8 +49,7 @@ pub async fn run(ctx: &DrainCtx<'_>, msg: &DrainMessage) -> worker::Result<()> {
         expired: expire(ctx, dest).await,
         ..Report::default()
     };
-    let stale = lease_stale_before(now_ms(), ctx.cfg.timeout_ms);
-    let rows = deliveries::oldest_parked(ctx.db, dest, stale, plan.max_events).await?;
+    let rows = deliveries::oldest_parked(ctx.db, dest, plan.max_events).await?;
     let next = if rows.is_empty() {
         Next::After {
             wait_ms: 0,

@@ -21,7 +21,7 @@ use worker::{D1Database, D1PreparedStatement, Queue};
 /// If the write fails the events keep their lease (it expires) and their
 /// messages are retried.
 pub async fn park(
-    db: &D1Database,
+    (db, claimed_at): (&D1Database, i64),
     items: &[DeliveryItem],
     parked: Vec<Call>,
     out: &mut [Processed],
@@ -49,7 +49,7 @@ pub async fn park(
             Attempt::Called(_) => None,
         })
         .collect();
-    let written = match statements(db, items, &parks, component, now) {
+    let written = match statements((db, claimed_at), items, &parks, component, now) {
         Ok(statements) => crate::db::batch(db, statements).await.map(|_| ()),
         Err(e) => Err(e),
     };
@@ -87,7 +87,7 @@ struct Park<'a> {
 
 /// Each park's row update and its step in the event's story.
 fn statements(
-    db: &D1Database,
+    (db, claimed_at): (&D1Database, i64),
     items: &[DeliveryItem],
     parks: &[Park<'_>],
     component: Component,
@@ -110,6 +110,7 @@ fn statements(
         statements.push(deliveries::park_statement(
             db,
             (event_id, destination),
+            claimed_at,
             cause,
             why.as_str(),
             now,

@@ -8,7 +8,8 @@ use super::item::{DeliveryItem, Processed};
 use crate::db::{breakers, deliveries, drains, error_message, payloads, Rows};
 use crate::log;
 use hookrelay_core::deliver::breaker::BreakerState;
-use hookrelay_core::deliver::lease::lease_stale_before;
+use hookrelay_core::deliver::lease::{lease_until, Holder};
+use hookrelay_core::deliver::overdue::due_by;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::{parks_behind_drain, Caller};
@@ -40,15 +41,12 @@ pub(super) struct Claimed {
     pub stored: VecMap<String, String>,
     /// Their destinations.
     pub destinations: Destinations,
+    /// The lease taken (its claim time names it in every later write).
+    pub lease: deliveries::Lease,
 }
 
 fn finished(downstream: DownstreamResult, outcome: Outcome) -> Option<Processed> {
-    Some(Processed {
-        ingest: None,
-        delivery_status: None,
-        downstream,
-        outcome,
-    })
+    Some(Processed::delivery(downstream, outcome))
 }
 
 fn failed(f: Failure) -> Option<Processed> {
@@ -64,17 +62,27 @@ pub(super) async fn claim(
     now_ms: i64,
 ) -> Claimed {
     let (done, keys, names) = listed(requests, cfg);
+    let longest = names
+        .iter()
+        .map(|n| cfg.timeout_of(n))
+        .max()
+        .unwrap_or(cfg.timeout_ms);
+    let lease = deliveries::Lease {
+        claimed_at: now_ms,
+        until: lease_until(now_ms, Holder::batch(caller, longest)),
+    };
     let mut claimed = Claimed {
         done,
         leased: Vec::new(),
         stored: VecMap::new(),
         destinations: Destinations::default(),
+        lease,
     };
     if keys.is_empty() {
         return claimed;
     }
     let with_drains = parks_behind_drain(true, cfg.breaker_open_action, caller);
-    let results = match statements(db, &keys, &names, cfg, caller, now_ms, with_drains) {
+    let results = match statements(db, &keys, &names, (caller, lease), with_drains) {
         Ok(stmts) => crate::db::batch(db, stmts).await,
         Err(e) => Err(e),
     };
@@ -167,11 +175,12 @@ fn place(
                         event: row.event.to_queued_event(),
                         destination: destination.clone(),
                         timeout_ms: cfg.timeout_of(destination),
+                        attempts_before: row.event.delivery_attempts.max(0) as u32,
                     },
                 ));
                 None
             }
-            (Some(row), false) => not_leased(row.state),
+            (Some(row), false) => not_leased(row.state, row.lease_end),
             (None, _) if caller == Caller::Replay => failed(Failure::new(
                 ErrorCode::Unknown,
                 "this delivery's event is no longer in D1 (swept by retention); restore it, or archive the entry",
@@ -190,8 +199,10 @@ fn place(
     }
 }
 
-/// Why a delivery that is not leased needs no call now.
-fn not_leased(state: Option<DeliveryState>) -> Option<Processed> {
+/// Why a delivery that is not leased needs no call now. One another
+/// holder leases carries when that lease ends (`Processed::lease_end`), so
+/// a consumer's message looks again just past it, spending nothing.
+fn not_leased(state: Option<DeliveryState>, lease_end: Option<i64>) -> Option<Processed> {
     use DeliveryState::*;
     let downstream = match state {
         Some(Delivered) => DownstreamResult::AlreadyDelivered,
@@ -203,7 +214,11 @@ fn not_leased(state: Option<DeliveryState>) -> Option<Processed> {
         Some(Parked) => Outcome::Parked,
         _ => Outcome::Duplicate,
     };
-    finished(downstream, outcome)
+    let mut p = finished(downstream, outcome)?;
+    if state == Some(Delivering) {
+        p.lease_end = lease_end;
+    }
+    Some(p)
 }
 
 /// The failure of a delivery to a destination the relay no longer has.
@@ -231,15 +246,15 @@ fn statements(
     db: &D1Database,
     keys: &[(&str, &str)],
     names: &[&str],
-    cfg: &DeliveryConfig,
-    caller: Caller,
-    now_ms: i64,
+    (caller, lease): (Caller, deliveries::Lease),
     with_drains: bool,
 ) -> worker::Result<Vec<worker::D1PreparedStatement>> {
-    let stale = lease_stale_before(now_ms, cfg.timeout_ms);
+    // A consumer's message calls only a delivery that is due: an extra
+    // copy of it (a re-send, a no-call retry) waits out the backoff too.
+    let due = (caller == Caller::Consumer).then(|| due_by(lease.claimed_at));
     let ids: Vec<&str> = keys.iter().map(|k| k.0).collect();
     let mut stmts = vec![
-        deliveries::claim_statement(db, keys, DeliveryState::claimable(caller), now_ms, stale)?,
+        deliveries::claim_statement(db, keys, DeliveryState::claimable(caller), lease, due)?,
         deliveries::read_statement(db, keys)?,
         payloads::bodies_statement(db, &ids)?,
         breakers::load_many(db, names)?,

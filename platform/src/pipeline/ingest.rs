@@ -8,12 +8,13 @@ use super::{Item, Processed};
 use crate::db::events::ingest_set;
 use crate::db::Rows;
 use crate::db::{deliveries, error_message, events};
+use hookrelay_core::deliver::overdue::overdue_before;
 use hookrelay_core::ingest::batch::{shape, IngestShape};
 use hookrelay_core::ingest::delivery_plan::after_ingest;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::route::Routed;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
-use hookrelay_core::state::{DownstreamResult, IngestKind};
+use hookrelay_core::state::IngestKind;
 use hookrelay_core::support::d1_error::classify_d1_error;
 use worker::{D1Database, D1PreparedStatement, Result};
 
@@ -22,18 +23,15 @@ fn processed(result: std::result::Result<events::Ingest, Failure>) -> Processed 
         Ok(ing) => Processed {
             ingest: Some(ing.kind),
             delivery_status: Some(ing.delivery_status),
-            downstream: after_ingest(ing.delivery_status),
-            outcome: match ing.kind {
-                IngestKind::Fresh => Outcome::Ingested,
-                IngestKind::Duplicate | IngestKind::Redelivered => Outcome::Duplicate,
-            },
+            ..Processed::delivery(
+                after_ingest(ing.delivery_status),
+                match ing.kind {
+                    IngestKind::Fresh => Outcome::Ingested,
+                    IngestKind::Duplicate | IngestKind::Redelivered => Outcome::Duplicate,
+                },
+            )
         },
-        Err(f) => Processed {
-            ingest: None,
-            delivery_status: None,
-            downstream: DownstreamResult::NotForwarded,
-            outcome: Outcome::Failed(f),
-        },
+        Err(f) => Processed::failed(f),
     }
 }
 
@@ -75,7 +73,7 @@ fn routing(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    nonce: &str,
+    (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
 ) -> Result<Vec<D1PreparedStatement>> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
@@ -95,11 +93,12 @@ fn routing(
         stmts.push(deliveries::insert_routed(db, &rows, nonce, now_ms)?);
     }
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
-    // A lease older than the longest timeout allowed, plus its margin, is
-    // surely a dead isolate's.
-    let longest = *hookrelay_core::deliver::DELIVERY_TIMEOUT_RANGE_MS.end();
-    let stale = hookrelay_core::deliver::lease::lease_stale_before(now_ms, longest);
-    stmts.push(deliveries::pending_of(db, &ids, stale)?);
+    stmts.push(deliveries::to_send(
+        db,
+        &ids,
+        now_ms,
+        overdue_before(now_ms, overdue_ms),
+    )?);
     Ok(stmts)
 }
 
@@ -125,13 +124,13 @@ pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    now_ms: i64,
+    (now_ms, overdue_ms): (i64, i64),
 ) -> (Vec<Processed>, std::result::Result<Vec<Pending>, String>) {
     if items.is_empty() {
         return (Vec::new(), Ok(Vec::new()));
     }
     let nonce = batch_nonce(now_ms);
-    let batch_error = match together(db, items, routed, &nonce, now_ms).await {
+    let batch_error = match together(db, items, routed, (&nonce, overdue_ms), now_ms).await {
         Ok((results, ridden)) => {
             return (
                 results.into_iter().map(processed).collect(),
@@ -147,7 +146,7 @@ pub async fn ingest(
     let mut out = Vec::with_capacity(items.len());
     let mut pending = Vec::new();
     for (item, r) in items.iter().zip(routed) {
-        let (result, more) = alone(db, item, r, &nonce, now_ms).await;
+        let (result, more) = alone(db, item, r, (&nonce, overdue_ms), now_ms).await;
         out.push(processed(result));
         pending.extend(more);
     }
@@ -161,10 +160,11 @@ async fn together(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    nonce: &str,
+    (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
 ) -> std::result::Result<Together, String> {
-    let riders = routing(db, items, routed, nonce, now_ms).map_err(|e| error_message(&e))?;
+    let riders =
+        routing(db, items, routed, (nonce, overdue_ms), now_ms).map_err(|e| error_message(&e))?;
     let rows = items
         .iter()
         .zip(routed)
@@ -257,7 +257,7 @@ async fn alone(
     db: &D1Database,
     item: &Item<'_>,
     routed: &Routed,
-    nonce: &str,
+    (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
 ) -> (std::result::Result<events::Ingest, Failure>, Vec<Pending>) {
     let run = async {
@@ -266,7 +266,7 @@ async fn alone(
             db,
             std::slice::from_ref(item),
             std::slice::from_ref(routed),
-            nonce,
+            (nonce, overdue_ms),
             now_ms,
         )?);
         crate::db::batch(db, stmts).await

@@ -4,6 +4,7 @@
 //! (`crate::parking::park`), so it sits in its own leaf.
 
 use hookrelay_core::receive::queued_event::QueuedEvent;
+use hookrelay_core::retry::delivery_attempts::AfterCall;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::{DeliverySummary, DownstreamResult, IngestKind};
@@ -28,6 +29,10 @@ pub struct DeliveryItem {
     pub destination: String,
     /// The call's timeout (the destination's, else `DELIVERY_TIMEOUT_MS`).
     pub timeout_ms: u64,
+    /// The attempts its row counted before this call (this one is the
+    /// next): they pick its retry delay and end its budget
+    /// (`hookrelay_core::retry::delivery_attempts`).
+    pub attempts_before: u32,
 }
 
 /// The result for one item.
@@ -41,18 +46,30 @@ pub struct Processed {
     pub downstream: DownstreamResult,
     /// The outcome for the disposition.
     pub outcome: Outcome,
+    /// For a delivery whose call was made and recorded: what the core
+    /// decided of it by its row's count (the consumer applies it).
+    pub after: Option<AfterCall>,
+    /// For a delivery another holder leases: when that lease ends.
+    pub lease_end: Option<i64>,
 }
 
 impl Processed {
-    /// An event not ingested because of `failure` (its message is retried
-    /// or dead-lettered as the failure's class says).
-    pub fn failed(failure: Failure) -> Processed {
+    /// A delivery's result without a decided call.
+    pub fn delivery(downstream: DownstreamResult, outcome: Outcome) -> Processed {
         Processed {
             ingest: None,
             delivery_status: None,
-            downstream: DownstreamResult::NotForwarded,
-            outcome: Outcome::Failed(failure),
+            downstream,
+            outcome,
+            after: None,
+            lease_end: None,
         }
+    }
+
+    /// An event not ingested because of `failure` (its message is retried
+    /// or dead-lettered as the failure's class says).
+    pub fn failed(failure: Failure) -> Processed {
+        Processed::delivery(DownstreamResult::NotForwarded, Outcome::Failed(failure))
     }
 
     /// An event the ingest gave no result for: retried.

@@ -27,8 +27,9 @@ mod deliver;
 mod destination_run;
 mod ingest;
 pub(crate) mod item;
+pub mod overdue;
 mod rate;
-mod record;
+pub(crate) mod record;
 
 use crate::db::payloads;
 use crate::{log, metrics};
@@ -38,6 +39,7 @@ use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
 use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::route::Routed;
 use hookrelay_core::state::{DownstreamResult, IngestKind};
 use hookrelay_core::support::vec_map::VecMap;
@@ -46,7 +48,7 @@ use worker::{D1Database, Env, Queue};
 pub use claim::not_configured;
 pub use ingest::Pending;
 pub use item::{DeliveryItem, Item, Processed};
-pub use record::Carrier;
+pub use record::{record_carried, Carrier};
 
 /// Ingests every item in one round trip, routed by `cfg`; answers each
 /// item's result and the pending deliveries of the batch's events (or why
@@ -76,7 +78,14 @@ pub async fn ingest(
             Err(f) => out.push(Some(Processed::failed(f))),
         }
     }
-    let (done, pending) = ingest_routed(db, &kept, &routed, component, now_ms).await;
+    let (done, pending) = ingest_routed(
+        db,
+        &kept,
+        &routed,
+        component,
+        (now_ms, cfg.message_overdue_ms),
+    )
+    .await;
     let mut done = done.into_iter();
     let out = out
         .into_iter()
@@ -130,9 +139,9 @@ pub async fn ingest_routed(
     items: &[Item<'_>],
     routed: &[Routed],
     component: Component,
-    now_ms: i64,
+    (now_ms, overdue_ms): (i64, i64),
 ) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
-    let (out, pending) = ingest::ingest(db, items, routed, now_ms).await;
+    let (out, pending) = ingest::ingest(db, items, routed, (now_ms, overdue_ms)).await;
     for ((item, p), r) in items.iter().zip(&out).zip(routed) {
         let source = item.event.source.as_str();
         let name = match p.ingest {
@@ -173,7 +182,7 @@ pub async fn deliver(
     (db, env): (&D1Database, &Env),
     requests: &[(String, String)],
     carriers: &[Carrier<'_>],
-    cfg: &DeliveryConfig,
+    (cfg, retry): (&DeliveryConfig, &RetrySchedule),
     (component, caller): (Component, Caller),
     now_ms: i64,
     control: Option<&Queue>,
@@ -194,20 +203,23 @@ pub async fn deliver(
         .await;
         let mut out: Vec<Processed> = items
             .iter()
-            .map(|_| Processed {
-                ingest: None,
-                delivery_status: None,
-                downstream: DownstreamResult::NotForwarded,
-                outcome: Outcome::Duplicate,
-            })
+            .map(|_| Processed::delivery(DownstreamResult::NotForwarded, Outcome::Duplicate))
             .collect();
+        let holder = record::Holder {
+            env,
+            lease: claimed.lease,
+            retry,
+            open_action: cfg.breaker_open_action,
+            component,
+            caller,
+        };
         record::record(
             db,
+            &holder,
             &items,
             &leased_carriers,
             calls,
             &mut out,
-            (component, caller),
             control,
         )
         .await;
@@ -218,12 +230,10 @@ pub async fn deliver(
     }
     done.into_iter()
         .map(|p| {
-            p.unwrap_or(Processed {
-                ingest: None,
-                delivery_status: None,
-                downstream: DownstreamResult::NotForwarded,
-                outcome: Outcome::Duplicate,
-            })
+            p.unwrap_or(Processed::delivery(
+                DownstreamResult::NotForwarded,
+                Outcome::Duplicate,
+            ))
         })
         .collect()
 }

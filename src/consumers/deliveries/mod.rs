@@ -10,18 +10,26 @@
 //!    and the breakers in one round trip, the calls (concurrent, per
 //!    destination behind its breaker, parked while it is open), then every
 //!    outcome, attempt row and event summary in one round trip;
-//! 3. decide each message's disposition (pure, `hookrelay_core::retry::disposition`);
-//! 4. hand poison deliveries to `webhooks-dlq` (a `PoisonHandoff` whose
-//!    `original` is the `DeliveryMessage`) in one send, then mark them
-//!    `dead_lettered`; a failed send retries them instead;
+//! 3. decide each message's fate (pure, `hookrelay_core::retry::delivery_attempts::next`),
+//!    by the attempts counted on its row, never the platform's `attempts`;
+//! 4. send a message that made no call out again as a new one with its delay
+//!    (spending nothing), and hand poison or sixth-failure deliveries to
+//!    `webhooks-dlq` (a `PoisonHandoff` whose `original` is the
+//!    `DeliveryMessage`) in one send, then mark them handed off (the
+//!    triage closes them `dead_lettered` once their entry is stored); a
+//!    failed send retries them instead;
 //! 5. apply each disposition to its own message; nothing here throws.
+//!
+//! A message carrying an outcome its holder could not record
+//! (`DeliveryMessage::delivered_at_ms`) records it and calls nothing.
 
 use crate::config_cache::relay_config;
 use hookrelay_core::deliver::breaker::BreakerOpenAction;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
-use hookrelay_core::retry::disposition::{decide, Disposition, Outcome};
+use hookrelay_core::retry::delivery_attempts::{next, MessageResult, Next};
+use hookrelay_core::retry::disposition::{Disposition, Outcome};
 use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
@@ -29,7 +37,7 @@ use hookrelay_platform::db::{deliveries, error_message};
 use hookrelay_platform::log::{self, Level};
 use hookrelay_platform::pipeline::{self, Carrier};
 use hookrelay_platform::queue_message::QueueMessage;
-use hookrelay_platform::{metrics, now_ms, poison_send};
+use hookrelay_platform::{metrics, now_ms, poison_send, queue_send};
 use worker::Env;
 
 const COMPONENT: Component = Component::Deliveries;
@@ -44,7 +52,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     let decoded: Vec<Result<DeliveryMessage, Failure>> = messages.iter().map(decode).collect();
     let (schedule, open_action, outcomes) = match &*config {
         Ok(c) => {
-            let outcomes = run(env, &messages, &decoded, &c.delivery, now).await;
+            let outcomes = run(env, &messages, &decoded, (&c.delivery, &c.retry), now).await;
             (c.retry.clone(), c.delivery.breaker_open_action, outcomes)
         }
         Err(_) => {
@@ -55,8 +63,8 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             let outcomes = decoded
                 .iter()
                 .map(|d| match d {
-                    Ok(_) => (DownstreamResult::NotForwarded, Outcome::Failed(f.clone())),
-                    Err(e) => (DownstreamResult::NotForwarded, Outcome::Failed(e.clone())),
+                    Ok(_) => unsettled(Outcome::Failed(f.clone())),
+                    Err(e) => unsettled(Outcome::Failed(e.clone())),
                 })
                 .collect();
             (
@@ -66,22 +74,11 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             )
         }
     };
-    let mut dispositions: Vec<Disposition> = outcomes
-        .iter()
-        .zip(&messages)
-        .map(|((downstream, o), m)| match downstream {
-            // Another isolate holds the lease: look again once it would
-            // have expired, so a holder that died does not strand it.
-            DownstreamResult::InFlightElsewhere => Disposition::Retry {
-                delay_s: schedule.delay_after(m.attempts).max(1),
-                failure: Failure::new(
-                    ErrorCode::Unknown,
-                    "another worker holds this delivery's lease; checking again later",
-                ),
-            },
-            _ => decide(o.clone(), m.attempts, &schedule, open_action),
-        })
+    let nexts: Vec<Next> = outcomes
+        .into_iter()
+        .map(|r| next(r, &schedule, open_action, now))
         .collect();
+    let mut dispositions = again(env, &messages, nexts).await;
     hand_off(env, &messages, &decoded, &mut dispositions, &schedule, now).await;
     log_failures(&messages, &decoded, &dispositions);
     metrics::flush(env).await;
@@ -110,29 +107,16 @@ async fn run(
     env: &Env,
     messages: &[QueueMessage],
     decoded: &[Result<DeliveryMessage, Failure>],
-    cfg: &hookrelay_core::deliver::DeliveryConfig,
+    (cfg, retry): (&hookrelay_core::deliver::DeliveryConfig, &RetrySchedule),
     now: i64,
-) -> Vec<(DownstreamResult, Outcome)> {
-    let mut out: Vec<(DownstreamResult, Outcome)> = decoded
+) -> Vec<MessageResult> {
+    let mut out: Vec<MessageResult> = decoded
         .iter()
         .map(|d| match d {
-            Ok(_) => (DownstreamResult::NotForwarded, Outcome::Duplicate),
-            Err(f) => (DownstreamResult::NotForwarded, Outcome::Failed(f.clone())),
+            Ok(_) => unsettled(Outcome::Duplicate),
+            Err(f) => unsettled(Outcome::Failed(f.clone())),
         })
         .collect();
-    let mut indexes = Vec::new();
-    let mut requests = Vec::new();
-    let mut carriers: Vec<Carrier<'_>> = Vec::new();
-    for (i, (d, m)) in decoded.iter().zip(messages).enumerate() {
-        if let Ok(d) = d {
-            indexes.push(i);
-            requests.push((d.event_id.clone(), d.destination.clone()));
-            carriers.push((m.id.as_str(), m.attempts));
-        }
-    }
-    if requests.is_empty() {
-        return out;
-    }
     let db = match env.d1("DB") {
         Ok(db) => db,
         Err(e) => {
@@ -140,25 +124,117 @@ async fn run(
                 ErrorCode::D1Unavailable,
                 format!("D1 binding DB: {}", error_message(&e)),
             );
-            for i in indexes {
-                out[i] = (DownstreamResult::NotForwarded, Outcome::Failed(f.clone()));
-            }
-            return out;
+            let failed = |d: &Result<DeliveryMessage, Failure>| match d {
+                Ok(_) => unsettled(Outcome::Failed(f.clone())),
+                Err(e) => unsettled(Outcome::Failed(e.clone())),
+            };
+            return decoded.iter().map(failed).collect();
         }
     };
+    let mut indexes = Vec::new();
+    let mut requests = Vec::new();
+    let mut carriers: Vec<Carrier<'_>> = Vec::new();
+    for (i, (d, m)) in decoded.iter().zip(messages).enumerate() {
+        match d {
+            Ok(d) if d.delivered_at_ms.is_some() => out[i] = carried(&db, env, d).await,
+            Ok(d) => {
+                indexes.push(i);
+                requests.push((d.event_id.clone(), d.destination.clone()));
+                carriers.push((m.id.as_str(), m.attempts));
+            }
+            Err(_) => {}
+        }
+    }
+    if requests.is_empty() {
+        return out;
+    }
     let control = env.queue("CONTROL").ok();
     let processed = pipeline::deliver(
         (&db, env),
         &requests,
         &carriers,
-        cfg,
+        (cfg, retry),
         (COMPONENT, Caller::Consumer),
         now,
         control.as_ref(),
     )
     .await;
     for (i, p) in indexes.into_iter().zip(processed) {
-        out[i] = (p.downstream, p.outcome);
+        out[i] = result_of(p);
+    }
+    out
+}
+
+/// What the pipeline's answer for one message says to the core.
+fn result_of(p: pipeline::Processed) -> MessageResult {
+    MessageResult {
+        called: matches!(
+            p.downstream,
+            DownstreamResult::Delivered | DownstreamResult::Failed
+        ),
+        held_until: (p.downstream == DownstreamResult::InFlightElsewhere).then_some(p.lease_end),
+        after: p.after,
+        outcome: p.outcome,
+    }
+}
+
+/// A message's result before any call.
+fn unsettled(outcome: Outcome) -> MessageResult {
+    MessageResult {
+        after: None,
+        called: false,
+        held_until: None,
+        outcome,
+    }
+}
+
+/// Records the 2xx a message carries (its holder could not), calling
+/// nothing; a failed record sends it again after the first delay.
+async fn carried(db: &worker::D1Database, env: &Env, d: &DeliveryMessage) -> MessageResult {
+    let at = d.delivered_at_ms.unwrap_or_default();
+    let key = (d.event_id.as_str(), d.destination.as_str());
+    match pipeline::record_carried(db, env, key, at, COMPONENT).await {
+        Ok(()) => unsettled(Outcome::Duplicate),
+        // It makes no call: it goes out again as a new message (the same
+        // one), so the platform never moves it to the DLQ while D1 refuses.
+        Err(e) => unsettled(Outcome::Failed(Failure::new(
+            ErrorCode::D1Unavailable,
+            format!(
+                "the carried 2xx could not be recorded: {}",
+                error_message(&e)
+            ),
+        ))),
+    }
+}
+
+/// Sends each message that made no call out again as a new message after
+/// its delay, acking it (spending nothing); one whose send fails is
+/// retried with that delay instead.
+async fn again(env: &Env, messages: &[QueueMessage], nexts: Vec<Next>) -> Vec<Disposition> {
+    let queue = env.queue("DELIVERIES").ok();
+    let mut out = Vec::with_capacity(nexts.len());
+    for (m, n) in messages.iter().zip(nexts) {
+        out.push(match n {
+            Next::Apply(d) => d,
+            Next::Again { delay_s, failure } => {
+                let json = m.body_value().to_string();
+                let sent = match &queue {
+                    Some(q) => queue_send::send_json_after(q, &json, delay_s).await,
+                    None => Err(worker::Error::RustError("no DELIVERIES binding".into())),
+                };
+                match sent {
+                    Ok(()) => Disposition::Ack,
+                    Err(e) => {
+                        log::warn(
+                            COMPONENT,
+                            "delivery_again_unsent",
+                            log::fields! {"queue_message_id": m.id, "err": error_message(&e)},
+                        );
+                        Disposition::Retry { delay_s, failure }
+                    }
+                }
+            }
+        });
     }
     out
 }
@@ -181,8 +257,9 @@ async fn hand_off(
     mark(env, decoded, dispositions, &sent, now).await;
 }
 
-/// Marks the deliveries whose hand-offs were `sent` as `dead_lettered`
-/// (one round trip), and counts each hand-off.
+/// Marks the deliveries whose hand-offs were `sent` as handed off (one
+/// round trip; the triage closes them `dead_lettered` once it stored their
+/// entry, and their events are kept until then), and counts each hand-off.
 async fn mark(
     env: &Env,
     decoded: &[Result<DeliveryMessage, Failure>],
@@ -206,11 +283,11 @@ async fn mark(
         }
     }
     let marked = match env.d1("DB") {
-        Ok(db) => deliveries::mark_dead_lettered(&db, &keys, now).await,
+        Ok(db) => deliveries::mark_handed_off(&db, &keys, now).await,
         Err(e) => Err(e),
     };
     if let Err(e) = marked {
-        // The hand-off is on its way; the DLQ worker's triage marks it too.
+        // The hand-off is on its way; the DLQ worker's triage closes it.
         log::error(
             COMPONENT,
             "dead_lettered_unmarked",

@@ -1,15 +1,18 @@
 //! Step 2: ingest every decodable event of the batch, routed
 //! (`hookrelay_platform::pipeline::ingest`), then send one message per
 //! pending delivery to the `deliveries` queue, in as few `sendBatch` calls
-//! as its limits allow. A redelivered or duplicate message re-sends the messages of its
-//! deliveries still pending: harmless, since a delivered one is never
-//! called again. If the send fails, the events' messages are retried.
+//! as its limits allow. A redelivered or duplicate message re-sends only
+//! the deliveries that are pending with no message outstanding
+//! (`deliveries::to_send`): one waiting out its backoff keeps its own
+//! message and its count. If the send fails, the deliveries are marked
+//! unsent and the events' messages are retried.
 
 use super::{Batch, COMPONENT};
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
+use hookrelay_platform::db::deliveries;
 use hookrelay_platform::db::error_message;
 use hookrelay_platform::pipeline::{self, Item, Pending};
 use hookrelay_platform::{log, queue_send};
@@ -125,6 +128,23 @@ pub async fn enqueue(
         Ok(q) => queue_send::send_json_batch(&q, &messages).await,
         Err(e) => Err(e),
     };
+    if sent.is_err() {
+        // They were marked outstanding when read: mark them unsent, so the
+        // message's retry (or the periodic check) sends them at once.
+        let keys: Vec<(&str, &str)> = pending
+            .iter()
+            .map(|(e, d)| (e.as_str(), d.as_str()))
+            .collect();
+        if let Ok(db) = env.d1("DB") {
+            if let Err(e) = deliveries::unsent(&db, &keys).await {
+                log::warn(
+                    COMPONENT,
+                    "deliveries_unsent_unmarked",
+                    log::fields! {"count": keys.len(), "err": error_message(&e)},
+                );
+            }
+        }
+    }
     sent.map_err(|e| {
         log::error(
             COMPONENT,

@@ -28,6 +28,13 @@ pub struct DeliveryMessage {
     pub destination: String,
     /// When the relay accepted the webhook (unix ms).
     pub received_at_ms: i64,
+    /// A 2xx its holder received and could not record (DESIGN §3: the
+    /// outcome travels on): when set, the message records the delivery
+    /// `delivered` at this time and calls nothing. Absent on every other
+    /// message, so a message without it reads the same in the previous
+    /// release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at_ms: Option<i64>,
 }
 
 impl DeliveryMessage {
@@ -47,7 +54,15 @@ impl DeliveryMessage {
             source: source.to_string(),
             destination: destination.to_string(),
             received_at_ms,
+            delivered_at_ms: None,
         }
+    }
+
+    /// This delivery's message carrying a 2xx received at `delivered_at_ms`
+    /// that its holder could not record.
+    pub fn carrying_success(mut self, delivered_at_ms: i64) -> DeliveryMessage {
+        self.delivered_at_ms = Some(delivered_at_ms);
+        self
     }
 
     /// Reads a queue message body as a delivery message: `None` when it is
@@ -80,13 +95,18 @@ mod tests {
     fn a_delivery_message_round_trips_and_others_are_not_one() {
         let m = DeliveryMessage::new("evt_1", "s:1", "s", "billing", 5);
         let v = serde_json::to_value(&m).unwrap();
-        assert_eq!(DeliveryMessage::read(&v), Some(Ok(m)));
+        assert_eq!(DeliveryMessage::read(&v), Some(Ok(m.clone())));
         assert_eq!(
             DeliveryMessage::read(&json!({"v": 1, "event_id": "e"})),
             None
         );
         let bad = json!({"v": 1, "kind": "delivery", "event_id": "e"});
         assert!(matches!(DeliveryMessage::read(&bad), Some(Err(_))));
+        let carried = m.clone().carrying_success(9);
+        let cv = serde_json::to_value(&carried).unwrap();
+        assert_eq!(cv["delivered_at_ms"], json!(9));
+        assert_eq!(DeliveryMessage::read(&cv), Some(Ok(carried)));
+        assert!(v.get("delivered_at_ms").is_none(), "absent unless carried");
         let mut extra = v.clone();
         extra["surprise"] = json!(1);
         assert!(matches!(DeliveryMessage::read(&extra), Some(Err(_))));

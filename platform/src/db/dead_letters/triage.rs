@@ -6,7 +6,6 @@
 
 use super::super::{changes, int, text};
 use super::{pending, EVICTION_AT, EVICTION_ORDER};
-use crate::db::delivery_rows;
 use crate::db::eviction::{evict_statements, evicted_ids};
 use crate::db::Rows;
 use hookrelay_core::dead_letter::envelope::Envelope;
@@ -288,10 +287,9 @@ pub async fn write_triage(
     // in the same transaction (after the entries: no slot reads them).
     for env in envelopes {
         if let Some((event_id, destination)) = env.closes_delivery() {
-            statements.extend(delivery_rows::close_dead_lettered(
+            statements.extend(crate::db::deliveries::close_dead_lettered(
                 db,
-                event_id,
-                destination,
+                (event_id, destination),
                 env.failure.code.as_str(),
                 now,
             )?);

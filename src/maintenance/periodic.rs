@@ -1,0 +1,30 @@
+//! The periodic check (DESIGN §1, §3): the `*/1` cron runs it, and so does
+//! every isolate at most every 30 s on traffic (locally, where crons do not
+//! fire and queued messages live in memory, it is what resumes unfinished
+//! work). It revives drains whose chain of messages was lost, settles
+//! delivery leases that ran out unrecorded, and sends again the
+//! `deliveries` messages that are overdue.
+
+use crate::config_cache::relay_config;
+use hookrelay_platform::now_ms;
+use hookrelay_platform::parking::drain_resume;
+use hookrelay_platform::pipeline::overdue;
+use worker::Env;
+
+/// Runs the check now.
+pub async fn check(env: &Env) {
+    drain_resume::resume(env).await;
+    let config = relay_config(env);
+    // A bad config was logged naming its key when it was loaded.
+    if let Ok(c) = &*config {
+        overdue::check(env, (&c.delivery, &c.retry), now_ms()).await;
+    }
+}
+
+/// Runs the check if this isolate has not in the last 30 s. Cheap to call
+/// from every queue batch.
+pub async fn check_if_due(env: &Env) {
+    if drain_resume::claim_due() {
+        check(env).await;
+    }
+}
