@@ -4,8 +4,10 @@
 // before its breaker opens, so a destination that fails everything gets
 // exactly BREAKER_FAILURE_THRESHOLD calls, as it would one at a time, and
 // the rest of the batch parks behind the open breaker. Once that wave came
-// back healthy, the rest of the batch goes out at once. Two destinations
-// in one batch do not hold each other up.
+// back healthy, the rest of the batch goes out as fast as the invocation's
+// call scheduler lets it: never more than five calls open at once (DESIGN
+// §3, "A slow destination holds nobody"; issue 41). Two destinations in
+// one batch do not hold each other up.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
@@ -58,7 +60,7 @@ async function sendBatch(tag, sources, n) {
 const statuses = async (tag) =>
   Object.fromEntries((await rows(relay.db, "SELECT event_id, delivery_status FROM events WHERE event_id LIKE ?", `evt_${tag}_%`)).map((r) => [r.event_id, r.delivery_status]));
 
-test("a healthy destination is tried with a wave of the threshold, then gets the rest of the batch at once; each event once; no breaker write", async () => {
+test("a healthy destination is tried with a wave of the threshold, then gets the rest of the batch, five calls open at most; each event once; no breaker write", async () => {
   await sendBatch("healthy", ["fine"], 20);
   await waitFor(async () => Object.values(await statuses("healthy")).filter((s) => s === "delivered").length === 20, { what: "twenty deliveries" });
   const hits = downstream.hits("/slow-ok");
@@ -67,8 +69,7 @@ test("a healthy destination is tried with a wave of the threshold, then gets the
   const arrivals = hits.map((h) => h.at).sort((a, b) => a - b);
   assert.ok(arrivals[4] - arrivals[0] < 100, `the first five went out together (${arrivals[4] - arrivals[0]} ms apart)`);
   assert.ok(arrivals[5] - arrivals[0] >= 100, `the sixth waited for the first wave's answers (${arrivals[5] - arrivals[0]} ms)`);
-  assert.ok(arrivals[19] - arrivals[5] < 100, `the other fifteen went out together (${arrivals[19] - arrivals[5]} ms apart)`);
-  assert.equal(downstream.peakInFlight("/slow-ok"), 15);
+  assert.equal(downstream.peakInFlight("/slow-ok"), 5, "never more than five calls open at once");
   assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM breakers"))[0].n, 0, "a healthy batch writes no breaker row");
   assert.equal((await rows(relay.db, "SELECT value FROM counters WHERE name = 'delivered'"))[0]?.value, 20, "the delivered counter matches the rows");
 });

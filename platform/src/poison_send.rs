@@ -16,10 +16,12 @@ use worker::Env;
 /// Sends a hand-off for every dead-letter disposition; the indexes of the
 /// messages it handed off (empty when there were none or the send failed,
 /// in which case their dispositions were changed to the failed hand-off's).
+/// `attempts` is each message's attempt number for the envelope: a
+/// delivery's as counted on its row, else the platform's.
 pub async fn hand_off(
     env: &Env,
     component: Component,
-    messages: &[QueueMessage],
+    (messages, attempts): (&[QueueMessage], &[u32]),
     dispositions: &mut [Disposition],
     schedule: &RetrySchedule,
     now: i64,
@@ -32,7 +34,7 @@ pub async fn hand_off(
                 let m = &messages[i];
                 let handoff = PoisonHandoff::new(
                     failure.clone(),
-                    m.attempts,
+                    attempts.get(i).copied().unwrap_or(m.attempts),
                     m.id.clone(),
                     m.enqueued_at_ms,
                     now,

@@ -26,8 +26,8 @@ export function send_text_to(env, binding, text) {
   if (queue === undefined) throw new Error(`Binding \`${binding}\` is undefined.`);
   return queue.send(text, TEXT);
 }
-export function send_texts(queue, texts, ends) {
-  const messages = texts.map((body) => ({ body, contentType: "text" }));
+export function send_texts(queue, texts, ends, delays) {
+  const messages = texts.map((body, i) => (delays && delays[i] ? { body, contentType: "text", delaySeconds: delays[i] } : { body, contentType: "text" }));
   return Promise.all(Array.from(ends, (end, i) => queue.sendBatch(messages.slice(i ? ends[i - 1] : 0, end))));
 }
 "#)]
@@ -37,7 +37,12 @@ extern "C" {
     #[wasm_bindgen(catch)]
     fn send_text_to(env: &Env, binding: &str, text: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch)]
-    fn send_texts(queue: &JsValue, texts: Vec<String>, ends: Vec<u32>) -> Result<Promise, JsValue>;
+    fn send_texts(
+        queue: &JsValue,
+        texts: Vec<String>,
+        ends: Vec<u32>,
+        delays: Option<Vec<u32>>,
+    ) -> Result<Promise, JsValue>;
 }
 
 async fn send(queue: &Queue, json: &str, delay_s: Option<u32>) -> worker::Result<()> {
@@ -60,7 +65,21 @@ pub fn start_json(env: &Env, binding: &str, json: &str) -> worker::Result<Promis
 pub async fn send_json_batch(queue: &Queue, jsons: &[String]) -> worker::Result<()> {
     let sizes: Vec<usize> = jsons.iter().map(String::len).collect();
     let ends: Vec<u32> = send_chunks(&sizes).iter().map(|c| c.end as u32).collect();
-    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec(), ends)?).await?;
+    JsFuture::from(send_texts(queue.as_ref(), jsons.to_vec(), ends, None)?).await?;
+    Ok(())
+}
+
+/// As [`send_json_batch`], each message delivered after its own delay
+/// (seconds; 0: at once).
+pub async fn send_json_batch_after(
+    queue: &Queue,
+    messages: &[(String, u32)],
+) -> worker::Result<()> {
+    let jsons: Vec<String> = messages.iter().map(|(j, _)| j.clone()).collect();
+    let delays: Vec<u32> = messages.iter().map(|(_, d)| *d).collect();
+    let sizes: Vec<usize> = jsons.iter().map(String::len).collect();
+    let ends: Vec<u32> = send_chunks(&sizes).iter().map(|c| c.end as u32).collect();
+    JsFuture::from(send_texts(queue.as_ref(), jsons, ends, Some(delays))?).await?;
     Ok(())
 }
 

@@ -177,7 +177,7 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
         (&db, env),
         &requests,
         &carriers,
-        (&cfg.delivery, &cfg.retry),
+        (&cfg.delivery, &cfg.retry, None),
         (Component::Replay, Caller::Replay),
         now,
         None,

@@ -519,7 +519,7 @@ fn check_rate_limit(relay: &Env) -> Result<(), String> {
 
 /// The delivery settings the DLQ worker must never declare: only the relay
 /// holds them, and replays run there.
-const RELAY_ONLY_VARS: [&str; 11] = [
+const RELAY_ONLY_VARS: [&str; 12] = [
     "SOURCES",
     "DESTINATIONS",
     "RETRY_DELAYS_S",
@@ -531,6 +531,7 @@ const RELAY_ONLY_VARS: [&str; 11] = [
     "DRAIN_RATE_PER_S",
     "PARK_MAX_AGE",
     "MESSAGE_OVERDUE",
+    "FIRST_ATTEMPT_BUDGET",
 ];
 
 /// One copy of the delivery configuration: only the relay holds it, and

@@ -6,6 +6,7 @@
 //! What happens after a failure is the next folder, `retry/`.
 
 pub mod breaker;
+pub mod call_scheduler;
 pub mod deliveries;
 pub mod destination_keys;
 pub mod destinations;

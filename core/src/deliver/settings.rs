@@ -46,6 +46,10 @@ pub struct DeliveryConfig {
     /// may be late before the periodic check sends it again
     /// (`crate::deliver::overdue`).
     pub message_overdue_ms: i64,
+    /// `FIRST_ATTEMPT_BUDGET`: how long after a `webhooks` batch's calls
+    /// begin its first attempts may still start
+    /// (`crate::deliver::call_scheduler`).
+    pub first_attempt_budget_ms: i64,
 }
 
 impl DeliveryConfig {
@@ -146,15 +150,7 @@ impl DeliveryConfig {
                 format!("is not set, but source(s) {} forward to a downstream or route to destinations; set it with `wrangler secret put DOWNSTREAM_SIGNING_SECRET`", names.join(", ")),
             ));
         }
-        let breaker_open_action = match text(env, "BREAKER_OPEN_ACTION") {
-            None => BreakerOpenAction::default(),
-            Some(raw) => BreakerOpenAction::parse(&raw).ok_or_else(|| {
-                ConfigError::new(
-                    "BREAKER_OPEN_ACTION",
-                    "must be `park`, `retry` or `dead-letter`",
-                )
-            })?,
-        };
+        let breaker_open_action = open_action(env)?;
         Ok(DeliveryConfig {
             downstreams,
             destinations,
@@ -172,7 +168,21 @@ impl DeliveryConfig {
             breaker_open_action,
             parking: ParkingConfig::load(env)?,
             message_overdue_ms: super::overdue::load(env)?,
+            first_attempt_budget_ms: super::call_scheduler::load_budget(env)?,
         })
+    }
+}
+
+/// `BREAKER_OPEN_ACTION`: `park` (default), `retry` or `dead-letter`.
+fn open_action(env: &impl ConfigEnv) -> Result<BreakerOpenAction, ConfigError> {
+    match text(env, "BREAKER_OPEN_ACTION") {
+        None => Ok(BreakerOpenAction::default()),
+        Some(raw) => BreakerOpenAction::parse(&raw).ok_or_else(|| {
+            ConfigError::new(
+                "BREAKER_OPEN_ACTION",
+                "must be `park`, `retry` or `dead-letter`",
+            )
+        }),
     }
 }
 

@@ -116,6 +116,12 @@ pub struct MessageResult {
     pub held_until: Option<Option<i64>>,
     /// The outcome otherwise (parked, a duplicate, a failure before a call).
     pub outcome: Outcome,
+    /// Leased, then handed on without a call (the invocation's call budget
+    /// or limits ran out): it goes out again at once.
+    pub handed_on: bool,
+    /// The attempt number of the call made, as counted on its row (for
+    /// the envelope of a hand-off).
+    pub attempt: Option<u32>,
 }
 
 /// What the consumer does with a message that came to `r` at `now_ms`.
@@ -134,6 +140,15 @@ pub fn next(
             return Next::Apply(Disposition::DeadLetter { failure })
         }
         None => {}
+    }
+    if r.handed_on {
+        return Next::Again {
+            delay_s: 0,
+            failure: Failure::new(
+                ErrorCode::Unknown,
+                "not started: this invocation's calls were spent; sent again at once",
+            ),
+        };
     }
     if let Some(end) = r.held_until {
         return Next::Again {
@@ -243,6 +258,8 @@ mod tests {
             called,
             held_until: held,
             outcome,
+            handed_on: false,
+            attempt: None,
         }
     }
 
@@ -289,6 +306,13 @@ mod tests {
             (result(None, true, None, d1()), "retry 30"),
             (result(None, false, None, poison), "dead-letter"),
             (result(None, false, None, Outcome::Parked), "ack"),
+            (
+                MessageResult {
+                    handed_on: true,
+                    ..result(None, false, None, Outcome::Duplicate)
+                },
+                "again 0",
+            ),
         ];
         for (r, want) in table {
             let got = said(next(r.clone(), &s, BreakerOpenAction::Park, 0));

@@ -320,6 +320,29 @@ pub fn outcome_statement(
     }
 }
 
+/// Gives a leased delivery's lease back without a call (the batch's call
+/// budget ran out before it started): pending again, its message sent at
+/// once by the caller (outstanding from `now_ms`), nothing counted.
+pub fn release_statement(
+    db: &D1Database,
+    (event_id, destination): Key<'_>,
+    claimed_at: i64,
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE deliveries SET state = ?3, claimed_at = NULL, lease_until = NULL, due_at = ?4, updated_at = ?4 \
+         WHERE event_id = ?1 AND destination = ?2 AND state = ?5 AND claimed_at = ?6",
+    )
+    .bind(&[
+        text(event_id),
+        text(destination),
+        text(DeliveryState::Pending.as_str()),
+        int(now_ms),
+        text(DeliveryState::Delivering.as_str()),
+        int(claimed_at),
+    ])
+}
+
 /// Parks a leased delivery (no call was made, or its answer parks it): `parked_at` keeps the first
 /// time, a root cause already known is kept, else `cause` stands in.
 pub fn park_statement(

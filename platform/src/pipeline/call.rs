@@ -44,6 +44,10 @@ pub enum Attempt {
         /// names where it points): the event's story tells it.
         answer: Option<Failure>,
     },
+    /// No call: the batch's call budget or limits ran out before it could
+    /// start (`super::scheduler`); its lease is given back and it goes to
+    /// the `deliveries` queue at once, spending nothing.
+    HandedOn,
 }
 
 /// One finished item: its index and what it came to.
@@ -62,6 +66,8 @@ pub(super) struct Ctx<'a> {
     /// Each item's start reserved from its destination's rate (by item
     /// index; `None`: at once).
     pub starts: Vec<Option<i64>>,
+    /// The invocation's call scheduler: every call waits for its turn.
+    pub scheduler: super::scheduler::Scheduler,
 }
 
 /// The body of `event`: inline, or from the claim-checked bodies loaded.

@@ -9,6 +9,7 @@ use super::claim::Destinations;
 use super::destination_run::{self, Destination};
 use super::item::DeliveryItem;
 use super::rate;
+use super::scheduler::Scheduler;
 use crate::join::join_all;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
@@ -22,7 +23,7 @@ pub(super) async fn deliver(
     (db, env): (&D1Database, &Env),
     items: &[DeliveryItem],
     stored: VecMap<String, String>,
-    cfg: &DeliveryConfig,
+    (cfg, budget_ms): (&DeliveryConfig, Option<i64>),
     (component, caller): (Component, Caller),
     destinations: Destinations,
 ) -> Vec<Call> {
@@ -35,6 +36,8 @@ pub(super) async fn deliver(
         component,
         caller,
         starts: Vec::new(),
+        // The budget counts from the start of the batch's calls.
+        scheduler: Scheduler::new(budget_ms.map(|b| crate::now_ms() + b)),
     };
     let (mut calls, mut groups) = by_destination(&ctx);
     let (starts, over) = rate::reserve(&ctx, &mut groups, &destinations).await;

@@ -4,6 +4,7 @@
 //! one is due.
 
 use super::call::{body_of, call_destination, Attempt, Call, Ctx};
+use super::scheduler::Slot;
 use crate::breaker_store::{claim_probe, write_folded};
 use crate::db::{breakers, error_message};
 use crate::join::join_all;
@@ -13,7 +14,9 @@ use hookrelay_core::deliver::breaker::waves::{DestinationWaves, Wave};
 use hookrelay_core::deliver::breaker::{
     after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
 };
+use hookrelay_core::deliver::call_scheduler::Ask;
 use hookrelay_core::deliver::response::{breaker_cause, parks_destination};
+use hookrelay_core::deliver::{Destination as Configured, Target};
 use hookrelay_core::parking::{
     after_destination_refused, parks_behind_drain, when_rejected, NoCall, ParkCause, Rejected,
 };
@@ -164,21 +167,7 @@ async fn call_wave(
         let failed = |i| (i, Attempt::Called(Err(super::not_configured(name))));
         return out.extend(indexes.into_iter().map(failed));
     };
-    let calls = indexes.iter().map(|&i| {
-        let item = &ctx.items[i];
-        let start = ctx.starts.get(i).copied().flatten();
-        async move {
-            // The start its destination's rate reserved (`super::rate`).
-            if let Some(at) = start {
-                sleep_until(at).await;
-            }
-            match body_of(&item.event, &ctx.stored) {
-                Ok(body) => call_destination(ctx.env, &item.event, body, d, ctx.cfg).await,
-                Err(f) => Err(f),
-            }
-        }
-    });
-    let results: Vec<Result<(), Failure>> = join_all(calls).await;
+    let (indexes, results) = scheduled_calls(ctx, d, indexes, out).await;
     let credentialed = d.auth.is_some();
     let health: Vec<Option<ErrorCode>> = results
         .iter()
@@ -203,6 +192,63 @@ async fn call_wave(
             _ => (i, Attempt::Called(r)),
         }
     }));
+}
+
+/// One wave's calls, each started when the invocation's scheduler gives
+/// it a turn (after its rate's reserved start): the items called with
+/// their results; an item handed on instead goes to `out` as such.
+async fn scheduled_calls(
+    ctx: &Ctx<'_>,
+    d: &Configured,
+    indexes: Vec<usize>,
+    out: &mut Vec<Call>,
+) -> (Vec<usize>, Vec<Result<(), Failure>>) {
+    let destination = ctx
+        .cfg
+        .destinations
+        .iter()
+        .position(|x| x.name == d.name)
+        .unwrap_or(0);
+    let service = matches!(d.target, Target::Service(_));
+    let calls = indexes.iter().map(|&i| {
+        let item = &ctx.items[i];
+        let start = ctx.starts.get(i).copied().flatten();
+        async move {
+            // The start its destination's rate reserved (`super::rate`).
+            if let Some(at) = start {
+                sleep_until(at).await;
+            }
+            let body = match body_of(&item.event, &ctx.stored) {
+                Ok(body) => body,
+                Err(f) => return Some(Err(f)),
+            };
+            let ask = Ask {
+                destination,
+                service,
+                body_bytes: body.len() as u64,
+            };
+            match ctx.scheduler.turn(ask).await {
+                Slot::HandOn => None,
+                Slot::Start(id) => {
+                    let r = call_destination(ctx.env, &item.event, body, d, ctx.cfg).await;
+                    ctx.scheduler.done(id);
+                    Some(r)
+                }
+            }
+        }
+    });
+    let answered: Vec<Option<Result<(), Failure>>> = join_all(calls).await;
+    let mut called = (Vec::new(), Vec::new());
+    for (i, r) in indexes.into_iter().zip(answered) {
+        match r {
+            Some(r) => {
+                called.0.push(i);
+                called.1.push(r);
+            }
+            None => out.push((i, Attempt::HandedOn)),
+        }
+    }
+    called
 }
 
 /// A probe claim kept losing: the probe and the rest of the batch are

@@ -51,6 +51,11 @@ pub struct Processed {
     pub after: Option<AfterCall>,
     /// For a delivery another holder leases: when that lease ends.
     pub lease_end: Option<i64>,
+    /// Leased, then handed on without a call (the call budget or the
+    /// invocation's limits ran out): its message goes at once.
+    pub handed_on: bool,
+    /// The attempt number of the call made (as counted on its row).
+    pub attempt: Option<u32>,
 }
 
 impl Processed {
@@ -63,6 +68,8 @@ impl Processed {
             outcome,
             after: None,
             lease_end: None,
+            handed_on: false,
+            attempt: None,
         }
     }
 

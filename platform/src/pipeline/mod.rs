@@ -30,6 +30,7 @@ pub(crate) mod item;
 pub mod overdue;
 mod rate;
 pub(crate) mod record;
+pub(crate) mod scheduler;
 
 use crate::db::payloads;
 use crate::{log, metrics};
@@ -182,7 +183,7 @@ pub async fn deliver(
     (db, env): (&D1Database, &Env),
     requests: &[(String, String)],
     carriers: &[Carrier<'_>],
-    (cfg, retry): (&DeliveryConfig, &RetrySchedule),
+    (cfg, retry, budget_ms): (&DeliveryConfig, &RetrySchedule, Option<i64>),
     (component, caller): (Component, Caller),
     now_ms: i64,
     control: Option<&Queue>,
@@ -196,7 +197,7 @@ pub async fn deliver(
             (db, env),
             &items,
             claimed.stored,
-            cfg,
+            (cfg, budget_ms),
             (component, caller),
             claimed.destinations,
         )

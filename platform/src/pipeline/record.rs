@@ -64,9 +64,15 @@ pub async fn record(
     out: &mut [Processed],
     control: Option<&Queue>,
 ) {
+    let (handed_on, calls): (Vec<Call>, Vec<Call>) = calls
+        .into_iter()
+        .partition(|(_, a)| matches!(a, Attempt::HandedOn));
     let (called, parked): (Vec<Call>, Vec<Call>) = calls
         .into_iter()
         .partition(|(_, a)| matches!(a, Attempt::Called(_)));
+    if !handed_on.is_empty() {
+        release(db, holder, items, &handed_on, out).await;
+    }
     let called = decided(holder, items, called);
     let now = now_ms();
     let mut written = write(db, holder, items, carriers, &called, now).await;
@@ -94,6 +100,9 @@ pub async fn record(
     } else {
         false
     };
+    for (i, _, _) in &called {
+        out[*i].attempt = Some(items[*i].attempts_before + 1);
+    }
     fold(called, unrecorded, carried, out);
     if !parked.is_empty() {
         let at = (db, holder.lease.claimed_at);
@@ -117,9 +126,47 @@ fn decided(holder: &Holder<'_>, items: &[DeliveryItem], called: Vec<Call>) -> Ve
                 });
                 Some((i, r, after))
             }
-            Attempt::Parked { .. } => None,
+            Attempt::Parked { .. } | Attempt::HandedOn => None,
         })
         .collect()
+}
+
+/// Gives back the leases of the calls handed on (one round trip); each
+/// goes to the `deliveries` queue at once. If the write fails the leases
+/// run out and the periodic check settles them.
+async fn release(
+    db: &D1Database,
+    holder: &Holder<'_>,
+    items: &[DeliveryItem],
+    handed_on: &[Call],
+    out: &mut [Processed],
+) {
+    let now = now_ms();
+    let stmts: worker::Result<Vec<D1PreparedStatement>> = handed_on
+        .iter()
+        .map(|(i, _)| {
+            let key = (
+                items[*i].event.event_id.as_str(),
+                items[*i].destination.as_str(),
+            );
+            deliveries::release_statement(db, key, holder.lease.claimed_at, now)
+        })
+        .collect();
+    let written = match stmts {
+        Ok(stmts) => crate::db::batch(db, stmts).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        log::error(
+            holder.component,
+            "lease_release_failed",
+            log::fields! {"count": handed_on.len(), "err": error_message(&e)},
+        );
+        return;
+    }
+    for (i, _) in handed_on {
+        out[*i].handed_on = true;
+    }
 }
 
 /// Folds the calls into `out`: as recorded, as carried, or (neither) as a

@@ -74,12 +74,18 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
             )
         }
     };
+    let attempts: Vec<u32> = outcomes
+        .iter()
+        .zip(&messages)
+        .map(|(r, m)| r.attempt.unwrap_or(m.attempts))
+        .collect();
     let nexts: Vec<Next> = outcomes
         .into_iter()
         .map(|r| next(r, &schedule, open_action, now))
         .collect();
     let mut dispositions = again(env, &messages, nexts).await;
-    hand_off(env, &messages, &decoded, &mut dispositions, &schedule, now).await;
+    let handed = (messages.as_slice(), attempts.as_slice());
+    hand_off(env, handed, &decoded, &mut dispositions, &schedule, now).await;
     log_failures(&messages, &decoded, &dispositions);
     metrics::flush(env).await;
     for (message, disposition) in messages.iter().zip(&dispositions) {
@@ -153,7 +159,7 @@ async fn run(
         (&db, env),
         &requests,
         &carriers,
-        (cfg, retry),
+        (cfg, retry, None),
         (COMPONENT, Caller::Consumer),
         now,
         control.as_ref(),
@@ -173,6 +179,8 @@ fn result_of(p: pipeline::Processed) -> MessageResult {
             DownstreamResult::Delivered | DownstreamResult::Failed
         ),
         held_until: (p.downstream == DownstreamResult::InFlightElsewhere).then_some(p.lease_end),
+        handed_on: p.handed_on,
+        attempt: p.attempt,
         after: p.after,
         outcome: p.outcome,
     }
@@ -185,6 +193,8 @@ fn unsettled(outcome: Outcome) -> MessageResult {
         called: false,
         held_until: None,
         outcome,
+        handed_on: false,
+        attempt: None,
     }
 }
 
@@ -244,7 +254,7 @@ async fn again(env: &Env, messages: &[QueueMessage], nexts: Vec<Next>) -> Vec<Di
 /// the core says a failed hand-off becomes (a retry).
 async fn hand_off(
     env: &Env,
-    messages: &[QueueMessage],
+    messages: (&[QueueMessage], &[u32]),
     decoded: &[Result<DeliveryMessage, Failure>],
     dispositions: &mut [Disposition],
     schedule: &RetrySchedule,

@@ -15,5 +15,13 @@ pub async fn hand_off_poison(
     schedule: &RetrySchedule,
     now: i64,
 ) {
-    poison_send::hand_off(env, COMPONENT, batch.messages, dispositions, schedule, now).await;
+    poison_send::hand_off(
+        env,
+        COMPONENT,
+        (batch.messages, &[]),
+        dispositions,
+        schedule,
+        now,
+    )
+    .await;
 }

@@ -15,6 +15,7 @@
 //!    the platform never retries the whole batch.
 
 mod failures;
+mod first_attempt;
 mod handoff;
 mod process;
 
@@ -53,7 +54,7 @@ pub async fn consume(messages: Vec<QueueMessage>, env: &Env) {
     let (schedule, delivery, open_action) = match &*config {
         Ok(c) => (
             c.retry.clone(),
-            Some(&c.delivery),
+            Some((&c.delivery, &c.retry)),
             c.delivery.breaker_open_action,
         ),
         Err(_) => (RetrySchedule::default(), None, BreakerOpenAction::default()),

@@ -1,16 +1,20 @@
 //! Step 2: ingest every decodable event of the batch, routed
-//! (`hookrelay_platform::pipeline::ingest`), then send one message per
-//! pending delivery to the `deliveries` queue, in as few `sendBatch` calls
-//! as its limits allow. A redelivered or duplicate message re-sends only
-//! the deliveries that are pending with no message outstanding
-//! (`deliveries::to_send`): one waiting out its backoff keeps its own
-//! message and its count. If the send fails, the deliveries are marked
-//! unsent and the events' messages are retried.
+//! (`hookrelay_platform::pipeline::ingest`), then make each new delivery's
+//! first attempt (`super::first_attempt`), which sends on to the
+//! `deliveries` queue only what it did not settle. A redelivered or
+//! duplicate message takes up only the deliveries that are pending with no
+//! message outstanding (`deliveries::to_send`): one waiting out its backoff
+//! keeps its own message and its count. If a send fails, the deliveries
+//! are marked unsent and the events' messages are retried.
+//! ([`enqueue`] sends every delivery's message instead: with
+//! `FIRST_ATTEMPT_BUDGET=0s`, and for a replay's re-ingest.)
 
+use super::first_attempt::first_attempts;
 use super::{Batch, COMPONENT};
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::retry::disposition::Outcome;
+use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_platform::db::deliveries;
 use hookrelay_platform::db::error_message;
@@ -27,7 +31,7 @@ pub const DELIVERIES_BINDING: &str = "DELIVERIES";
 pub async fn process(
     env: &Env,
     batch: &Batch<'_>,
-    delivery: Option<&DeliveryConfig>,
+    delivery: Option<(&DeliveryConfig, &RetrySchedule)>,
     now: i64,
 ) -> Vec<Outcome> {
     let mut outcomes: Vec<Outcome> = batch
@@ -41,7 +45,7 @@ pub async fn process(
             Err(f) => Outcome::Failed(f.clone()),
         })
         .collect();
-    let Some(delivery) = delivery else {
+    let Some((delivery, retry)) = delivery else {
         return outcomes;
     };
     let (indexes, items): (Vec<usize>, Vec<Item>) = batch
@@ -62,12 +66,28 @@ pub async fn process(
     if items.is_empty() {
         return outcomes;
     }
-    let results: Vec<Outcome> = match env.d1("DB") {
+    let results = ingest_and_attempt(env, (delivery, retry), &items, now).await;
+    for (i, outcome) in indexes.into_iter().zip(results) {
+        outcomes[i] = outcome;
+    }
+    outcomes
+}
+
+/// Ingests the items, then makes their deliveries' first attempts: each
+/// item's outcome (a failed send fails every item, so nothing is acked
+/// before its deliveries are on their way).
+async fn ingest_and_attempt(
+    env: &Env,
+    (delivery, retry): (&DeliveryConfig, &RetrySchedule),
+    items: &[Item<'_>],
+    now: i64,
+) -> Vec<Outcome> {
+    match env.d1("DB") {
         Ok(db) => {
-            let (processed, pending) =
-                pipeline::ingest(&db, &items, delivery, COMPONENT, now).await;
+            let (processed, pending) = pipeline::ingest(&db, items, delivery, COMPONENT, now).await;
             let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
-            if let Err(f) = enqueue(env, &items, pending).await {
+            let attempted = first_attempts((env, &db), (delivery, retry), items, pending, now);
+            if let Err(f) = attempted.await {
                 // Nothing is acked before its deliveries are on the queue.
                 for r in results.iter_mut() {
                     if !matches!(r, Outcome::Failed(_)) {
@@ -84,11 +104,7 @@ pub async fn process(
             );
             vec![Outcome::Failed(failure); items.len()]
         }
-    };
-    for (i, outcome) in indexes.into_iter().zip(results) {
-        outcomes[i] = outcome;
     }
-    outcomes
 }
 
 /// Sends one `DeliveryMessage` per pending delivery (in as few `sendBatch`
@@ -106,17 +122,9 @@ pub async fn enqueue(
     })?;
     let mut messages: Vec<String> = Vec::with_capacity(pending.len());
     for (event_id, destination) in &pending {
-        let Some(item) = items.iter().find(|i| i.event.event_id == *event_id) else {
+        let Some(m) = delivery_message(items, event_id, destination) else {
             continue;
         };
-        let e = item.event;
-        let m = DeliveryMessage::new(
-            &e.event_id,
-            &e.idempotency_key,
-            &e.source,
-            destination,
-            e.received_at_ms,
-        );
         if let Ok(json) = serde_json::to_string(&m) {
             messages.push(json);
         }
@@ -156,4 +164,20 @@ pub async fn enqueue(
             format!("the deliveries queue (binding {DELIVERIES_BINDING}) did not take the messages: {}; retrying", error_message(&e)),
         )
     })
+}
+
+/// The `deliveries` message of one delivery of the batch's events.
+pub fn delivery_message(
+    items: &[Item<'_>],
+    event_id: &str,
+    destination: &str,
+) -> Option<DeliveryMessage> {
+    let e = items.iter().find(|i| i.event.event_id == event_id)?.event;
+    Some(DeliveryMessage::new(
+        &e.event_id,
+        &e.idempotency_key,
+        &e.source,
+        destination,
+        e.received_at_ms,
+    ))
 }
