@@ -232,16 +232,23 @@ async fn ingest_again(
         event,
         queue_message_id: &call.queue_message_id,
     }];
+    let control = env.queue("CONTROL").ok();
+    let control = control.as_ref();
     let (processed, pending) = match destination {
         Some(d) => {
             let only = Routed::Routed {
                 matched: vec![d.to_string()],
                 unmatched: Vec::new(),
             };
-            let out = pipeline::ingest_routed(db, &items, &[only], Component::Replay, now).await;
+            let out =
+                pipeline::ingest_routed(db, &items, &[only], (Component::Replay, control), now)
+                    .await;
             (out.0, Ok(Vec::new()))
         }
-        None => pipeline::ingest(db, &items, &cfg.delivery, Component::Replay, now).await,
+        None => {
+            let caller = (Component::Replay, control);
+            pipeline::ingest(db, &items, &cfg.delivery, caller, now).await
+        }
     };
     let Some(p) = processed.into_iter().next() else {
         return Some(failed(Failure::new(

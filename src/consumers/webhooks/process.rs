@@ -59,33 +59,45 @@ pub async fn process(
     if items.is_empty() {
         return outcomes;
     }
-    let results: Vec<Outcome> = match env.d1("DB") {
-        Ok(db) => {
-            let (processed, pending) =
-                pipeline::ingest(&db, &items, delivery, COMPONENT, now).await;
-            let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
-            if let Err(f) = enqueue(env, &items, pending).await {
-                // Nothing is acked before its deliveries are on the queue.
-                for r in results.iter_mut() {
-                    if !matches!(r, Outcome::Failed(_)) {
-                        *r = Outcome::Failed(f.clone());
-                    }
-                }
-            }
-            results
-        }
+    let results = ingest_and_enqueue(env, &items, delivery, now).await;
+    for (i, outcome) in indexes.into_iter().zip(results) {
+        outcomes[i] = outcome;
+    }
+    outcomes
+}
+
+/// The decoded `items`' outcomes: ingested, then their pending deliveries
+/// sent (the `CONTROL` queue carrying the first step of a drain that a
+/// legacy parked event's copy started).
+async fn ingest_and_enqueue(
+    env: &Env,
+    items: &[Item<'_>],
+    delivery: &DeliveryConfig,
+    now: i64,
+) -> Vec<Outcome> {
+    let db = match env.d1("DB") {
+        Ok(db) => db,
         Err(e) => {
             let failure = Failure::new(
                 ErrorCode::D1Unavailable,
                 format!("D1 binding DB: {}", error_message(&e)),
             );
-            vec![Outcome::Failed(failure); items.len()]
+            return vec![Outcome::Failed(failure); items.len()];
         }
     };
-    for (i, outcome) in indexes.into_iter().zip(results) {
-        outcomes[i] = outcome;
+    let control = env.queue("CONTROL").ok();
+    let (processed, pending) =
+        pipeline::ingest(&db, items, delivery, (COMPONENT, control.as_ref()), now).await;
+    let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
+    if let Err(f) = enqueue(env, items, pending).await {
+        // Nothing is acked before its deliveries are on the queue.
+        for r in results.iter_mut() {
+            if !matches!(r, Outcome::Failed(_)) {
+                *r = Outcome::Failed(f.clone());
+            }
+        }
     }
-    outcomes
+    results
 }
 
 /// Sends one `DeliveryMessage` per pending delivery (in as few `sendBatch`
