@@ -2,8 +2,9 @@
 // one message per delivery on the user's own Cloudflare Queue, which a
 // real second Worker consumes here. A small body travels in the message;
 // a body too large for a queue message goes to R2 first, and the consumer
-// reads it back by the key the message names; the retention sweep removes
-// that object with its event. A send that fails is retried like a 5xx:
+// reads it back by the key the message names; the object stays for the
+// hold after its last send (a retry or a replay long after the event
+// arrived restarts it), then goes. A send that fails is retried like a 5xx:
 // the failing producer is a real Worker entrypoint taking `send` over RPC,
 // which refuses its first sends and then forwards to the real queue. Every
 // binding and worker here is declared by the test only, never by the
@@ -134,12 +135,14 @@ test("a body too large for a queue message is read back from R2 by the key the m
   const olderKey = received(older.id)[0].msg.body_r2_key;
   assert.ok(await bucket.head(olderKey));
 
-  // The second event as if ingested 29 days ago: past the 28 days a
-  // message can live on two queues (CLAIM_HOLD_MS), so no message can
-  // still name its body. Retention (shortened by configuration only)
-  // then sweeps both events: the old one's body goes with it, the young
-  // one's stays, since its message might still wait on the user's queue.
-  await relay.db.prepare("UPDATE events SET ingested_at = ?2, received_at = ?2 WHERE event_id = ?1").bind(older.id, Date.now() - 29 * 86_400_000).run();
+  // The second event as if ingested and sent 29 days ago: past the 28
+  // days a message can live on two queues (CLAIM_HOLD_MS), so no message
+  // can still name its body. Retention (shortened by configuration only)
+  // then sweeps both events: the old one's body goes, the young one's
+  // stays, since its message might still wait on the user's queue.
+  const monthAgo = Date.now() - 29 * 86_400_000;
+  await relay.db.prepare("UPDATE events SET ingested_at = ?2, received_at = ?2 WHERE event_id = ?1").bind(older.id, monthAgo).run();
+  await relay.db.prepare("UPDATE destination_bodies SET sent_at = ?2 WHERE event_id = ?1").bind(older.id, monthAgo).run();
   await relay.reconfigure({ EVENT_RETENTION: "1s" });
   await waitFor(async () => {
     const run = await admin.post("maintenance/run", {});
@@ -148,8 +151,49 @@ test("a body too large for a queue message is read back from R2 by the key the m
   }, { what: "the sweep to take both events", timeoutMs: 30_000, intervalMs: 1000 });
   // A restart (reconfigure) leaves stubs to runtime objects stale: fetch it again.
   const after = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay");
-  assert.equal(await after.head(olderKey), null, "the old event's body left with it");
+  assert.equal(await after.head(olderKey), null, "the body last sent a month ago is gone");
   assert.ok(await after.head(msg.body_r2_key), "the young event's body stays while its message may still be queued");
+});
+
+test("a large body sent again long after its event arrived stays for the hold after that send, not after the event's ingest, then goes", async () => {
+  // Whatever the previous test left: a retention that sweeps a 29-day-old
+  // event, and not a fresh one.
+  await relay.reconfigure({ EVENT_RETENTION: "29d" });
+  const { id, body } = await send("shop", { order: 5, blob: "r".repeat(200_000) }, "q-large-resent");
+  await waitFor(async () => (await deliveryState(id)) === "delivered" && received(id).length === 1, { what: "the large event delivered and consumed", timeoutMs: 30_000 });
+  const key = received(id)[0].msg.body_r2_key;
+
+  // Its event as if it arrived a month ago, and its delivery sent again
+  // now: a retry's message (a drain after days parked, or a replay weeks
+  // later, sends the same way).
+  const monthAgo = Date.now() - 29 * 86_400_000 - 3_600_000;
+  await relay.db.prepare("UPDATE events SET ingested_at = ?2, received_at = ?2 WHERE event_id = ?1").bind(id, monthAgo).run();
+  await relay.db.prepare("UPDATE deliveries SET state = 'pending', delivered_at = NULL WHERE event_id = ?1").bind(id).run();
+  await (await relay.producer("DELIVERIES")).send({ v: 1, kind: "delivery", event_id: id, idempotency_key: "shop:q-large-resent", source: "shop", destination: "jobs", received_at_ms: monthAgo });
+  await waitFor(async () => (await deliveryState(id)) === "delivered" && received(id).length === 2, { what: "the body sent again and consumed", timeoutMs: 30_000 });
+
+  // The sweep takes the month-old event; the body its fresh message names stays.
+  await waitFor(async () => {
+    const run = await admin.post("maintenance/run", {});
+    assert.equal(run.status, 200, JSON.stringify(run.json));
+    return (await rows(relay.db, "SELECT count(*) AS n FROM events WHERE event_id = ?1", id))[0].n === 0;
+  }, { what: "the sweep to take the month-old event", timeoutMs: 30_000, intervalMs: 1000 });
+  const run = await admin.post("maintenance/run", {});
+  assert.equal(run.status, 200, JSON.stringify(run.json));
+  let bucket = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay");
+  const kept = await bucket.get(key);
+  assert.ok(kept, "the body stays while the message sent just now may still be queued");
+  assert.equal(await kept.text(), body);
+
+  // Once the hold after that last send has passed, the next run deletes it.
+  await relay.db.prepare("UPDATE destination_bodies SET sent_at = ?2 WHERE event_id = ?1").bind(id, Date.now() - 28 * 86_400_000 - 60_000).run();
+  await waitFor(async () => {
+    const again = await admin.post("maintenance/run", {});
+    assert.equal(again.status, 200, JSON.stringify(again.json));
+    bucket = await relay.mf.getR2Bucket("ARCHIVE", "hookrelay");
+    return (await bucket.head(key)) === null;
+  }, { what: "the body deleted once its hold passed", timeoutMs: 30_000, intervalMs: 1000 });
+  assert.equal((await rows(relay.db, "SELECT count(*) AS n FROM destination_bodies WHERE event_id = ?1", id))[0].n, 0, "its record goes with it");
 });
 
 test("a failed send is a transient failure, retried like a 5xx, and the event arrives once", async () => {

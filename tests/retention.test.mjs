@@ -640,6 +640,9 @@ test("on generated rows of every swept table, the sweep takes exactly what the r
     }
     const settled = await deadLettered();
     stays.events = stays.events.filter((id) => !settled.has(id));
+    // So may the drain that only such an event held (evt_parked_i, parked
+    // for https://di.example/x), once a later step finds it settled.
+    stays.drains = stays.drains.filter((d) => !settled.has(`evt_parked_${/^https:\/\/d(\d+)\.example\/x$/.exec(d)?.[1]}`));
     for (const table of Object.keys(goes)) {
       const left = new Set((await rows(db, `SELECT ${ID_OF[table]} AS id FROM ${table}`)).map((r) => String(r.id)));
       const went = goes[table].filter((id) => left.has(id));

@@ -1,10 +1,13 @@
 //! A queue destination's delivery (`hookrelay_core::deliver::queue_destination`):
-//! its large body put to the R2 archive first, then one message sent to
-//! the user's queue as a JSON object (their consumer reads `message.body`
-//! as an object). Either failing is a transient failure, as a 5xx is: the
-//! delivery retries on its own schedule and counts against the breaker.
+//! its large body's send time recorded in D1 and the body put to the R2
+//! archive first (by every send, so the object is kept for the hold after
+//! its last one), then one message sent to the user's queue as a JSON
+//! object (their consumer reads `message.body` as an object). Any of them
+//! failing is a transient failure, as a 5xx is: the delivery retries on
+//! its own schedule and counts against the breaker.
 
-use crate::{archive_bucket, db::error_message};
+use crate::db::{destination_bodies, error_message};
+use crate::{archive_bucket, now_ms};
 use hookrelay_core::deliver::queue_destination::{queue_message, QueueMessage};
 use hookrelay_core::receive::queued_event::QueuedEvent;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
@@ -35,6 +38,21 @@ pub async fn send(
     let json = match queue_message(event, name, body) {
         QueueMessage::Inline(json) => json,
         QueueMessage::Stored { json, key } => {
+            // Recorded before the put: an object is never newer than the
+            // record its deletion waits on.
+            let recorded = match env.d1("DB") {
+                Ok(db) => destination_bodies::record_send(&db, &event.event_id, now_ms()).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = recorded {
+                return Err(failed(
+                    name,
+                    &format!(
+                        "its body's send time could not be recorded in D1 ({})",
+                        error_message(&e)
+                    ),
+                ));
+            }
             let content_type = event
                 .headers
                 .get("content-type")

@@ -1,15 +1,16 @@
 //! The bounded backfill of events from before deliveries (migration
 //! 0017): each maintenance run copies up to [`PER_RUN`] parked ones into
 //! their one delivery, to the destination named after their source
-//! (`hookrelay_core::deliver::deliveries::legacy`), and makes sure that
-//! destination has a drain, so they drain by its name. The others need no
+//! (`hookrelay_core::deliver::deliveries::legacy`); the copy itself starts
+//! that destination's drain (`deliveries::copy_legacy`, the same for every
+//! copy path), so they drain by its name. The others need no
 //! step: a pending one is copied by its own redelivered message, and a
 //! delivered, failed or unforwarded one is read through the legacy mapping
 //! until the sweep retires it (or whatever touches it first copies it).
 
 use hookrelay_core::metrics::Component;
 use hookrelay_platform::db::{deliveries, error_message};
-use hookrelay_platform::parking::park::ensure_drain;
+use hookrelay_platform::parking::park::start_drains;
 use hookrelay_platform::{log, now_ms};
 use worker::{D1Database, Env};
 
@@ -38,24 +39,31 @@ pub async fn step(env: &Env, db: &D1Database) -> u32 {
         Ok(stmts) => hookrelay_platform::db::batch(db, stmts.into()).await,
         Err(e) => Err(e),
     };
-    if let Err(e) = copied {
-        log::error(
+    let started = match copied {
+        Ok(results) => deliveries::legacy_drains_started(&results, 0),
+        Err(e) => {
+            log::error(
+                Component::Sweep,
+                "legacy_copy_failed",
+                log::fields! {"err": error_message(&e)},
+            );
+            return 0;
+        }
+    };
+    let started = started.unwrap_or_else(|e| {
+        log::warn(
             Component::Sweep,
-            "legacy_copy_failed",
+            "legacy_drains_unread",
             log::fields! {"err": error_message(&e)},
         );
-        return 0;
-    }
-    let control = env.queue("CONTROL").ok();
-    let mut sources: Vec<&str> = Vec::new();
-    for (_, source) in &found {
-        if !sources.contains(&source.as_str()) {
-            sources.push(source);
-        }
-    }
-    for source in sources {
-        ensure_drain(db, control.as_ref(), source, None, now, Component::Sweep).await;
-    }
+        Vec::new()
+    });
+    start_drains(
+        env.queue("CONTROL").ok().as_ref(),
+        &started,
+        Component::Sweep,
+    )
+    .await;
     log::info(
         Component::Sweep,
         "legacy_copied",

@@ -1,5 +1,6 @@
-//! Maintenance (DESIGN §5): the alarm watchdog, then one bounded retention
-//! sweep step. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
+//! Maintenance (DESIGN §5): the alarm watchdog, the backfill of legacy
+//! parked events, the deletion of queue destinations' large bodies past
+//! their hold (`bodies`), then one bounded retention sweep step. Run by the `*/5` cron, by `POST /internal/v1/maintenance`
 //! (the DLQ worker's `maintenance/run`), and, for the sweep alone, by its
 //! continuation messages on `hookrelay-control` while a step leaves work.
 //!
@@ -13,6 +14,7 @@
 //! has its own `Result`: a failing watchdog never blocks the sweep, and a
 //! run with a failed part answers an error naming it.
 
+mod bodies;
 pub mod continuation;
 mod lease;
 mod legacy;
@@ -67,6 +69,19 @@ pub async fn run(env: &Env, cfg: &RelayConfig, now_ms: i64) -> Result<Value, Run
     if budget.spend(4).is_ok() {
         if let Ok(db) = env.d1("DB") {
             legacy::step(env, &db).await;
+        }
+    }
+    // Queue destinations' large bodies past their hold: one D1 read, one
+    // R2 delete, one D1 delete. A failure is logged; the next run retries.
+    if budget.spend(3).is_ok() {
+        if let Ok(db) = env.d1("DB") {
+            if let Err(e) = bodies::step(env, &db, now_ms).await {
+                log::error(
+                    Component::Sweep,
+                    "destination_bodies_failed",
+                    log::fields! {"err": error_message(&e), "next": "the next run retries"},
+                );
+            }
         }
     }
     let swept = sweep_turn(env, cfg, now_ms, &mut budget).await;

@@ -12,9 +12,11 @@
 //! the chunk under the same keys, so each row is archived once by key, and
 //! nothing is deleted before its object was written.
 //!
-//! An events chunk also deletes its events' queue-destination bodies
-//! before its rows, those no queued message can still name
-//! (`hookrelay_core::deliver::queue_destination::bodies_to_delete`).
+//! An events chunk also deletes, before its rows, the queue-destination
+//! bodies of its events that no send recorded (put before migration 0025)
+//! and no queued message can still name
+//! (`hookrelay_core::deliver::queue_destination::bodies_to_delete`); a
+//! recorded body stays until the hold after its last send (`super::bodies`).
 //!
 //! A dead letter that changed between its read and its delete (unarchived,
 //! discarded) stays in D1, and its copy just put is erased before the
@@ -32,7 +34,7 @@ use hookrelay_core::retention::RetentionConfig;
 use hookrelay_core::state::ArchiveTable;
 use hookrelay_platform::archive_bucket::{self, PutIf};
 use hookrelay_platform::db::{batch, retention, Rows};
-use hookrelay_platform::db::{dead_letters, sweep_state, swept_events};
+use hookrelay_platform::db::{dead_letters, destination_bodies, sweep_state, swept_events};
 use worker::{D1Database, D1PreparedStatement, Env, Result};
 
 /// What a step did.
@@ -94,7 +96,9 @@ async fn move_chunk(
     if !redo {
         stmts.push(sweep_state::write_journal(db, &chunk)?);
     }
+    let tracked_at = push_tracked(db, &chunk, &mut stmts)?;
     let read = batch(db, stmts).await?;
+    let tracked = tracked_in(&read, tracked_at)?;
     if !redo {
         let journal = read.get(reads).ok_or_else(|| {
             worker::Error::RustError(
@@ -107,6 +111,7 @@ async fn move_chunk(
     let at = SweptAt {
         now,
         pointers_from: run.swept_pointers_from(),
+        tracked,
     };
     let (mut stmts, rows, puts) = put_chunk(env, db, &chunk, read, at).await?;
     let deleted = stmts.len();
@@ -142,11 +147,40 @@ async fn move_chunk(
     Ok((written, ahead))
 }
 
-/// When a chunk is swept: now, and from when swept events are remembered.
-#[derive(Clone, Copy)]
+/// For an events chunk, the read of which of its events have a recorded
+/// body send, pushed last; where it is.
+fn push_tracked(
+    db: &D1Database,
+    chunk: &Chunk,
+    stmts: &mut Vec<D1PreparedStatement>,
+) -> Result<Option<usize>> {
+    if chunk.table != ArchiveTable::Events {
+        return Ok(None);
+    }
+    let ids: Vec<&str> = chunk.rows.iter().map(|r| r.id.as_str()).collect();
+    stmts.push(destination_bodies::tracked(db, &ids)?);
+    Ok(Some(stmts.len() - 1))
+}
+
+/// The events [`push_tracked`]'s read found (none for another table).
+fn tracked_in(read: &[Rows], at: Option<usize>) -> Result<Vec<String>> {
+    let Some(i) = at else {
+        return Ok(Vec::new());
+    };
+    match read.get(i) {
+        Some(r) => destination_bodies::read_tracked(r),
+        None => Err(worker::Error::RustError(
+            "D1 answered no result for the chunk's recorded bodies; nothing was put, the next run retries".into(),
+        )),
+    }
+}
+
+/// When a chunk is swept: now, from when swept events are remembered,
+/// and which of an events chunk's events have a recorded body send.
 struct SweptAt {
     now: i64,
     pointers_from: i64,
+    tracked: Vec<String>,
 }
 
 /// Puts a chunk's objects from its `read`, and answers the statements
@@ -164,11 +198,12 @@ async fn put_chunk(
         let ((rows, puts), read_keys) = put_ranges(env, chunk, read).await?;
         let mut stmts = retention::delete_chunk(db, chunk, &read_keys)?;
         if chunk.table == ArchiveTable::Events {
-            // A queue destination's large body leaves with its event: it
-            // is deleted before the rows, so a failed delete leaves the
-            // journal and the redo deletes again; an event the guard then
-            // keeps has lost only a copy its next send writes again.
-            let bodies = bodies_to_delete(&chunk.rows, now);
+            // A queue destination's large body put before its sends were
+            // recorded leaves with its event: it is deleted before the
+            // rows, so a failed delete leaves the journal and the redo
+            // deletes again; an event the guard then keeps has lost only a
+            // copy its next send writes again.
+            let bodies = bodies_to_delete(&chunk.rows, &at.tracked, now);
             if !bodies.is_empty() {
                 archive_bucket::delete(env, &bodies).await?;
             }

@@ -232,6 +232,8 @@ async fn ingest_again(
         event,
         queue_message_id: &call.queue_message_id,
     }];
+    let control = env.queue("CONTROL").ok();
+    let control = control.as_ref();
     let (processed, pending) = match destination {
         Some(d) => {
             let only = Routed::Routed {
@@ -242,13 +244,16 @@ async fn ingest_again(
                 db,
                 &items,
                 &[only],
-                Component::Replay,
+                (Component::Replay, control),
                 (now, cfg.delivery.message_overdue_ms),
             )
             .await;
             (out.0, Ok(Vec::new()))
         }
-        None => pipeline::ingest(db, &items, &cfg.delivery, Component::Replay, now).await,
+        None => {
+            let caller = (Component::Replay, control);
+            pipeline::ingest(db, &items, &cfg.delivery, caller, now).await
+        }
     };
     let Some(p) = processed.into_iter().next() else {
         return Some(failed(Failure::new(

@@ -5,8 +5,31 @@
 //! large for a queue message (Cloudflare refuses one over 128 KB; the same
 //! margin as the ingest's claim check, `crate::receive::claim_check`) goes to the R2
 //! archive first, under [`body_key`], and the message names that key
-//! instead. The retention sweep removes the object with the event
-//! (`crate::retention`, by the same key).
+//! instead.
+//!
+//! **How long such an object is kept: [`CLAIM_HOLD_MS`] after its last
+//! send.** A delivery can be sent long after its event arrived (a retry, a
+//! drain after days parked, a replay weeks later), and its message may then
+//! wait that long on the user's queue; the event's age says nothing about
+//! it. Every send puts the object again before it sends, and records its
+//! send time first (`destination_bodies.sent_at`, migration 0025, kept at
+//! the latest send), so the record is never older than the object. The
+//! maintenance run deletes an object once that time is older than the hold
+//! ([`sent_before`], [`expired_bodies`]) and drops its record with it.
+//! Why a row in D1 rather than the object's own upload time: reading that
+//! costs an R2 call per object, and once the event has left D1 nothing
+//! would lead the sweep back to an object still held; the row costs one D1
+//! write per send of a body too large for a message (beside the R2 put of
+//! 128 KB or more it already makes), outlives its event, and is read in
+//! one indexed statement for up to [`BODIES_PER_RUN`] objects. An object
+//! put before the record existed has no row: it still leaves with its
+//! event once the event is older than the hold ([`bodies_to_delete`]).
+//!
+//! R2 has no conditional delete, so a send that records and puts a body in
+//! the instant between a run's read of an expired record and its delete
+//! could lose the object: the read skips every body whose event has a
+//! delivery leased (`delivering`), which leaves only a send claimed in that
+//! instant.
 //!
 //! The message is not signed: it is on the user's own queue, which only
 //! their account's Workers can write to.
@@ -110,16 +133,38 @@ fn to_json(m: &Message<'_>) -> String {
     serde_json::to_string(m).unwrap_or_default()
 }
 
-/// The large-body objects the sweep deletes with a chunk of events
-/// (`rows`: their ids and received times). An object whose message may
-/// still sit on the user's queue (sent less than [`CLAIM_HOLD_MS`] ago, the
-/// longest a message lives on two queues) stays, as a claim-checked body
-/// does: a sweep under the size cap takes young events, and their
-/// consumer must still find the body the message names. Such an object
-/// outlives its event in R2 (docs/destinations.md says so).
-pub fn bodies_to_delete(rows: &[ChunkRow], now_ms: i64) -> Vec<String> {
+/// Most bodies one maintenance run deletes: one R2 delete takes up to
+/// 1,000 keys, and half of that keeps the run's D1 statements small.
+pub const BODIES_PER_RUN: u32 = 500;
+
+/// An object last sent before this may go: no message naming it can still
+/// wait on the user's queue, which holds one at most [`CLAIM_HOLD_MS`] (the
+/// longest a message lives on two queues, as for a claim-checked body).
+pub fn sent_before(now_ms: i64) -> i64 {
+    now_ms.saturating_sub(CLAIM_HOLD_MS)
+}
+
+/// The keys of the objects to delete among `sent` (event id, last send),
+/// as read from `destination_bodies`: those whose hold has passed.
+pub fn expired_bodies(sent: &[(String, i64)], now_ms: i64) -> Vec<String> {
+    let before = sent_before(now_ms);
+    sent.iter()
+        .filter(|(_, at)| *at < before)
+        .map(|(id, _)| body_key(id))
+        .collect()
+}
+
+/// The objects the sweep deletes with a chunk of events (`rows`: their ids
+/// and ingest times): only those no send has recorded (`tracked`: the ids
+/// with a `destination_bodies` row, whose objects [`expired_bodies`]
+/// decides), which were put before the record existed, and only once
+/// their event is older than the hold, so no message they were sent with
+/// can still be queued. A recorded object stays after its event leaves D1,
+/// until its own hold passes.
+pub fn bodies_to_delete(rows: &[ChunkRow], tracked: &[String], now_ms: i64) -> Vec<String> {
+    let before = sent_before(now_ms);
     rows.iter()
-        .filter(|r| r.at < now_ms.saturating_sub(CLAIM_HOLD_MS))
+        .filter(|r| r.at < before && !tracked.contains(&r.id))
         .map(|r| body_key(&r.id))
         .collect()
 }
@@ -193,15 +238,55 @@ mod tests {
     }
 
     #[test]
-    fn the_sweep_deletes_a_body_only_once_its_message_cannot_be_queued_any_more() {
+    fn a_body_goes_only_once_the_hold_after_its_last_send_has_passed() {
+        let now = 100 * 86_400_000;
+        let sent = |id: &str, at: i64| (id.to_string(), at);
+        // (last send, deleted?)
+        let table = [
+            (now - CLAIM_HOLD_MS - 1, true),
+            (now - CLAIM_HOLD_MS, false),
+            // Replayed yesterday, whatever the event's own age.
+            (now - 86_400_000, false),
+            (now, false),
+            // A send stamped after now (another isolate's clock) is held.
+            (now + 5_000, false),
+        ];
+        for (at, deleted) in table {
+            let want = if deleted {
+                vec![body_key("evt")]
+            } else {
+                vec![]
+            };
+            assert_eq!(
+                expired_bodies(&[sent("evt", at)], now),
+                want,
+                "sent at {at}"
+            );
+        }
+        assert!(expired_bodies(&[], now).is_empty());
+        assert_eq!(sent_before(5), 5 - CLAIM_HOLD_MS);
+    }
+
+    #[test]
+    fn the_event_sweep_deletes_only_an_unrecorded_body_whose_message_cannot_be_queued_any_more() {
         let now = 100 * 86_400_000;
         let row = |id: &str, at: i64| ChunkRow { id: id.into(), at };
         let rows = [
             row("evt_old", now - CLAIM_HOLD_MS - 1),
             row("evt_at_the_hold", now - CLAIM_HOLD_MS),
             row("evt_young", now - 60_000),
+            // Old, but sent again since: its record decides.
+            row("evt_old_resent", now - CLAIM_HOLD_MS - 1),
         ];
-        assert_eq!(bodies_to_delete(&rows, now), vec![body_key("evt_old")]);
-        assert!(bodies_to_delete(&[], now).is_empty());
+        let tracked = ["evt_old_resent".to_string(), "evt_young".to_string()];
+        assert_eq!(
+            bodies_to_delete(&rows, &tracked, now),
+            vec![body_key("evt_old")]
+        );
+        assert_eq!(
+            bodies_to_delete(&rows, &[], now),
+            vec![body_key("evt_old"), body_key("evt_old_resent")]
+        );
+        assert!(bodies_to_delete(&[], &tracked, now).is_empty());
     }
 }

@@ -17,6 +17,10 @@
 //! | `drains` | `EVENT_RETENTION` | `updated_at` | no delivery row is parked for its destination, nor a legacy event (by its `parked_destination` or its source's name) |
 //! | `alarms` | `DLQ_RETENTION` | `resolved_at` | `resolved` (at that age its alert is owed no longer: `alarms::machine::Owing`) |
 //!
+//! Not archived, so not here: `destination_bodies` and the R2 objects it
+//! times go [`CLAIM_HOLD_MS`] after their last send, as
+//! `crate::deliver::queue_destination` states.
+//!
 //! **An event's guard reads its `deliveries` rows, not its summary.**
 //! `events.delivery_status` sums the rows up (`deliveries::summary`), but
 //! only if every writer recomputes it; a writer interrupted between its

@@ -49,13 +49,19 @@ pub fn insert_routed(
 /// Copies the events of `event_ids` ingested before deliveries existed
 /// (`routed_at` NULL) into their one row (with no message outstanding:
 /// `due_at` 0, so a pending one is sent at once), named after their source
-/// (`hookrelay_core::deliver::deliveries::legacy`), then marks them routed: two
-/// statements, for the batch of whatever touches such an event first.
+/// (`hookrelay_core::deliver::deliveries::legacy`), starts a drain for
+/// each destination a parked one was copied to
+/// (`drains::start_for_legacy_parked`), then marks them routed: three
+/// statements, for the batch of whatever touches such an event first (the
+/// backfill, a redelivered ingest message, a replay). Every copy path runs
+/// these, so a parked copy always has its drain; the caller reads the
+/// drains started with [`legacy_drains_started`] and sends their first
+/// steps (`crate::parking::park::start_drains`).
 pub fn copy_legacy(
     db: &D1Database,
     event_ids: &[&str],
     now_ms: i64,
-) -> Result<[D1PreparedStatement; 2]> {
+) -> Result<[D1PreparedStatement; 3]> {
     let ids = serde_json::to_string(event_ids)?;
     let copy = format!(
         "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, claimed_at, delivered_at, parked_at, park_cause, last_error, due_at) \
@@ -64,10 +70,22 @@ pub fn copy_legacy(
          FROM events e WHERE e.event_id IN (SELECT value FROM json_each(?1)) AND e.routed_at IS NULL AND e.delivery_status <> 'none'"
     );
     let copy = db.prepare(copy).bind(&[text(&ids), int(now_ms)])?;
+    let drains = super::drains::start_for_legacy_parked(db, &ids, now_ms)?;
     let mark = db
         .prepare("UPDATE events SET routed_at = ingested_at WHERE event_id IN (SELECT value FROM json_each(?1)) AND routed_at IS NULL")
         .bind(&[text(&ids)])?;
-    Ok([copy, mark])
+    Ok([copy, drains, mark])
+}
+
+/// The drains [`copy_legacy`] started (destination, generation), from the
+/// results of a batch whose statements at `copy_at` are the copy's.
+pub fn legacy_drains_started(results: &[Rows], copy_at: usize) -> Result<Vec<(String, i64)>> {
+    match results.get(copy_at + 1) {
+        Some(r) => super::drains::read_started(r),
+        None => Err(worker::Error::RustError(
+            "D1 answered no result for the legacy copy's drains; their rows are written and the resume check sends their first steps".into(),
+        )),
+    }
 }
 
 /// Up to `limit` events parked before deliveries existed (`routed_at`

@@ -42,6 +42,40 @@ pub async fn ensure(
     Ok(row)
 }
 
+/// A drain for each destination that the copy of the legacy events of
+/// `ids_json` (a JSON array of event ids) gave a parked row: the statement
+/// `deliveries::copy_legacy` runs between its copy and its mark (the
+/// events are still `routed_at` NULL then), so the copy and the drain are
+/// one transaction and no copy path can leave a parked row without one.
+/// A destination that already has a drain keeps it (a lost chain is the
+/// resume check's). Answers the drains it started ([`read_started`]),
+/// whose first step the caller sends; should that send fail, the row is
+/// due at `now_ms` and the resume check sends it once it is stale.
+pub fn start_for_legacy_parked(
+    db: &D1Database,
+    ids_json: &str,
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    db.prepare(
+        "INSERT OR IGNORE INTO drains (destination, generation, next_step_at, updated_at) \
+         SELECT DISTINCT d.destination, 1, ?2, ?2 FROM deliveries d \
+         WHERE d.state = ?3 AND d.event_id IN \
+         (SELECT e.event_id FROM events e WHERE e.event_id IN (SELECT value FROM json_each(?1)) AND e.routed_at IS NULL) \
+         RETURNING destination, generation",
+    )
+    .bind(&[
+        text(ids_json),
+        int(now_ms),
+        text(DeliveryState::Parked.as_str()),
+    ])
+}
+
+/// The drains [`start_for_legacy_parked`] started: (destination,
+/// generation) each, whose first step is still to send.
+pub fn read_started(result: &Rows) -> Result<Vec<(String, i64)>> {
+    result.map(|r| Ok((r.text("destination")?, r.int("generation")?)))
+}
+
 /// Which of `destinations` have a drain: a statement for a read batch,
 /// answered by [`parse_active`].
 pub fn active(db: &D1Database, destinations: &[&str]) -> Result<D1PreparedStatement> {

@@ -11,6 +11,7 @@ pub mod counters;
 pub mod dead_letters;
 pub mod deliveries;
 pub mod delivery_rows;
+pub mod destination_bodies;
 pub mod drains;
 pub mod event_steps;
 pub mod events;

@@ -204,7 +204,40 @@ pub async fn ensure_drain(
             return;
         }
     };
-    let delay_s = delay_s_until(probe_at_ms, now);
+    send_first_step(
+        control,
+        destination,
+        generation,
+        delay_s_until(probe_at_ms, now),
+        component,
+    )
+    .await;
+}
+
+/// Sends the first step of each drain the copy of legacy parked events
+/// started (`deliveries::copy_legacy`, read with
+/// `drains::read_started`), due at once. A failed send is logged: the
+/// row stays, and the periodic resume check sends it later.
+pub async fn start_drains(
+    control: Option<&Queue>,
+    started: &[(String, i64)],
+    component: Component,
+) {
+    for (destination, generation) in started {
+        send_first_step(control, destination, *generation, 0, component).await;
+    }
+}
+
+/// Sends the message of step `generation` of `destination`'s drain after
+/// `delay_s`, and logs what came of it.
+async fn send_first_step(
+    control: Option<&Queue>,
+    destination: &str,
+    generation: i64,
+    delay_s: u32,
+    component: Component,
+) {
+    let label = destination;
     let sent = match control {
         Some(q) => {
             queue_send::send_json_after(

@@ -1,8 +1,9 @@
 //! Phase 1: write every event to D1 in one round trip, routed: its row
 //! (with `routed_at`, `routes_unmatched` and its first `delivery_status`),
 //! one `deliveries` row per matched route, the copy of an event from
-//! before deliveries (`deliveries::copy_legacy`), and the read of the
-//! deliveries still pending, whose messages the caller then sends.
+//! before deliveries (`deliveries::copy_legacy`, which starts the drain a
+//! parked copy needs), and the read of the deliveries still pending, whose
+//! messages the caller then sends.
 
 use super::{Item, Processed};
 use crate::db::events::ingest_set;
@@ -59,12 +60,28 @@ fn statement(
     )
 }
 
-/// Per item, the ingest's result; and the results of the routing
-/// statements ([`routing`]).
-type Together = (Vec<std::result::Result<events::Ingest, Failure>>, Vec<Rows>);
+/// Per item, the ingest's result; the results of the routing statements
+/// ([`routing`]); and where among them the legacy copy's begin.
+type Together = (
+    Vec<std::result::Result<events::Ingest, Failure>>,
+    Vec<Rows>,
+    usize,
+);
 
 /// A pending delivery to send: (event id, destination).
 pub type Pending = (String, String);
+
+/// The drains the copy of legacy parked events started: (destination,
+/// generation) each, whose first step the caller sends; or why their
+/// answer is unreadable (their rows are written all the same, and the
+/// resume check sends their first steps).
+pub type Started = std::result::Result<Vec<(String, i64)>, String>;
+
+/// The routing statements, and where among them the legacy copy's begin.
+struct Riders {
+    stmts: Vec<D1PreparedStatement>,
+    copy_at: usize,
+}
 
 /// The statements that follow the upserts in the same transaction: the
 /// deliveries of the events ingested fresh, the copy of legacy rows, then
@@ -75,7 +92,7 @@ fn routing(
     routed: &[Routed],
     (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
-) -> Result<Vec<D1PreparedStatement>> {
+) -> Result<Riders> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
     for (item, r) in items.iter().zip(routed) {
         if let Routed::Routed { matched, .. } = r {
@@ -88,10 +105,11 @@ fn routing(
         }
     }
     let ids: Vec<&str> = items.iter().map(|i| i.event.event_id.as_str()).collect();
-    let mut stmts = Vec::with_capacity(4);
+    let mut stmts = Vec::with_capacity(5);
     if !rows.is_empty() {
         stmts.push(deliveries::insert_routed(db, &rows, nonce, now_ms)?);
     }
+    let copy_at = stmts.len();
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
     stmts.push(deliveries::to_send(
         db,
@@ -99,7 +117,12 @@ fn routing(
         now_ms,
         overdue_before(now_ms, overdue_ms),
     )?);
-    Ok(stmts)
+    Ok(Riders { stmts, copy_at })
+}
+
+/// The drains the legacy copy started, from the routing results.
+fn started_in(results: &[Rows], copy_at: usize) -> Started {
+    deliveries::legacy_drains_started(results, copy_at).map_err(|e| error_message(&e))
 }
 
 /// The pending deliveries, from the last of the routing results.
@@ -110,10 +133,20 @@ fn pending_in(results: &[Rows]) -> std::result::Result<Vec<Pending>, String> {
     }
 }
 
+/// What [`ingest`] answers: each item's result, the pending deliveries of
+/// the batch's events (or why they cannot be read), and the drains its
+/// copy of legacy parked events started.
+pub type Ingested = (
+    Vec<Processed>,
+    std::result::Result<Vec<Pending>, String>,
+    Started,
+);
+
 /// Ingests every item, routed as `routed` says (one per item), in one D1
 /// batch with its routing statements; answers each item's result and the
 /// pending deliveries of the batch's events (whose messages the caller
-/// sends), or why they cannot be read (then nothing may be acked as done).
+/// sends), or why they cannot be read (then nothing may be acked as done),
+/// and the drains whose first step the caller sends.
 ///
 /// One set-based statement for the whole batch in the common case. D1 runs
 /// a batch as one transaction, so one failing row rolls back all of them.
@@ -125,32 +158,41 @@ pub async fn ingest(
     items: &[Item<'_>],
     routed: &[Routed],
     (now_ms, overdue_ms): (i64, i64),
-) -> (Vec<Processed>, std::result::Result<Vec<Pending>, String>) {
+) -> Ingested {
     if items.is_empty() {
-        return (Vec::new(), Ok(Vec::new()));
+        return (Vec::new(), Ok(Vec::new()), Ok(Vec::new()));
     }
     let nonce = batch_nonce(now_ms);
     let batch_error = match together(db, items, routed, (&nonce, overdue_ms), now_ms).await {
-        Ok((results, ridden)) => {
+        Ok((results, ridden, copy_at)) => {
             return (
                 results.into_iter().map(processed).collect(),
                 pending_in(&ridden),
+                started_in(&ridden, copy_at),
             )
         }
         Err(e) => e,
     };
     if items.len() == 1 {
         let failed = processed(Err(classify_d1_error(&batch_error)));
-        return (vec![failed], Ok(Vec::new()));
+        return (vec![failed], Ok(Vec::new()), Ok(Vec::new()));
     }
     let mut out = Vec::with_capacity(items.len());
     let mut pending = Vec::new();
+    let mut started = Ok(Vec::new());
     for (item, r) in items.iter().zip(routed) {
-        let (result, more) = alone(db, item, r, (&nonce, overdue_ms), now_ms).await;
+        let (result, more, drains) = alone(db, item, r, (&nonce, overdue_ms), now_ms).await;
         out.push(processed(result));
         pending.extend(more);
+        started = match (started, drains) {
+            (Ok(mut all), Ok(more)) => {
+                all.extend(more);
+                Ok(all)
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
     }
-    (out, Ok(pending))
+    (out, Ok(pending), started)
 }
 
 /// Every item in one D1 batch (one round trip), then `riders`: set-based
@@ -163,8 +205,10 @@ async fn together(
     (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
 ) -> std::result::Result<Together, String> {
-    let riders =
-        routing(db, items, routed, (nonce, overdue_ms), now_ms).map_err(|e| error_message(&e))?;
+    let Riders {
+        stmts: riders,
+        copy_at,
+    } = routing(db, items, routed, (nonce, overdue_ms), now_ms).map_err(|e| error_message(&e))?;
     let rows = items
         .iter()
         .zip(routed)
@@ -179,7 +223,8 @@ async fn together(
         .collect();
     let sizes: Vec<usize> = rows.iter().map(String::len).collect();
     let IngestShape::Sets(chunks) = shape(&keys, &sizes) else {
-        return one_by_one(db, items, routed, nonce, now_ms, riders).await;
+        let (results, ridden) = one_by_one(db, items, routed, nonce, now_ms, riders).await?;
+        return Ok((results, ridden, copy_at));
     };
     let statements = chunks
         .iter()
@@ -205,7 +250,7 @@ async fn together(
             })
         })
         .collect();
-    Ok((results, ridden))
+    Ok((results, ridden, copy_at))
 }
 
 /// Runs the ingest's `statements`, then `riders`, as one batch, and
@@ -236,7 +281,7 @@ async fn one_by_one(
     nonce: &str,
     now_ms: i64,
     riders: Vec<D1PreparedStatement>,
-) -> std::result::Result<Together, String> {
+) -> std::result::Result<(Vec<std::result::Result<events::Ingest, Failure>>, Vec<Rows>), String> {
     let statements = items
         .iter()
         .zip(routed)
@@ -252,38 +297,49 @@ async fn one_by_one(
 }
 
 /// One event on its own, with its routing: its result and its pending
-/// deliveries (none when it failed).
+/// deliveries (none when it failed), and the drains its copy started.
 async fn alone(
     db: &D1Database,
     item: &Item<'_>,
     routed: &Routed,
     (nonce, overdue_ms): (&str, i64),
     now_ms: i64,
-) -> (std::result::Result<events::Ingest, Failure>, Vec<Pending>) {
+) -> (
+    std::result::Result<events::Ingest, Failure>,
+    Vec<Pending>,
+    Started,
+) {
     let run = async {
-        let mut stmts = vec![statement(db, item, routed, nonce, now_ms)?];
-        stmts.extend(routing(
+        let riders = routing(
             db,
             std::slice::from_ref(item),
             std::slice::from_ref(routed),
             (nonce, overdue_ms),
             now_ms,
-        )?);
-        crate::db::batch(db, stmts).await
+        )?;
+        let mut stmts = vec![statement(db, item, routed, nonce, now_ms)?];
+        stmts.extend(riders.stmts);
+        // The ingest's own statement comes first.
+        Ok::<_, worker::Error>((crate::db::batch(db, stmts).await?, riders.copy_at + 1))
     };
-    let results = match run.await {
+    let (results, copy_at) = match run.await {
         Ok(r) => r,
-        Err(e) => return (Err(classify_d1_error(&error_message(&e))), Vec::new()),
+        Err(e) => {
+            let failed = classify_d1_error(&error_message(&e));
+            return (Err(failed), Vec::new(), Ok(Vec::new()));
+        }
     };
     let Some(first) = results.first() else {
         return (
             Err(classify_d1_error("D1 returned no result for the ingest")),
             Vec::new(),
+            Ok(Vec::new()),
         );
     };
+    let started = started_in(&results, copy_at);
     match (events::read_ingest(first, nonce), pending_in(&results)) {
-        (Ok(ing), Ok(pending)) => (Ok(ing), pending),
-        (Err(f), _) => (Err(f), Vec::new()),
-        (Ok(_), Err(e)) => (Err(classify_d1_error(&e)), Vec::new()),
+        (Ok(ing), Ok(pending)) => (Ok(ing), pending, started),
+        (Err(f), _) => (Err(f), Vec::new(), started),
+        (Ok(_), Err(e)) => (Err(classify_d1_error(&e)), Vec::new(), started),
     }
 }

@@ -57,12 +57,14 @@ pub use record::{record_carried, Carrier};
 /// with its whole body when a filter reads it: those bodies are read back
 /// from D1 first, in one more round trip, only for a batch that has one
 /// (`hookrelay_core::ingest::claimed_bodies`). An event whose body could
-/// not be read is not ingested: its message is retried.
+/// not be read is not ingested: its message is retried. `control` carries
+/// the first step of a drain that the copy of a legacy parked event
+/// started ([`ingest_routed`]).
 pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
     cfg: &DeliveryConfig,
-    component: Component,
+    (component, control): (Component, Option<&Queue>),
     now_ms: i64,
 ) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
     let read = read_claimed(db, items, cfg, component).await;
@@ -83,7 +85,7 @@ pub async fn ingest(
         db,
         &kept,
         &routed,
-        component,
+        (component, control),
         (now_ms, cfg.message_overdue_ms),
     )
     .await;
@@ -135,14 +137,28 @@ fn route(event: &QueuedEvent, body: &str, cfg: &DeliveryConfig) -> Routed {
 
 /// As [`ingest`], with the routing given (a replay to one destination
 /// routes its event there alone, should its row have to be written again).
+///
+/// An event from before deliveries is copied into its row here, whoever
+/// touches it first (a redelivered message, a replay): a parked one's
+/// drain is started by the copy itself (`deliveries::copy_legacy`), and
+/// its first step is sent on `control` here, as the backfill does
+/// (`crate::parking::park::start_drains`).
 pub async fn ingest_routed(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    component: Component,
+    (component, control): (Component, Option<&Queue>),
     (now_ms, overdue_ms): (i64, i64),
 ) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
-    let (out, pending) = ingest::ingest(db, items, routed, (now_ms, overdue_ms)).await;
+    let (out, pending, started) = ingest::ingest(db, items, routed, (now_ms, overdue_ms)).await;
+    match started {
+        Ok(started) => crate::parking::park::start_drains(control, &started, component).await,
+        Err(e) => log::warn(
+            component,
+            "legacy_drains_unread",
+            log::fields! {"err": e, "next": "their rows are written; the resume check sends their first steps"},
+        ),
+    }
     for ((item, p), r) in items.iter().zip(&out).zip(routed) {
         let source = item.event.source.as_str();
         let name = match p.ingest {

@@ -13,7 +13,7 @@
 //! owes is on its queue; if a send fails, the deliveries are marked unsent
 //! and the events' messages retried (their redelivery finds them due).
 
-use super::process::{delivery_message, enqueue};
+use super::enqueue::{delivery_message, enqueue, DELIVERIES_BINDING};
 use super::COMPONENT;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::{Metric, MetricName};
@@ -229,7 +229,7 @@ async fn send_later(
     if later.is_empty() {
         return Ok(());
     }
-    let sent = match env.queue(super::process::DELIVERIES_BINDING) {
+    let sent = match env.queue(DELIVERIES_BINDING) {
         Ok(q) => queue_send::send_json_batch_after(&q, later).await,
         Err(e) => Err(e),
     };

@@ -14,12 +14,13 @@
 //! 6. apply each disposition to its own message: nothing here throws, so
 //!    the platform never retries the whole batch.
 
+mod enqueue;
 mod failures;
 mod first_attempt;
 mod handoff;
 mod process;
 
-pub use process::enqueue;
+pub use enqueue::enqueue;
 mod tally;
 
 use crate::config_cache::relay_config;

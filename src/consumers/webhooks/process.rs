@@ -6,24 +6,18 @@
 //! message outstanding (`deliveries::to_send`): one waiting out its backoff
 //! keeps its own message and its count. If a send fails, the deliveries
 //! are marked unsent and the events' messages are retried.
-//! ([`enqueue`] sends every delivery's message instead: with
+//! (`super::enqueue` sends every delivery's message instead: with
 //! `FIRST_ATTEMPT_BUDGET=0s`, and for a replay's re-ingest.)
 
 use super::first_attempt::first_attempts;
 use super::{Batch, COMPONENT};
-use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::retry::disposition::Outcome;
 use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
-use hookrelay_platform::db::deliveries;
 use hookrelay_platform::db::error_message;
-use hookrelay_platform::pipeline::{self, Item, Pending};
-use hookrelay_platform::{log, queue_send};
+use hookrelay_platform::pipeline::{self, Item};
 use worker::Env;
-
-/// The producer binding of the `deliveries` queue.
-pub const DELIVERIES_BINDING: &str = "DELIVERIES";
 
 /// Each message's outcome. Undecodable messages keep their poison failure.
 /// Without a valid configuration nothing is attempted, and every message is
@@ -73,111 +67,38 @@ pub async fn process(
     outcomes
 }
 
-/// Ingests the items, then makes their deliveries' first attempts: each
-/// item's outcome (a failed send fails every item, so nothing is acked
-/// before its deliveries are on their way).
+/// Ingests the items (the `CONTROL` queue carrying the first step of a
+/// drain that a legacy parked event's copy started), then makes their
+/// deliveries' first attempts: each item's outcome (a failed send fails
+/// every item, so nothing is acked before its deliveries are on their way).
 async fn ingest_and_attempt(
     env: &Env,
     (delivery, retry): (&DeliveryConfig, &RetrySchedule),
     items: &[Item<'_>],
     now: i64,
 ) -> Vec<Outcome> {
-    match env.d1("DB") {
-        Ok(db) => {
-            let (processed, pending) = pipeline::ingest(&db, items, delivery, COMPONENT, now).await;
-            let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
-            let attempted = first_attempts((env, &db), (delivery, retry), items, pending, now);
-            if let Err(f) = attempted.await {
-                // Nothing is acked before its deliveries are on the queue.
-                for r in results.iter_mut() {
-                    if !matches!(r, Outcome::Failed(_)) {
-                        *r = Outcome::Failed(f.clone());
-                    }
-                }
-            }
-            results
-        }
+    let db = match env.d1("DB") {
+        Ok(db) => db,
         Err(e) => {
             let failure = Failure::new(
                 ErrorCode::D1Unavailable,
                 format!("D1 binding DB: {}", error_message(&e)),
             );
-            vec![Outcome::Failed(failure); items.len()]
+            return vec![Outcome::Failed(failure); items.len()];
         }
-    }
-}
-
-/// Sends one `DeliveryMessage` per pending delivery (in as few `sendBatch`
-/// calls as the queue takes: 150 for 50 events with three routes is two).
-pub async fn enqueue(
-    env: &Env,
-    items: &[Item<'_>],
-    pending: Result<Vec<Pending>, String>,
-) -> Result<(), Failure> {
-    let pending = pending.map_err(|e| {
-        Failure::new(
-            ErrorCode::D1Unavailable,
-            format!("the pending deliveries could not be read: {e}"),
-        )
-    })?;
-    let mut messages: Vec<String> = Vec::with_capacity(pending.len());
-    for (event_id, destination) in &pending {
-        let Some(m) = delivery_message(items, event_id, destination) else {
-            continue;
-        };
-        if let Ok(json) = serde_json::to_string(&m) {
-            messages.push(json);
-        }
-    }
-    if messages.is_empty() {
-        return Ok(());
-    }
-    let sent = match env.queue(DELIVERIES_BINDING) {
-        Ok(q) => queue_send::send_json_batch(&q, &messages).await,
-        Err(e) => Err(e),
     };
-    if sent.is_err() {
-        // They were marked outstanding when read: mark them unsent, so the
-        // message's retry (or the periodic check) sends them at once.
-        let keys: Vec<(&str, &str)> = pending
-            .iter()
-            .map(|(e, d)| (e.as_str(), d.as_str()))
-            .collect();
-        if let Ok(db) = env.d1("DB") {
-            if let Err(e) = deliveries::unsent(&db, &keys).await {
-                log::warn(
-                    COMPONENT,
-                    "deliveries_unsent_unmarked",
-                    log::fields! {"count": keys.len(), "err": error_message(&e)},
-                );
+    let control = env.queue("CONTROL").ok();
+    let (processed, pending) =
+        pipeline::ingest(&db, items, delivery, (COMPONENT, control.as_ref()), now).await;
+    let mut results: Vec<Outcome> = processed.into_iter().map(|p| p.outcome).collect();
+    let attempted = first_attempts((env, &db), (delivery, retry), items, pending, now);
+    if let Err(f) = attempted.await {
+        // Nothing is acked before its deliveries are on the queue.
+        for r in results.iter_mut() {
+            if !matches!(r, Outcome::Failed(_)) {
+                *r = Outcome::Failed(f.clone());
             }
         }
     }
-    sent.map_err(|e| {
-        log::error(
-            COMPONENT,
-            "deliveries_send_failed",
-            log::fields! {"count": messages.len(), "err": error_message(&e)},
-        );
-        Failure::new(
-            ErrorCode::Unknown,
-            format!("the deliveries queue (binding {DELIVERIES_BINDING}) did not take the messages: {}; retrying", error_message(&e)),
-        )
-    })
-}
-
-/// The `deliveries` message of one delivery of the batch's events.
-pub fn delivery_message(
-    items: &[Item<'_>],
-    event_id: &str,
-    destination: &str,
-) -> Option<DeliveryMessage> {
-    let e = items.iter().find(|i| i.event.event_id == event_id)?.event;
-    Some(DeliveryMessage::new(
-        &e.event_id,
-        &e.idempotency_key,
-        &e.source,
-        destination,
-        e.received_at_ms,
-    ))
+    results
 }
