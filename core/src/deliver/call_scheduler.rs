@@ -60,6 +60,15 @@ pub fn load_budget(env: &impl ConfigEnv) -> Result<i64, ConfigError> {
     Ok(ms)
 }
 
+/// The `deliveries` consumer's call budget: `FIRST_ATTEMPT_BUDGET`, never
+/// less than its default (with `0s`, every first attempt comes through the
+/// queue, and there it must start). A budget bounds how long a call may
+/// wait for its turn, and so the batch's leases
+/// (`crate::deliver::lease::Holder::batch`).
+pub fn retry_budget_ms(first_attempt_budget_ms: i64) -> i64 {
+    first_attempt_budget_ms.max(DEFAULT_FIRST_ATTEMPT_BUDGET_MS)
+}
+
 /// One call waiting to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ask {

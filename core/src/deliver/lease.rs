@@ -41,18 +41,22 @@ pub struct Holder {
 
 impl Holder {
     /// A batch of `caller`'s: its calls may wait for their rate's reserved
-    /// start (at most the caller's wait, `crate::deliver::rate_slots`), a
+    /// start (at most the caller's wait, `crate::deliver::rate_slots`) and
+    /// for their turn in the call scheduler (at most `budget_ms`, after
+    /// which a call not started is handed on, its lease given back), a
     /// destination's calls go in at most two waves (a probe, then the
     /// rest), and the holder records once all of them settled, so the
-    /// longest timeout among the batch's destinations counts.
-    pub fn batch(caller: Caller, longest_timeout_ms: u64) -> Holder {
-        let wait_ms = match caller {
+    /// longest timeout among the batch's destinations counts. A batch
+    /// without a budget makes one call per destination at a time (a
+    /// replay), so it never waits for a turn behind its own calls.
+    pub fn batch(caller: Caller, longest_timeout_ms: u64, budget_ms: Option<i64>) -> Holder {
+        let rate_wait_ms = match caller {
             Caller::Consumer => CONSUMER_MAX_WAIT_MS,
             Caller::DrainStep => DRAIN_MAX_WAIT_MS,
             Caller::Replay => REPLAY_MAX_WAIT_MS,
         };
         Holder {
-            wait_ms,
+            wait_ms: rate_wait_ms.max(budget_ms.unwrap_or(0)),
             calls_in_series: 2,
             longest_timeout_ms,
         }
@@ -119,13 +123,18 @@ mod tests {
 
     #[test]
     fn a_batch_lease_covers_two_waves_after_the_callers_wait() {
-        let h = Holder::batch(Caller::Consumer, 20_000);
+        let h = Holder::batch(Caller::Consumer, 20_000, Some(2_000));
         assert_eq!(
             lease_until(0, h),
             CONSUMER_MAX_WAIT_MS + 40_000 + LEASE_MARGIN_MS
         );
         // A 20 s call is covered well past DELIVERY_TIMEOUT_MS + 30 s.
-        assert!(lease_until(0, Holder::batch(Caller::Replay, 60_000)) > 60_000 + LEASE_MARGIN_MS);
+        assert!(
+            lease_until(0, Holder::batch(Caller::Replay, 60_000, None)) > 60_000 + LEASE_MARGIN_MS
+        );
+        // A budget longer than the rate's wait is what the calls may wait.
+        let long = Holder::batch(Caller::Consumer, 1_000, Some(10_000));
+        assert_eq!(lease_until(0, long), 10_000 + 2_000 + LEASE_MARGIN_MS);
     }
 
     #[test]

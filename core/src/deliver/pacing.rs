@@ -36,6 +36,18 @@ pub fn spacing_ms(rate_per_s: f64) -> f64 {
     1000.0 / rate_per_s
 }
 
+/// When a rated call may really start: its reserved start, moved later if
+/// its destination's previous call in this invocation started less than a
+/// spacing before (a reserved start that passed while the call waited for
+/// its turn is moved, never sent together with the next: the receiver
+/// never sees a burst).
+pub fn paced_start(reserved_ms: i64, previous_start_ms: Option<i64>, rate_per_s: f64) -> i64 {
+    match previous_start_ms {
+        Some(prev) => reserved_ms.max(prev + spacing_ms(rate_per_s).ceil() as i64),
+        None => reserved_ms,
+    }
+}
+
 /// How many calls fit in `window_ms` at `rate_per_s`, at least one: how a
 /// bounded slice (a replay-all call, a job step) is sized to its rate.
 pub fn calls_within(window_ms: i64, rate_per_s: f64) -> u32 {
@@ -89,6 +101,24 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_start_that_passed_while_waiting_is_moved_a_spacing_after_the_previous() {
+        let table = [
+            // (reserved, previous actual start, rate) → start
+            ((1_000, None, 4.0), 1_000),
+            ((1_000, Some(900), 4.0), 1_150),
+            ((1_000, Some(500), 4.0), 1_000),
+            ((0, Some(5_000), 0.5), 7_000),
+        ];
+        for ((reserved, prev, rate), want) in table {
+            assert_eq!(
+                paced_start(reserved, prev, rate),
+                want,
+                "{reserved} {prev:?} {rate}"
+            );
+        }
+    }
 
     #[test]
     fn rates_outside_a_tenth_to_a_hundred_are_refused() {

@@ -34,7 +34,7 @@ pub enum EventEnd {
 /// Delivers one parked delivery of `destination`.
 pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> EventEnd {
     let now = now_ms();
-    let holder = Holder::batch(Caller::DrainStep, ctx.cfg.timeout_of(destination));
+    let holder = Holder::batch(Caller::DrainStep, ctx.cfg.timeout_of(destination), None);
     let lease = deliveries::Lease {
         claimed_at: now,
         until: lease_until(now, holder),

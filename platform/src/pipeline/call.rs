@@ -68,6 +68,9 @@ pub(super) struct Ctx<'a> {
     pub starts: Vec<Option<i64>>,
     /// The invocation's call scheduler: every call waits for its turn.
     pub scheduler: super::scheduler::Scheduler,
+    /// Each rated destination's last real start in this batch (by its
+    /// index in the configuration), so a late turn never bunches starts.
+    pub last_starts: std::cell::RefCell<VecMap<usize, i64>>,
 }
 
 /// The body of `event`: inline, or from the claim-checked bodies loaded.

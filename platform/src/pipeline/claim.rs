@@ -57,7 +57,7 @@ fn failed(f: Failure) -> Option<Processed> {
 pub(super) async fn claim(
     db: &D1Database,
     requests: &[(String, String)],
-    cfg: &DeliveryConfig,
+    (cfg, budget_ms): (&DeliveryConfig, Option<i64>),
     (caller, component): (Caller, Component),
     now_ms: i64,
 ) -> Claimed {
@@ -69,7 +69,7 @@ pub(super) async fn claim(
         .unwrap_or(cfg.timeout_ms);
     let lease = deliveries::Lease {
         claimed_at: now_ms,
-        until: lease_until(now_ms, Holder::batch(caller, longest)),
+        until: lease_until(now_ms, Holder::batch(caller, longest, budget_ms)),
     };
     let mut claimed = Claimed {
         done,

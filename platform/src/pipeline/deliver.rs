@@ -38,6 +38,7 @@ pub(super) async fn deliver(
         starts: Vec::new(),
         // The budget counts from the start of the batch's calls.
         scheduler: Scheduler::new(budget_ms.map(|b| crate::now_ms() + b)),
+        last_starts: std::cell::RefCell::new(VecMap::new()),
     };
     let (mut calls, mut groups) = by_destination(&ctx);
     let (starts, over) = rate::reserve(&ctx, &mut groups, &destinations).await;

@@ -15,6 +15,7 @@ use hookrelay_core::deliver::breaker::{
     after_lost_claim, next_probe_at, BreakerState, LostClaim, STATE_WHEN_UNREADABLE,
 };
 use hookrelay_core::deliver::call_scheduler::Ask;
+use hookrelay_core::deliver::pacing::paced_start;
 use hookrelay_core::deliver::response::{breaker_cause, parks_destination};
 use hookrelay_core::deliver::{Destination as Configured, Target};
 use hookrelay_core::parking::{
@@ -230,6 +231,14 @@ async fn scheduled_calls(
             match ctx.scheduler.turn(ask).await {
                 Slot::HandOn => None,
                 Slot::Start(id) => {
+                    if let (Some(at), Some(rate)) = (start, d.rate_per_s) {
+                        // A turn that came after its reserved start moves
+                        // the start, never bunching it with the previous.
+                        let prev = ctx.last_starts.borrow().get(&destination).copied();
+                        let at = paced_start(at, prev, rate).max(now_ms());
+                        ctx.last_starts.borrow_mut().insert(destination, at);
+                        sleep_until(at).await;
+                    }
                     let r = call_destination(ctx.env, &item.event, body, d, ctx.cfg).await;
                     ctx.scheduler.done(id);
                     Some(r)

@@ -204,7 +204,7 @@ pub async fn deliver(
     now_ms: i64,
     control: Option<&Queue>,
 ) -> Vec<Processed> {
-    let claimed = claim::claim(db, requests, cfg, (caller, component), now_ms).await;
+    let claimed = claim::claim(db, requests, (cfg, budget_ms), (caller, component), now_ms).await;
     let mut done = claimed.done;
     if !claimed.leased.is_empty() {
         let (indexes, items): (Vec<usize>, Vec<DeliveryItem>) = claimed.leased.into_iter().unzip();

@@ -50,6 +50,7 @@ impl Scheduler {
             scheduler: self,
             id,
             timer,
+            asked: false,
         }
         .await
     }
@@ -73,6 +74,10 @@ struct Wait<'a> {
     scheduler: &'a Scheduler,
     id: usize,
     timer: Option<Pin<Box<worker::Delay>>>,
+    /// Whether it has yielded once since it asked: every call of the batch
+    /// asks in the same pass before any is given a turn, so the turns are
+    /// shared between destinations rather than handed out in asking order.
+    asked: bool,
 }
 
 impl Future for Wait<'_> {
@@ -80,6 +85,11 @@ impl Future for Wait<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Slot> {
         let this = self.get_mut();
+        if !this.asked {
+            this.asked = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         if let Some(t) = this.timer.as_mut() {
             // Polled so that the budget's end wakes this call.
             let _ = t.as_mut().poll(cx);

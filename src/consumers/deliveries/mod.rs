@@ -25,6 +25,7 @@
 
 use crate::config_cache::relay_config;
 use hookrelay_core::deliver::breaker::BreakerOpenAction;
+use hookrelay_core::deliver::call_scheduler::retry_budget_ms;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
 use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_core::parking::Caller;
@@ -159,7 +160,13 @@ async fn run(
         (&db, env),
         &requests,
         &carriers,
-        (cfg, retry, None),
+        // The same budget as a first attempt's: a call that cannot start
+        // within it is handed on, so the batch's leases stay bounded.
+        (
+            cfg,
+            retry,
+            Some(retry_budget_ms(cfg.first_attempt_budget_ms)),
+        ),
         (COMPONENT, Caller::Consumer),
         now,
         control.as_ref(),
