@@ -281,6 +281,35 @@ pub fn error(component: Component, event: &str, fields: &[(&str, Field<'_>)]) {
     emit(Level::Error, None, component, event, fields);
 }
 
+/// A delivery that failed and what happens next (`retry`, with its delay,
+/// or `dead_letter`): the WARN line `[consumer] delivery failed` that the
+/// first attempts and the `deliveries` consumer both write. `message` is
+/// the queue message id and the platform's attempts, when a message
+/// carried it.
+pub fn delivery_failed(
+    component: Component,
+    (id, destination): (&str, &str),
+    message: Option<(&str, u32)>,
+    failure: &hookrelay_core::state::error_code::Failure,
+    (next, delay_s): (&str, Option<u32>),
+) {
+    emit(
+        Level::Warn,
+        Some("[consumer] delivery failed"),
+        component,
+        "delivery_failed",
+        fields! {
+            "id": id,
+            "destination": destination,
+            "queue_message_id": message.map(|m| m.0),
+            "attempts": message.map(|m| m.1),
+            "err": fields!{"code": failure.code, "class": failure.class(), "message": failure.message},
+            "next": next,
+            "delay_s": delay_s,
+        },
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@ use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::{deliveries, error_message};
-use hookrelay_platform::log::{self, Level};
+use hookrelay_platform::log;
 use hookrelay_platform::pipeline::{self, Carrier};
 use hookrelay_platform::queue_message::QueueMessage;
 use hookrelay_platform::{metrics, now_ms, poison_send, queue_send};
@@ -335,20 +335,12 @@ fn log_failures(
                 1,
             );
         }
-        log::emit(
-            Level::Warn,
-            Some("[consumer] delivery failed"),
+        log::delivery_failed(
             COMPONENT,
-            "delivery_failed",
-            log::fields! {
-                "id": id,
-                "destination": destination,
-                "queue_message_id": message.id,
-                "attempts": message.attempts,
-                "err": log::fields!{"code": failure.code, "class": failure.class(), "message": failure.message},
-                "next": next,
-                "delay_s": delay_s,
-            },
+            (id, destination),
+            Some((message.id.as_str(), message.attempts)),
+            failure,
+            (next, delay_s),
         );
     }
 }

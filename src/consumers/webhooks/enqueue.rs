@@ -21,12 +21,7 @@ pub async fn enqueue(
     items: &[Item<'_>],
     pending: Result<Vec<Pending>, String>,
 ) -> Result<(), Failure> {
-    let pending = pending.map_err(|e| {
-        Failure::new(
-            ErrorCode::D1Unavailable,
-            format!("the pending deliveries could not be read: {e}"),
-        )
-    })?;
+    let pending = read_pending(pending)?;
     let mut messages: Vec<String> = Vec::with_capacity(pending.len());
     for (event_id, destination) in &pending {
         let Some(m) = delivery_message(items, event_id, destination) else {
@@ -87,4 +82,15 @@ pub fn delivery_message(
         destination,
         e.received_at_ms,
     ))
+}
+
+/// The deliveries to send, or why they could not be read (then nothing is
+/// acked: the events' messages are retried).
+pub fn read_pending(pending: Result<Vec<Pending>, String>) -> Result<Vec<Pending>, Failure> {
+    pending.map_err(|e| {
+        Failure::new(
+            ErrorCode::D1Unavailable,
+            format!("the pending deliveries could not be read: {e}"),
+        )
+    })
 }

@@ -13,7 +13,7 @@
 //! owes is on its queue; if a send fails, the deliveries are marked unsent
 //! and the events' messages retried (their redelivery finds them due).
 
-use super::enqueue::{delivery_message, enqueue, DELIVERIES_BINDING};
+use super::enqueue::{delivery_message, enqueue, read_pending, DELIVERIES_BINDING};
 use super::COMPONENT;
 use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::{Metric, MetricName};
@@ -47,12 +47,7 @@ pub async fn first_attempts(
     pending: Result<Vec<Pending>, String>,
     now: i64,
 ) -> Result<(), Failure> {
-    let pending = pending.map_err(|e| {
-        Failure::new(
-            ErrorCode::D1Unavailable,
-            format!("the pending deliveries could not be read: {e}"),
-        )
-    })?;
+    let pending = read_pending(pending)?;
     if pending.is_empty() {
         return Ok(());
     }
@@ -269,18 +264,6 @@ fn log_failures(pending: &[Pending], processed: &[Processed], owed: &[Owed]) {
             Owed::Message(d) => ("retry", Some(*d)),
             _ => ("dead_letter", None),
         };
-        log::emit(
-            log::Level::Warn,
-            Some("[consumer] delivery failed"),
-            COMPONENT,
-            "delivery_failed",
-            log::fields! {
-                "id": id,
-                "destination": destination,
-                "err": log::fields!{"code": failure.code, "class": failure.class(), "message": failure.message},
-                "next": next,
-                "delay_s": delay_s,
-            },
-        );
+        log::delivery_failed(COMPONENT, (id, destination), None, failure, (next, delay_s));
     }
 }
