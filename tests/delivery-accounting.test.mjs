@@ -206,3 +206,30 @@ test("when the carried record fails too, the lease runs out and the periodic che
   assert.equal(attempt.code, "TIMEOUT");
   assert.match(attempt.message, /may already have it/);
 });
+
+test("rows and messages the previous release left are delivered once: a v1 message for a row with no due_at, a lease with no lease_until", async () => {
+  const { relay, downstream } = await relayWith({ "/first": () => ({ status: 200 }), "/old": () => ({ status: 200 }), "/held": () => ({ status: 200 }), "/dead": () => ({ status: 200 }) }, { destinations: ["first"] });
+  const { event_id } = await send(relay, { n: "previous-release" });
+  await waitFor(async () => (await delivery(relay, event_id, "first"))?.state === "delivered", { what: "the routed delivery" });
+  const [e] = await rows(relay.db, "SELECT idempotency_key, received_at FROM events WHERE event_id = ?", event_id);
+  const now = Date.now();
+  // As the previous release writes them: no due_at, no lease_until.
+  const insert = (destination, state, claimedAt) =>
+    relay.db
+      .prepare("INSERT INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, claimed_at) VALUES (?1, ?2, ?3, 0, ?4, ?4, ?5)")
+      .bind(event_id, destination, state, now, claimedAt)
+      .run();
+  await insert("old", "pending", null);
+  await insert("held", "delivering", now); // its holder's call is in flight
+  await insert("dead", "delivering", now - 10 * 60_000); // its holder died long ago
+  const message = (destination) => ({ body: JSON.stringify({ v: 1, kind: "delivery", event_id, idempotency_key: e.idempotency_key, source: "acct", destination, received_at_ms: e.received_at }), contentType: "text" });
+  await (await relay.producer("DELIVERIES")).sendBatch([message("old"), message("held"), message("old")]);
+  await waitFor(async () => (await delivery(relay, event_id, "old"))?.state === "delivered", { what: "the previous release's pending delivery", timeoutMs: deadline(deliveryScheduleMs(relay)) });
+  await periodicCheck(relay);
+  await waitFor(async () => (await delivery(relay, event_id, "dead"))?.state === "delivered", { what: "the dead holder's lease settled and retried", timeoutMs: deadline(deliveryScheduleMs(relay, { failures: 1 })) });
+  assert.equal(downstream.hits("/old").length, 1, "two copies of its message, one call");
+  assert.equal(downstream.hits("/dead").length, 1);
+  const held = await delivery(relay, event_id, "held");
+  assert.equal(held.state, "delivering", "a lease the previous release took is honoured (for 150 s, the longest it could hold one)");
+  assert.equal(downstream.hits("/held").length, 0, "and its delivery is not called meanwhile");
+});
