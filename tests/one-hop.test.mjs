@@ -115,6 +115,12 @@ test("a hanging destination beside a fast one: the fast one's first attempts all
   // fast call had.
   const hangs = downstream.hits("/hang").map((r) => r.at - first).sort((a, b) => a - b);
   assert.ok(hangs.length < 4 || hangs[3] >= Math.max(...fast), `the hanging destination took a fourth call (${hangs}) while fast calls waited (${fast})`);
+  // What did not start within the budget went to the deliveries queue at
+  // its end, not once the started calls timed out: the next of the
+  // hanging destination's first attempts started before the first timeout.
+  await waitFor(() => downstream.hits("/hang").length > 3, { what: "a handed-on first attempt", timeoutMs: deadline(timeoutMs) });
+  const later = downstream.hits("/hang").map((r) => r.at - first).sort((a, b) => a - b)[3];
+  assert.ok(later < timeoutMs, `a handed-on first attempt started ${later} ms after the batch's first call, after the ${timeoutMs} ms timeout of the calls that started`);
 });
 
 test("a batch to a service destination wider than 32 is delivered, with no exception and no breaker opened", async () => {

@@ -74,6 +74,8 @@ pub fn retry_budget_ms(first_attempt_budget_ms: i64) -> i64 {
 pub struct Ask {
     /// Its destination (an index the caller chose).
     pub destination: usize,
+    /// What it delivers (an index the caller chose: its item in the batch).
+    pub item: usize,
     /// Whether it goes through a service binding.
     pub service: bool,
     /// Its body's size.
@@ -131,6 +133,16 @@ impl CallScheduler {
     /// Where call `id` stands.
     pub fn turn(&self, id: usize) -> Turn {
         self.turns[id]
+    }
+
+    /// The items of the calls handed on so far.
+    pub fn handed_on(&self) -> Vec<usize> {
+        self.turns
+            .iter()
+            .zip(&self.asks)
+            .filter(|(t, _)| **t == Turn::HandOn)
+            .map(|(_, a)| a.item)
+            .collect()
     }
 
     /// Calls open now.
@@ -195,6 +207,7 @@ mod tests {
     fn ask(destination: usize) -> Ask {
         Ask {
             destination,
+            item: 0,
             service: false,
             body_bytes: 10,
         }
@@ -282,6 +295,7 @@ mod tests {
         let mut s = CallScheduler::new(None);
         let service = Ask {
             destination: 0,
+            item: 0,
             service: true,
             body_bytes: 1,
         };
@@ -305,11 +319,13 @@ mod tests {
         let mut b = CallScheduler::new(None);
         let big = Ask {
             destination: 0,
+            item: 7,
             service: false,
             body_bytes: 20 * 1024 * 1024,
         };
         let (x, y) = (b.ask(big), b.ask(big));
         b.advance(0);
         assert_eq!((b.turn(x), b.turn(y)), (Turn::Start, Turn::HandOn));
+        assert_eq!(b.handed_on(), vec![7]);
     }
 }

@@ -46,7 +46,7 @@ pub async fn park(
                 why: *why,
                 answer: answer.as_ref().map(|f| f.message.as_str()),
             }),
-            Attempt::Called(_) | Attempt::HandedOn => None,
+            Attempt::Called(_) | Attempt::HandedOn | Attempt::SentOn => None,
         })
         .collect();
     let written = match statements((db, claimed_at), items, &parks, component, now) {

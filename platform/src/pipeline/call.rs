@@ -48,6 +48,9 @@ pub enum Attempt {
     /// start (`super::scheduler`); its lease is given back and it goes to
     /// the `deliveries` queue at once, spending nothing.
     HandedOn,
+    /// Handed on at the budget's end, its lease given back and its message
+    /// sent already (`super::hand_on`): nothing more to do.
+    SentOn,
 }
 
 /// One finished item: its index and what it came to.

@@ -7,6 +7,7 @@
 use super::call::{body_of, Attempt, Call, Ctx};
 use super::claim::Destinations;
 use super::destination_run::{self, Destination};
+use super::hand_on::{self, mark_sent, Beside};
 use super::item::DeliveryItem;
 use super::rate;
 use super::scheduler::Scheduler;
@@ -15,6 +16,7 @@ use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
 use hookrelay_core::support::vec_map::VecMap;
+use std::cell::RefCell;
 use worker::{D1Database, Env};
 
 /// Calls the destination of every item, or parks it; the answer is in
@@ -23,10 +25,11 @@ pub(super) async fn deliver(
     (db, env): (&D1Database, &Env),
     items: &[DeliveryItem],
     stored: VecMap<String, String>,
-    (cfg, budget_ms): (&DeliveryConfig, Option<i64>),
+    (cfg, budget_ms, claimed_at): (&DeliveryConfig, Option<i64>, i64),
     (component, caller): (Component, Caller),
     destinations: Destinations,
 ) -> Vec<Call> {
+    let budget_ends = budget_ms.map(|b| crate::now_ms() + b);
     let mut ctx = Ctx {
         db,
         env,
@@ -37,7 +40,7 @@ pub(super) async fn deliver(
         caller,
         starts: Vec::new(),
         // The budget counts from the start of the batch's calls.
-        scheduler: Scheduler::new(budget_ms.map(|b| crate::now_ms() + b)),
+        scheduler: Scheduler::new(budget_ends),
         last_starts: std::cell::RefCell::new(VecMap::new()),
     };
     let (mut calls, mut groups) = by_destination(&ctx);
@@ -57,7 +60,15 @@ pub(super) async fn deliver(
         };
         destination_run::run(&ctx, destination)
     });
-    calls.extend(join_all(runs).await.into_iter().flatten());
+    let sent = RefCell::new(Vec::new());
+    let watcher =
+        budget_ends.map(|end| Box::pin(hand_on::at_budget_end(&ctx, (end, claimed_at), &sent)));
+    let ran = Beside {
+        main: Box::pin(join_all(runs)),
+        side: watcher,
+    };
+    calls.extend(ran.await.into_iter().flatten());
+    mark_sent(&mut calls, &sent.borrow());
     in_item_order(calls, ctx.items.len())
 }
 

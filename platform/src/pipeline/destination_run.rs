@@ -225,6 +225,7 @@ async fn scheduled_calls(
             };
             let ask = Ask {
                 destination,
+                item: i,
                 service,
                 body_bytes: body.len() as u64,
             };

@@ -25,6 +25,7 @@ pub(crate) mod call;
 mod claim;
 mod deliver;
 mod destination_run;
+mod hand_on;
 mod ingest;
 pub(crate) mod item;
 pub mod overdue;
@@ -213,7 +214,7 @@ pub async fn deliver(
             (db, env),
             &items,
             claimed.stored,
-            (cfg, budget_ms),
+            (cfg, budget_ms, claimed.lease.claimed_at),
             (component, caller),
             claimed.destinations,
         )

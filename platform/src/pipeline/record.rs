@@ -64,6 +64,11 @@ pub async fn record(
     out: &mut [Processed],
     control: Option<&Queue>,
 ) {
+    // Handed on at the budget's end: given back and sent already.
+    let calls: Vec<Call> = calls
+        .into_iter()
+        .filter(|(_, a)| !matches!(a, Attempt::SentOn))
+        .collect();
     let (handed_on, calls): (Vec<Call>, Vec<Call>) = calls
         .into_iter()
         .partition(|(_, a)| matches!(a, Attempt::HandedOn));
@@ -126,7 +131,7 @@ fn decided(holder: &Holder<'_>, items: &[DeliveryItem], called: Vec<Call>) -> Ve
                 });
                 Some((i, r, after))
             }
-            Attempt::Parked { .. } | Attempt::HandedOn => None,
+            Attempt::Parked { .. } | Attempt::HandedOn | Attempt::SentOn => None,
         })
         .collect()
 }

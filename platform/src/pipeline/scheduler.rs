@@ -55,6 +55,18 @@ impl Scheduler {
         .await
     }
 
+    /// The budget's end passed: every call still waiting is handed on now.
+    pub fn end_budget(&self) {
+        if self.state.borrow_mut().advance(now_ms()) {
+            self.wake();
+        }
+    }
+
+    /// The items of the calls handed on so far.
+    pub fn handed_on(&self) -> Vec<usize> {
+        self.state.borrow().handed_on()
+    }
+
     /// The call `id` settled: its slot goes to the next one.
     pub fn done(&self, id: usize) {
         self.state.borrow_mut().done(id);
