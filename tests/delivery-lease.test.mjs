@@ -164,7 +164,9 @@ async function holdPastOldBound({ eventId, entryId }) {
   await waitFor(() => destination.calls(eventId) === 2, { what: `the replay's call of ${eventId}`, timeoutMs: deadline() });
   const row = await delivery(eventId);
   assert.equal(row.state, "delivering", "the replay holds the lease while its call is open");
-  const staleAt = row.claimed_at + oldBoundMs() + PAST_BOUND_MS;
+  // When the lease was taken (its `updated_at`; `claimed_at` is the lease's
+  // stamp, written late enough for the previous release to honour it).
+  const staleAt = row.updated_at + oldBoundMs() + PAST_BOUND_MS;
   assert.ok(staleAt - Date.now() + deadline(deliveriesHopMs()) < DESTINATION_TIMEOUT_MS, "the held call stays within the destination's timeout_ms");
   await waitFor(() => Date.now() > staleAt, { what: "the old lease bound to pass", timeoutMs: staleAt - Date.now() + MARGIN_MS });
   assert.equal(destination.calls(eventId), 2, "no other call before the second claimer");

@@ -26,6 +26,20 @@ pub const LEASE_MARGIN_MS: i64 = 30_000;
 /// release used.
 pub const LEGACY_LEASE_MS: i64 = *DELIVERY_TIMEOUT_RANGE_MS.end() as i64 + LEASE_MARGIN_MS;
 
+/// The shortest time the previous release honoured a lease it found (a
+/// 100 ms timeout plus its 30 s margin, counted from `claimed_at`).
+pub const PREVIOUS_RELEASE_MIN_BOUND_MS: i64 =
+    *DELIVERY_TIMEOUT_RANGE_MS.start() as i64 + LEASE_MARGIN_MS;
+
+/// The `claimed_at` a lease ending at `lease_until_ms` is written with: now,
+/// or later, so that the previous release (rolled back over this schema,
+/// reading only `claimed_at` against its own bound) honours the lease until
+/// its end and never calls a delivery whose call is in flight. It also
+/// names the lease (every later write of its holder checks it).
+pub fn claim_stamp(now_ms: i64, lease_until_ms: i64) -> i64 {
+    now_ms.max(lease_until_ms - PREVIOUS_RELEASE_MIN_BOUND_MS)
+}
+
 /// What a holder awaits before it records: the figures the rule takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Holder {
@@ -158,6 +172,24 @@ mod tests {
         assert!(!lease_live(Some(0), Some(50), 51));
         assert!(!lease_live(None, Some(50), 0));
         assert_eq!(LEGACY_LEASE_MS, 150_000);
+    }
+
+    #[test]
+    fn a_lease_is_stamped_so_that_the_previous_release_honours_it_to_its_end() {
+        let table = [
+            // (now, lease until) → claimed_at
+            ((0, 20_000), 0),
+            ((0, 100_000), 100_000 - 30_100),
+            ((5_000, 35_100), 5_000),
+        ];
+        for ((now, until), stamp) in table {
+            let claimed = claim_stamp(now, until);
+            assert_eq!(claimed, stamp, "{now} {until}");
+            // The previous release took a lease over once claimed_at was
+            // older than its bound, at least PREVIOUS_RELEASE_MIN_BOUND_MS.
+            assert!(claimed + PREVIOUS_RELEASE_MIN_BOUND_MS >= until);
+            assert_eq!(lease_end(Some(claimed), Some(until)), Some(until));
+        }
     }
 
     #[test]

@@ -160,10 +160,24 @@ fn states_json(states: &[DeliveryState]) -> Result<String> {
 /// (`hookrelay_core::deliver::lease::lease_until`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
-    /// The claim time: the lease's identity on the row.
+    /// When it was taken.
+    pub at: i64,
+    /// Its stamp on the row (`hookrelay_core::deliver::lease::claim_stamp`):
+    /// the lease's identity in every later write of its holder.
     pub claimed_at: i64,
     /// Its end.
     pub until: i64,
+}
+
+impl Lease {
+    /// A lease taken at `at_ms` until `until_ms`.
+    pub fn new(at_ms: i64, until_ms: i64) -> Lease {
+        Lease {
+            at: at_ms,
+            claimed_at: hookrelay_core::deliver::lease::claim_stamp(at_ms, until_ms),
+            until: until_ms,
+        }
+    }
 }
 
 /// Takes the lease of every delivery of `keys` in one of `claimable`
@@ -180,7 +194,7 @@ pub fn claim_statement(
     due_by: Option<i64>,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE deliveries SET state = ?4, claimed_at = ?2, lease_until = ?3, updated_at = ?2 \
+        "UPDATE deliveries SET state = ?4, claimed_at = ?2, lease_until = ?3, updated_at = ?7 \
          WHERE (event_id, destination) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1)) \
          AND state IN (SELECT value FROM json_each(?5)) \
          AND (?6 IS NULL OR (handed_off_at IS NULL AND (due_at IS NULL OR due_at <= ?6))) \
@@ -193,6 +207,7 @@ pub fn claim_statement(
         text(DeliveryState::Delivering.as_str()),
         text(&states_json(claimable)?),
         due_by.map_or(wasm_bindgen::JsValue::NULL, int),
+        int(lease.at),
     ])
 }
 

@@ -35,10 +35,7 @@ pub enum EventEnd {
 pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> EventEnd {
     let now = now_ms();
     let holder = Holder::batch(Caller::DrainStep, ctx.cfg.timeout_of(destination), None);
-    let lease = deliveries::Lease {
-        claimed_at: now,
-        until: lease_until(now, holder),
-    };
+    let lease = deliveries::Lease::new(now, lease_until(now, holder));
     let key = (row.event.event_id.as_str(), destination);
     match deliveries::claim_parked(ctx.db, key, lease).await {
         Ok(true) => {}
@@ -62,14 +59,14 @@ pub async fn one(ctx: &DrainCtx<'_>, row: &DeliveryRow, destination: &str) -> Ev
         destination,
         now_ms(),
     ) {
-        repark(ctx, (row, now), destination, None).await;
+        repark(ctx, (row, lease.claimed_at), destination, None).await;
         return match admitted {
             Admission::Reject { retry_at_ms, .. } => EventEnd::ProbeAt(retry_at_ms),
             _ => EventEnd::Stopped,
         };
     }
     let result = send(ctx, row, destination).await;
-    settle(ctx, (row, now), destination, result).await
+    settle(ctx, (row, lease.claimed_at), destination, result).await
 }
 
 /// The call, with the body loaded if it was claim-checked.

@@ -67,10 +67,10 @@ pub(super) async fn claim(
         .map(|n| cfg.timeout_of(n))
         .max()
         .unwrap_or(cfg.timeout_ms);
-    let lease = deliveries::Lease {
-        claimed_at: now_ms,
-        until: lease_until(now_ms, Holder::batch(caller, longest, budget_ms)),
-    };
+    let lease = deliveries::Lease::new(
+        now_ms,
+        lease_until(now_ms, Holder::batch(caller, longest, budget_ms)),
+    );
     let mut claimed = Claimed {
         done,
         leased: Vec::new(),
@@ -251,7 +251,7 @@ fn statements(
 ) -> worker::Result<Vec<worker::D1PreparedStatement>> {
     // A consumer's message calls only a delivery that is due: an extra
     // copy of it (a re-send, a no-call retry) waits out the backoff too.
-    let due = (caller == Caller::Consumer).then(|| due_by(lease.claimed_at));
+    let due = (caller == Caller::Consumer).then(|| due_by(lease.at));
     let ids: Vec<&str> = keys.iter().map(|k| k.0).collect();
     let mut stmts = vec![
         deliveries::claim_statement(db, keys, DeliveryState::claimable(caller), lease, due)?,
