@@ -11,6 +11,7 @@
 //   target 7  archive-sweep.mjs    retention sweep (D1 -> R2) vs a hand-written JS anchor
 //   target 8  consumer-beside-sweep.mjs  target 1 again, with a retention sweep beside it
 //   target 9  rate-trips.mjs       the shared rate's D1 round trips per deliveries batch
+//   target 10 end-to-end.mjs       POST to arrival through `npm start`, beside a one-hop JS relay
 // then native signature verification (cargo bench) and `npm test` notes.
 // D1 round trips are counted by d1-counter.mjs in every consumer table.
 import { spawnSync } from "node:child_process";
@@ -63,7 +64,7 @@ const esbuild = (await import("esbuild")).default;
 
 // The hand-written anchors, compiled the same way.
 mkdirSync(lib.BUILD, { recursive: true });
-for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest", "js-ingest-bare", "archive-sweep-js"]) {
+for (const name of ["ts-consumer", "raw-d1", "js-forwarder", "js-ingest", "js-ingest-bare", "archive-sweep-js", "js-relay"]) {
   await esbuild.build({
     entryPoints: [path.join(lib.BENCH, name, "index.ts")],
     outfile: path.join(lib.BUILD, `${name}.js`),
@@ -135,6 +136,10 @@ if (wanted(8)) {
 if (wanted(9)) {
   const { runRateTrips } = await import("./rate-trips.mjs");
   results.target9 = await runRateTrips({ runs: RUNS, n: 50, batchSize: 10 });
+}
+if (wanted(10)) {
+  const { runEndToEnd } = await import("./end-to-end.mjs");
+  results.target10 = await runEndToEnd({ compatDate, rounds: num("BENCH_E2E_ROUNDS", 3), n: num("BENCH_E2E_N", 60), burstN: num("BENCH_E2E_BURST", 400) });
 }
 if (wanted(5)) {
   const { runWasmSizes } = await import("./wasm-size.mjs");

@@ -62,20 +62,23 @@ export const SHARED_KEYS = [...readFileSync(path.join(ROOT, "core/src/config/sha
 /**
  * Both hookrelay workers. `vars` apply to both, `relayVars` / `dlqVars` to
  * one (after `vars`); `consumers` as in workerOptions; `env` an
- * `[env.<name>]` of both configs (staging). A setting both
+ * `[env.<name>]` of both configs (staging); `configs` other wrangler files
+ * whose build/ beside them holds the workers (the previous release's, for
+ * the rollback test). A setting both
  * workers read (SHARED_KEYS) goes in `vars`: given to one worker only, the
  * other would run on its default, which build.rs refuses for the real
  * configs.
  */
-export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, env } = {}) {
+export const CONFIGS = { relay: "wrangler.toml", dlq: "dlq/wrangler.toml" };
+export function hookrelayWorkers({ vars = {}, relayVars = {}, dlqVars = {}, consumers = {}, env, configs = CONFIGS } = {}) {
   for (const [which, given] of [["relayVars", relayVars], ["dlqVars", dlqVars]]) {
     const key = SHARED_KEYS.find((k) => k in given);
     if (key) throw new Error(`${which} sets ${key}, which both workers read; pass it in vars, so that both get it`);
   }
   const [relay, dlq] = workerNames(env);
   return [
-    workerOptions("wrangler.toml", relay, { vars: { ...vars, ...relayVars }, consumers, env }),
-    workerOptions("dlq/wrangler.toml", dlq, { vars: { ...vars, ...dlqVars }, consumers, env }),
+    workerOptions(configs.relay, relay, { vars: { ...vars, ...relayVars }, consumers, env }),
+    workerOptions(configs.dlq, dlq, { vars: { ...vars, ...dlqVars }, consumers, env }),
   ];
 }
 

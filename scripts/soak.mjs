@@ -24,7 +24,12 @@
 // destinations, one in outage for 30% of the run, judged per (event,
 // destination) pair.
 //
-//   SOAK_SHAPES=fan-out npm run soak   # only one of the two (classic, fan-out)
+// Then the slow soak (scripts/soak-slow.mjs): SOAK_SLOW_N events (2,000)
+// at SOAK_SLOW_RATE per second (50), to a healthy destination alone, then
+// beside one answering in 1–3 s and one hanging; lost and doubled per pair,
+// and the healthy destination's p95 from POST to arrival against the first.
+//
+//   SOAK_SHAPES=fan-out npm run soak   # only some of the three (classic, fan-out, slow)
 //
 // Exits non-zero when any of that fails.
 import { fail, run } from "./lib/fail.mjs";
@@ -35,6 +40,7 @@ import { adminClient } from "../tests/support/admin.mjs";
 import { secretNameFor } from "./webhook-signatures.mjs";
 import { pathToFileURL } from "node:url";
 import { fanOutFailures, fanOutSummary, soakFanOut } from "./soak-fan-out.mjs";
+import { slowFailures, slowSummary, soakSlow } from "./soak-slow.mjs";
 
 const SECRETS = { WEBHOOK_SECRET_SOAK_OK: "soak-ok-secret", WEBHOOK_SECRET_SOAK_POISON: "soak-poison-secret", WEBHOOK_SECRET_SOAK_DOWN: "soak-down-secret" };
 const secretOf = (source) => SECRETS[secretNameFor(source)];
@@ -321,9 +327,9 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   await run("soak", async () => {
     const n = Number(process.env.SOAK_N ?? 10_000);
     if (!Number.isInteger(n) || n < 20) fail(`SOAK_N=${process.env.SOAK_N} is not a whole number of events of at least 20; unset it for 10,000`, 2);
-    const shapes = (process.env.SOAK_SHAPES ?? "classic,fan-out").split(",").map((s) => s.trim());
-    const unknown = shapes.filter((s) => !["classic", "fan-out"].includes(s));
-    if (unknown.length) fail(`SOAK_SHAPES names ${unknown.join(", ")}; it takes classic and fan-out (comma-separated), or unset it for both`, 2);
+    const shapes = (process.env.SOAK_SHAPES ?? "classic,fan-out,slow").split(",").map((s) => s.trim());
+    const unknown = shapes.filter((s) => !["classic", "fan-out", "slow"].includes(s));
+    if (unknown.length) fail(`SOAK_SHAPES names ${unknown.join(", ")}; it takes classic, fan-out and slow (comma-separated), or unset it for all three`, 2);
     const drainRate = Number(process.env.SOAK_DRAIN_RATE ?? 200);
     const failed = [];
     if (shapes.includes("classic")) {
@@ -337,6 +343,13 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       for (const p of result.problems.slice(0, 50)) console.log(`[soak fan-out] problem: ${p}`);
       console.log(fanOutSummary(result));
       failed.push(...fanOutFailures(result).map((f) => `fan-out ${f}`));
+    }
+    if (shapes.includes("slow")) {
+      const slowN = Number(process.env.SOAK_SLOW_N ?? 2_000);
+      const result = await soakSlow({ n: slowN, rate: Number(process.env.SOAK_SLOW_RATE ?? 50), log: (l) => console.log(`[soak slow] ${l}`) });
+      for (const p of [...result.baseline.problems, ...result.slow.problems].slice(0, 50)) console.log(`[soak slow] problem: ${p}`);
+      console.log(slowSummary(result));
+      failed.push(...slowFailures(result).map((f) => `slow ${f}`));
     }
     if (failed.length) fail(`FAILED: ${failed.join(", ")} (the counts and problems are above)`);
   });

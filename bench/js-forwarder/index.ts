@@ -16,6 +16,8 @@ import { validate, type D1Database, type MessageBatch, type QueuedEvent } from "
 interface Env {
   DB: D1Database;
   DOWNSTREAM_URL: string;
+  /** Comma-separated: each event goes to every one (target 10's fan-out), instead of DOWNSTREAM_URL. */
+  DOWNSTREAM_URLS?: string;
   DOWNSTREAM_SIGNING_SECRET: string;
   DELIVERY_TIMEOUT_MS?: string;
 }
@@ -43,10 +45,16 @@ async function deliver(env: Env, raw: unknown): Promise<Delivery> {
   } catch (err) {
     return { event: null, ok: false, error: (err as Error).message };
   }
+  const urls = env.DOWNSTREAM_URLS ? env.DOWNSTREAM_URLS.split(",") : [env.DOWNSTREAM_URL];
+  const each = await Promise.all(urls.map((url) => call(env, url, event)));
+  return each.find((d) => !d.ok) ?? each[0];
+}
+
+async function call(env: Env, url: string, event: QueuedEvent): Promise<Delivery> {
   try {
     const body = event.body ?? "";
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const res = await fetch(env.DOWNSTREAM_URL, {
+    const res = await fetch(url, {
       method: "POST",
       headers: {
         "content-type": "application/json",

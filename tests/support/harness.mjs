@@ -20,7 +20,9 @@ _enableControlEndpoints();
  * consumer settings by queue name (`null` detaches one). `relayOptions`
  * edits the relay's Miniflare options (a function of them), for faults such
  * as a missing binding; `dlqOptions` the DLQ worker's. `reconfigure(vars)`
- * restarts both with more vars, as a deploy of a changed setting would.
+ * restarts both with more vars, as a deploy of a changed setting would;
+ * `reconfigure(vars, { configs, relayOptions, dlqOptions, extraWorkers })`
+ * also swaps what runs (a rollback to the previous release's builds).
  * `migrate(db)` replaces the migrations applied at start; `env` runs an
  * `[env.<name>]` of the committed configs (staging) instead of the top level.
  * `migrateUpTo` stops the migrations at that number (a database an older
@@ -30,9 +32,10 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
   const numbered = (keep) => migrationFiles().filter((f) => keep(Number.parseInt(path.basename(f), 10)));
   if (!migrate && migrateUpTo !== Infinity) migrate = (db) => applyMigrations(db, numbered((n) => n <= migrateUpTo));
   const logs = [];
+  let shape = { configs: undefined, relayOptions, dlqOptions, extraWorkers };
   const workers = (more) => {
-    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers, env });
-    return [relayOptions(relayWorker), dlqOptions(dlqWorker), ...extraWorkers];
+    const [relayWorker, dlqWorker] = hookrelayWorkers({ vars: { ...vars, ...more }, relayVars, dlqVars, consumers, env, configs: shape.configs });
+    return [shape.relayOptions(relayWorker), shape.dlqOptions(dlqWorker), ...shape.extraWorkers];
   };
   let running = workers({});
   const { mf, url, db, setWorkers } = await startMiniflare(running, {
@@ -66,7 +69,8 @@ export async function startRelay({ vars = {}, relayVars = {}, dlqVars = {}, cons
       await applyMigrations(db, numbered((n) => n > migrateUpTo));
     },
     /** Restarts both workers with `vars` over the first ones (a changed configuration), keeping D1 and R2. */
-    async reconfigure(more) {
+    async reconfigure(more, swap = {}) {
+      shape = { ...shape, ...swap };
       running = workers(more);
       await setWorkers(running);
     },
