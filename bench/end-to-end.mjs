@@ -3,7 +3,8 @@
 // committed wrangler.toml: `webhooks` batches of 50 waiting up to 2 s);
 // beside it the bench's own one-hop JS relay (bench/js-relay: the ingest
 // anchor's front door and the forwarding anchor's consumer in one worker,
-// its `webhooks` consumer set as the relay's is). Same loopback downstream,
+// its `webhooks` consumer set as the relay's is), through `wrangler dev`
+// too, so both have the same local proxy in front. Same loopback downstream,
 // same signed requests, rounds interleaved, ratios paired per round:
 //   - latency: events sent at a steady rate, median and p95 from the send
 //     of each POST to its arrival at the destination;
@@ -13,10 +14,13 @@
 //     calls per event), an event counted when all three have it.
 import http from "node:http";
 import path from "node:path";
-import { readFileSync } from "node:fs";
-import { BUILD, ROOT, started } from "./lib.mjs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { BUILD, ROOT } from "./lib.mjs";
 import { fmt, median, quantile, say, table } from "./report.mjs";
-import { startFrontDoor } from "../tests/support/front-door.mjs";
+import { freePort, startFrontDoor } from "../tests/support/front-door.mjs";
+import { waitFor } from "../tests/support/wait-for.mjs";
 import { hmacSha256Headers } from "../scripts/webhook-signatures.mjs";
 
 const SECRET = "bench-e2e-local-only";
@@ -59,7 +63,7 @@ const body = (id) => JSON.stringify({ id, type: "invoice.paid", data: { object: 
 
 async function post(base, source, id) {
   const text = body(id);
-  const res = await fetch(`${base}/webhooks/${source}`, { method: "POST", body: text, headers: hmacSha256Headers(text, { secret: SECRET, operationId: id }) });
+  const res = await fetch(new URL(`/webhooks/${source}`, base), { method: "POST", body: text, headers: hmacSha256Headers(text, { secret: SECRET, operationId: id }) });
   await res.arrayBuffer();
   if (res.status !== 202) throw new Error(`${source} ${id}: ${res.status}`);
 }
@@ -107,33 +111,58 @@ async function burst(subject, down, tag, n, source, paths) {
 /** The `webhooks` consumer settings of the committed wrangler.toml, for the JS relay. */
 function webhooksConsumer() {
   const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
-  const block = toml.split("[[queues.consumers]]").find((b) => /queue = "webhooks"/.test(b));
+  const block = toml.split("[[queues.consumers]]").slice(1).find((b) => /^\s*queue = "webhooks"\s*$/m.test(b));
   const num = (key) => Number(new RegExp(`${key} = (\\d+)`).exec(block)[1]);
   return { maxBatchSize: num("max_batch_size"), maxBatchTimeout: num("max_batch_timeout") };
 }
 
-async function startJsRelay(compatibilityDate, downstreamUrls) {
-  return started(
-    [{
-      name: "js-relay",
-      modules: true,
-      scriptPath: path.join(BUILD, "js-relay.js"),
-      compatibilityDate,
-      queueConsumers: { webhooks: webhooksConsumer() },
-      queueProducers: { WEBHOOKS: "webhooks" },
-      d1Databases: ["DB"],
-      bindings: {
-        SOURCES: JSON.stringify({ e2e: { scheme: "hmac-sha256" }, fan: { scheme: "hmac-sha256" } }),
-        WEBHOOK_SECRET_E2E: SECRET,
-        WEBHOOK_SECRET_FAN: SECRET,
-        DOWNSTREAM_URL: downstreamUrls[0],
-        ...(downstreamUrls.length > 1 ? { DOWNSTREAM_URLS: downstreamUrls.join(",") } : {}),
-        DOWNSTREAM_SIGNING_SECRET: DOWN_SIGNING,
-        MAX_BODY_BYTES: "1048576",
-      },
-    }],
-    "js-relay",
-  );
+/**
+ * The JS relay through `wrangler dev` as hookrelay runs through `npm start`
+ * (the same local proxy in front, the same queue broker): its own config
+ * in bench/.build, the relay's migrations applied to its local D1 first.
+ */
+async function startJsRelay(compatibilityDate, downstreamUrls, name) {
+  const { maxBatchSize, maxBatchTimeout } = webhooksConsumer();
+  const config = path.join(BUILD, `${name}.toml`);
+  writeFileSync(config, [
+    `name = "${name}"`,
+    `main = "js-relay.js"`,
+    `compatibility_date = "${compatibilityDate}"`,
+    `[[d1_databases]]`, `binding = "DB"`, `database_name = "${name}"`, `database_id = "00000000-0000-4000-8000-0000000000e2"`, `migrations_dir = "../../migrations"`,
+    `[[queues.producers]]`, `binding = "WEBHOOKS"`, `queue = "${name}-webhooks"`,
+    `[[queues.consumers]]`, `queue = "${name}-webhooks"`, `max_batch_size = ${maxBatchSize}`, `max_batch_timeout = ${maxBatchTimeout}`, `max_retries = 5`,
+  ].join("\n") + "\n");
+  const persistTo = mkdtempSync(path.join(tmpdir(), "hookrelay-js-relay-"));
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", FORCE_COLOR: "0" };
+  const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "-c", config, "--persist-to", persistTo], { cwd: ROOT, env, encoding: "utf8" });
+  if (migrated.status !== 0) throw new Error(`js relay migrations: ${migrated.stderr}`);
+  const vars = {
+    SOURCES: JSON.stringify({ e2e: { scheme: "hmac-sha256" }, fan: { scheme: "hmac-sha256" } }),
+    WEBHOOK_SECRET_E2E: SECRET,
+    WEBHOOK_SECRET_FAN: SECRET,
+    DOWNSTREAM_URL: downstreamUrls[0],
+    ...(downstreamUrls.length > 1 ? { DOWNSTREAM_URLS: downstreamUrls.join(",") } : {}),
+    DOWNSTREAM_SIGNING_SECRET: DOWN_SIGNING,
+    MAX_BODY_BYTES: "1048576",
+  };
+  const port = await freePort();
+  let inspector;
+  while ((inspector = await freePort()) === port);
+  const args = ["wrangler", "dev", "-c", config, "--port", String(port), "--inspector-port", String(inspector), "--persist-to", persistTo, ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])];
+  const child = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "ignore", "ignore"] });
+  const url = `http://127.0.0.1:${port}`;
+  const dispose = async () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    rmSync(persistTo, { recursive: true, force: true });
+  };
+  await waitFor(async () => (await fetch(`${url}/nothing`).catch(() => null))?.status === 404, { timeoutMs: 90_000, intervalMs: 250, what: `wrangler dev of ${name}` }).catch(async (e) => {
+    await dispose();
+    throw e;
+  });
+  return { url, dispose };
 }
 
 export async function runEndToEnd({ compatDate, rounds = 3, n = 60, rate = 10, burstN = 400 }) {
@@ -149,8 +178,8 @@ export async function runEndToEnd({ compatDate, rounds = 3, n = 60, rate = 10, b
     },
   });
   // Two JS relays: the fan-out one calls three URLs per event.
-  const js = await startJsRelay(compatDate, [down.url("/one")]);
-  const jsFan = await startJsRelay(compatDate, FAN.map((d) => down.url(`/${d}`)));
+  const js = await startJsRelay(compatDate, [down.url("/one")], "js-relay");
+  const jsFan = await startJsRelay(compatDate, FAN.map((d) => down.url(`/${d}`)), "js-relay-fan");
   const subjects = { relay: { one: relay, fan: relay }, js: { one: js, fan: jsFan } };
   const runs = [];
   try {

@@ -75,7 +75,15 @@ async function runOnce({ n, rate, destinations, log }) {
     hang.down = false;
     log(`sent ${n} events at ${rate}/s (${refused} refused) in ${since()}`);
     const pairs = n * destinations.length;
-    await waitFor(async () => (await count("SELECT count(*) AS n FROM deliveries WHERE state IN ('delivered', 'dead_lettered')")) >= pairs, {
+    let said = 0;
+    await waitFor(async () => {
+      if (Date.now() - said > 10_000) {
+        said = Date.now();
+        const by = await rows(relay.db, "SELECT destination, state, count(*) AS n FROM deliveries GROUP BY destination, state");
+        log(`deliveries: ${by.map((r) => `${r.destination} ${r.state} ${r.n}`).join(", ")} (${since()})`);
+      }
+      return (await count("SELECT count(*) AS n FROM deliveries WHERE state IN ('delivered', 'dead_lettered')")) >= pairs;
+    }, {
       timeoutMs: Math.max(600_000, n * 200),
       intervalMs: 500,
       what: "every (event, destination) delivery to be delivered or dead-lettered",
