@@ -7,13 +7,15 @@ import assert from "node:assert/strict";
 import { SECRETS, startRelay } from "./support/harness.mjs";
 import { insertPendingEntry } from "./support/dead-letters.mjs";
 import { runOffline } from "./support/offline-env.mjs";
-import { parseTtl } from "../scripts/admin-token.mjs";
+import { parseTtl, tokenArgs } from "../scripts/admin-token.mjs";
 
 // A production-like secret: not the one in .dev.vars, so a token minted from .dev.vars would be refused.
 const PROD_SECRET = "prod-admin-secret-from-a-vault-0123456789";
+// The pull destination `orders` has its own token secret; `shipping` does not.
+const ORDERS_SECRET = "orders-pull-secret-from-a-vault-98765";
 let relay;
 before(async () => {
-  relay = await startRelay({ dlqVars: { ADMIN_JWT_SECRET: PROD_SECRET } });
+  relay = await startRelay({ dlqVars: { ADMIN_JWT_SECRET: PROD_SECRET, PULL_TOKEN_SECRET_ORDERS: ORDERS_SECRET } });
 });
 after(async () => {
   await relay?.dispose();
@@ -76,4 +78,49 @@ test("the .dev.vars fallback mints a development token, which this production-ke
 test("--ttl takes s, m, h, d or seconds, between 1 minute and 24 hours", () => {
   assert.deepEqual(["90s", "30m", "12h", "1d", "3600"].map(parseTtl), [90, 1800, 43200, 86400, 3600]);
   for (const bad of ["59s", "25h", "2d", "1w", "-5", "h"]) assert.throws(() => parseTtl(bad), /--ttl/);
+});
+
+const whoami = async (token) => {
+  const res = await relay.fetch("/api/v1/admin/whoami", { headers: { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: await res.json() };
+};
+
+test("--role pull --destination mints a pull token signed with that destination's PULL_TOKEN_SECRET: whoami names it, every admin route forbids it", async () => {
+  const token = await mint(["--role", "pull", "--destination", "orders", "--sub", "billing-consumer", "--ttl", "90d"], { env: { PULL_TOKEN_SECRET_ORDERS: ORDERS_SECRET, ADMIN_JWT_SECRET: PROD_SECRET } });
+  const c = claims(token);
+  assert.deepEqual([c.role, c.destination, c.sub, c.exp - c.iat], ["pull", "orders", "billing-consumer", 90 * 86400]);
+  const who = await whoami(token);
+  assert.equal(who.status, 200, JSON.stringify(who.body));
+  assert.deepEqual([who.body.data.role, who.body.data.destination, who.body.data.sub], ["pull", "orders", "billing-consumer"]);
+  await insertPendingEntry(relay.db, "dlq_00000000000000000000e0e4");
+  const refused = await archiveWith(token, "dlq_00000000000000000000e0e4");
+  assert.equal(refused.status, 403, "a genuine pull token of its own secret is forbidden on admin routes, not a bad signature");
+  assert.equal(refused.body.error.code, "FORBIDDEN");
+});
+
+test("a destination's PULL_TOKEN_SECRET revokes its pull tokens signed with ADMIN_JWT_SECRET; one without its own secret takes ADMIN_JWT_SECRET's", async () => {
+  // Minted before `orders` had its own secret: refused now.
+  const old = await mint(["--role", "pull", "--destination", "orders", "--sub", "old"], { env: { ADMIN_JWT_SECRET: PROD_SECRET } });
+  assert.equal((await whoami(old)).status, 401);
+  const shipping = await mint(["--role", "pull", "--destination", "shipping", "--sub", "ship"], { env: { ADMIN_JWT_SECRET: PROD_SECRET } });
+  assert.equal(claims(shipping).exp - claims(shipping).iat, 90 * 86400, "a pull token's default lifetime");
+  const who = await whoami(shipping);
+  assert.equal(who.status, 200, JSON.stringify(who.body));
+  assert.equal(who.body.data.destination, "shipping");
+});
+
+test("--role and --destination are checked before anything is minted", async () => {
+  assert.equal(tokenArgs(["--role", "pull", "--destination", "orders", "--ttl", "365d"]).ttlS, 365 * 86400);
+  for (const [args, says] of [
+    [["--role", "pull"], /needs --destination/],
+    [["--destination", "orders"], /goes with --role pull/],
+    [["--role", "owner"], /admin or pull/],
+    [["--role", "pull", "--destination", "Orders!"], /destination name/],
+    [["--role", "pull", "--destination", "orders", "--ttl", "366d"], /between 1m and 365d/],
+    [["--ttl", "2d"], /between 1m and 24h/],
+  ]) {
+    const { code, stderr } = await runOffline("scripts/admin-token.mjs", args, { env: { ADMIN_JWT_SECRET: PROD_SECRET } });
+    assert.equal(code, 2, args.join(" "));
+    assert.match(stderr, says);
+  }
 });

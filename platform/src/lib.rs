@@ -29,6 +29,7 @@ pub mod rate_turn;
 pub mod raw_http;
 pub mod signature_limit_binding;
 pub mod test_faults;
+pub mod token_keys;
 pub mod webcrypto;
 
 /// The current time in unix milliseconds. Read once per request or batch,

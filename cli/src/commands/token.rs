@@ -8,6 +8,7 @@ use crate::args::{Role, TokenArgs};
 use crate::clock::now_ms;
 use crate::failure::{Done, Outcome};
 use crate::mint::{check_sub, mint, parse_ttl, secret_from_stdin, Claims, ADMIN_TTL_S, PULL_TTL_S};
+use hookrelay_core::admin::token_identity::pull_secret_name;
 
 pub fn run(a: &TokenArgs) -> Outcome {
     check_sub(&a.sub)?;
@@ -15,10 +16,7 @@ pub fn run(a: &TokenArgs) -> Outcome {
         Role::Admin => ("admin", ADMIN_TTL_S, "ADMIN_JWT_SECRET".to_string()),
         Role::Pull => {
             let d = a.destination.as_deref().unwrap_or_default();
-            let name = format!(
-                "PULL_TOKEN_SECRET_{}",
-                d.to_ascii_uppercase().replace('-', "_")
-            );
+            let name = pull_secret_name(d);
             ("pull", PULL_TTL_S, format!("{name} (or ADMIN_JWT_SECRET)"))
         }
     };

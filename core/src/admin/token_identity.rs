@@ -4,19 +4,29 @@
 //!
 //! The roles are the admin's (every admin route) and a pull consumer's
 //! (`"role": "pull"` with the `"destination"` it may pull, DESIGN §4). A
-//! pull token may one day be signed with its destination's own secret
-//! (`PULL_TOKEN_SECRET_<NAME>`): [`TokenKeys::pull`] is where that key
-//! comes in, and the destination claim picks it before the signature is
+//! pull token is signed with its destination's own secret when that is set
+//! ([`pull_secret_name`]; [`TokenKeys::pull`] supplies it), else with the
+//! admin's; the destination claim picks the key before the signature is
 //! checked (the claim is trusted only once the signature holds). Out of
 //! scope: what a role may do (the routes decide), and the clock (passed in).
 
-use crate::admin::jwt::{bearer_token, verify, AuthError, ADMIN_ROLE};
+use crate::admin::jwt::{bearer_token, verify, AuthError, Claims, ADMIN_ROLE};
 use crate::support::base64::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::Value;
 
 /// The `role` claim of a pull consumer's token.
 pub const PULL_ROLE: &str = "pull";
+
+/// The secret a pull destination's tokens are signed with when it has its
+/// own (`PULL_TOKEN_SECRET_<NAME>`): rotating it revokes that destination's
+/// pull tokens alone. Named as a source's secret is (upper case, `-` as `_`).
+pub fn pull_secret_name(destination: &str) -> String {
+    format!(
+        "PULL_TOKEN_SECRET_{}",
+        destination.to_ascii_uppercase().replace('-', "_")
+    )
+}
 
 /// The keys a token may be signed with.
 pub trait TokenKeys {
@@ -57,13 +67,7 @@ pub fn identify(
     keys: &(impl TokenKeys + ?Sized),
     now_s: i64,
 ) -> Result<Identity, AuthError> {
-    let token = bearer_token(authorization)?;
-    let claimed = destination_claim(token);
-    let key = claimed
-        .as_deref()
-        .and_then(|d| keys.pull(d))
-        .unwrap_or_else(|| keys.admin());
-    let claims = verify(token, key, now_s)?;
+    let (claims, claimed) = verified(authorization, keys, now_s)?;
     match claims.role.as_deref() {
         Some(ADMIN_ROLE) => Ok(Identity {
             sub: claims.sub,
@@ -84,6 +88,38 @@ pub fn identify(
         },
         _ => Err(AuthError::Forbidden),
     }
+}
+
+/// Lets a request into an admin route: a genuine, current token whose role
+/// is `admin`. A genuine token of another role is `Forbidden` (403) also
+/// when it is a pull token signed with its destination's own secret, which
+/// the admin key alone would call a bad signature (401).
+pub fn authorize_admin(
+    authorization: Option<&str>,
+    keys: &(impl TokenKeys + ?Sized),
+    now_s: i64,
+) -> Result<Claims, AuthError> {
+    let (claims, _) = verified(authorization, keys, now_s)?;
+    if claims.role.as_deref() != Some(ADMIN_ROLE) {
+        return Err(AuthError::Forbidden);
+    }
+    Ok(claims)
+}
+
+/// The bearer token's claims, verified under the key its destination claim
+/// calls for (that destination's own, else the admin's), and that claim.
+fn verified(
+    authorization: Option<&str>,
+    keys: &(impl TokenKeys + ?Sized),
+    now_s: i64,
+) -> Result<(Claims, Option<String>), AuthError> {
+    let token = bearer_token(authorization)?;
+    let claimed = destination_claim(token);
+    let key = claimed
+        .as_deref()
+        .and_then(|d| keys.pull(d))
+        .unwrap_or_else(|| keys.admin());
+    Ok((verify(token, key, now_s)?, claimed))
 }
 
 /// The `destination` claim as a string, read without verifying: it only
@@ -122,6 +158,49 @@ mod tests {
 
     fn bearer(claims: Value, key: &[u8]) -> String {
         format!("Bearer {}", sign_hs256(&claims, key))
+    }
+
+    #[test]
+    fn an_admin_route_lets_in_an_admin_and_forbids_every_genuine_pull_token() {
+        let admin = bearer(json!({"sub": "ann", "role": "admin", "exp": NOW + 60}), KEY);
+        assert_eq!(
+            authorize_admin(Some(&admin), &WithPull, NOW).map(|c| c.sub),
+            Ok(Some("ann".into()))
+        );
+        for (claims, key) in [
+            (
+                json!({"role": "pull", "destination": "shared", "exp": NOW + 60}),
+                KEY,
+            ),
+            (
+                json!({"role": "pull", "destination": "own-key", "exp": NOW + 60}),
+                &b"pull-key"[..],
+            ),
+        ] {
+            let got = authorize_admin(Some(&bearer(claims.clone(), key)), &WithPull, NOW);
+            assert_eq!(got.map(|_| ()), Err(AuthError::Forbidden), "{claims}");
+        }
+        // A token signed with the admin key for a destination with its own
+        // secret was revoked by that secret: a bad signature.
+        let revoked = bearer(
+            json!({"role": "pull", "destination": "own-key", "exp": NOW + 60}),
+            KEY,
+        );
+        assert_eq!(
+            authorize_admin(Some(&revoked), &WithPull, NOW).map(|_| ()),
+            Err(AuthError::BadSignature)
+        );
+    }
+
+    #[test]
+    fn a_pull_secret_is_named_after_its_destination() {
+        for (destination, name) in [
+            ("demo-pull", "PULL_TOKEN_SECRET_DEMO_PULL"),
+            ("orders", "PULL_TOKEN_SECRET_ORDERS"),
+            ("a_b-c", "PULL_TOKEN_SECRET_A_B_C"),
+        ] {
+            assert_eq!(pull_secret_name(destination), name);
+        }
     }
 
     #[test]

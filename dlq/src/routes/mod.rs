@@ -23,8 +23,10 @@ mod whoami_route;
 use crate::config_cache::config;
 use crate::entries::relay_client::Relay;
 pub use api_error::{success, success_with_status, ApiError, ApiResult};
-use hookrelay_core::admin::jwt::{authorize, Claims};
+use hookrelay_core::admin::jwt::Claims;
+use hookrelay_core::admin::token_identity::authorize_admin;
 use hookrelay_core::metrics::Component;
+use hookrelay_platform::token_keys::EnvTokenKeys;
 use hookrelay_platform::{log, now_ms};
 use worker::{Env, Method, Request, Response, Result};
 
@@ -88,10 +90,11 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     let now = now_ms();
     // Before the admin check: it answers any valid token, a pull one too.
     if whoami_route::is_whoami(&req) {
-        return whoami_route::answer(&req, cfg, now).await;
+        return whoami_route::answer(&req, env, cfg, now).await;
     }
     let header = req.headers().get("authorization")?;
-    let claims = match authorize(header.as_deref(), &cfg.admin_key, now.div_euclid(1000)) {
+    let keys = EnvTokenKeys::new(&cfg.admin_key, env);
+    let claims = match authorize_admin(header.as_deref(), &keys, now.div_euclid(1000)) {
         Ok(c) => c,
         Err(e) => {
             hookrelay_platform::body::drain(&req).await;

@@ -8,7 +8,8 @@ use super::{query_pairs, success, ApiError};
 use crate::config_cache::Config;
 use hookrelay_core::admin::query::refuse_any;
 use hookrelay_core::admin::token_identity::identify;
-use worker::{Method, Request, Response, Result};
+use hookrelay_platform::token_keys::EnvTokenKeys;
+use worker::{Env, Method, Request, Response, Result};
 
 /// The route's path.
 const PATH: &str = "/api/v1/admin/whoami";
@@ -20,17 +21,14 @@ pub fn is_whoami(req: &Request) -> bool {
 
 /// Answers `{"sub", "role", "destination"?, "exp"}`, or why the token is
 /// refused (401, or 403 for a genuine token of another role).
-pub async fn answer(req: &Request, cfg: &Config, now_ms: i64) -> Result<Response> {
+pub async fn answer(req: &Request, env: &Env, cfg: &Config, now_ms: i64) -> Result<Response> {
     hookrelay_platform::body::drain(req).await;
     if req.method() != Method::Get {
         return ApiError::MethodNotAllowed("GET").into_response();
     }
     let header = req.headers().get("authorization")?;
-    let identity = match identify(
-        header.as_deref(),
-        &cfg.admin_key[..],
-        now_ms.div_euclid(1000),
-    ) {
+    let keys = EnvTokenKeys::new(&cfg.admin_key, env);
+    let identity = match identify(header.as_deref(), &keys, now_ms.div_euclid(1000)) {
         Ok(identity) => identity,
         Err(e) => return ApiError::Auth(e).into_response(),
     };
