@@ -7,7 +7,8 @@
 // - an ack with 200 makes it `delivered`, and a second ack changes nothing;
 //   an ack with 500 makes it `pending` with `due_at`; an ack of an old lease
 //   is `lease_expired`; an ack naming another destination's delivery is
-//   `unknown`;
+//   `unknown`; a 4xx is retried like any failure, and the sixth failed ack
+//   dead-letters the delivery (an entry naming the destination);
 // - a name that is not a pull destination is 404, an unknown field is 400
 //   naming it, and only a valid admin token may pull.
 import { test, after } from "node:test";
@@ -202,4 +203,25 @@ test("a name that is not a pull destination is 404, an unknown field is 400 nami
   assert.equal((await call("inbox", {}, `Bearer ${token({ claims: { role: "viewer" } })}`)).status, 403, "another role");
   const get = await relay.fetch("/api/v1/pull/inbox");
   assert.equal(get.status, 405);
+});
+
+test("the sixth failed ack dead-letters the delivery, an entry naming the destination", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "six" }));
+  let last;
+  for (let attempt = 1; attempt <= 6; attempt += 1) {
+    // Each retry made due at once, rather than waiting out the schedule.
+    await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'inbox'").bind(Date.now() - 1, event_id).run();
+    const item = (await pull("inbox")).json.data.items.find((i) => i.event_id === event_id);
+    assert.equal(item?.attempt, attempt, `attempt ${attempt}`);
+    last = (await ack("inbox", [{ delivery_id: event_id, lease_id: item.lease_id, status: 400, error: "refused" }])).json.data.results[0];
+    if (attempt < 6) assert.equal(last.state, "pending", `a 4xx is retried (attempt ${attempt})`);
+  }
+  assert.equal(last.state, "dead_lettered");
+  const entry = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ? AND destination = 'inbox'", event_id))[0], { what: "the dead letter" });
+  assert.equal(entry.attempts, 6);
+  await waitFor(async () => (await delivery(event_id, "inbox")).state === "dead_lettered", { what: "the row closed dead_lettered" });
+  const outbox = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
+  assert.ok(outbox, "the outbox's delivery of the same event is untouched");
+  await ack("outbox", [{ delivery_id: outbox.delivery_id, lease_id: outbox.lease_id, status: 200 }]);
 });
