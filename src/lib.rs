@@ -74,6 +74,9 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if alerting::internal_alarm_routes::serves(path) {
         return alerting::internal_alarm_routes::handle(req, env, path).await;
     }
+    if routes::pull::serves(path) {
+        return routes::pull::handle(req, env, path).await;
+    }
     if routes::admin_proxy::forwards(path) {
         return routes::admin_proxy::handle(req, env).await;
     }

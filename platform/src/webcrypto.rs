@@ -135,3 +135,17 @@ async fn hmac_holds(h: &HmacCheck, body: &Uint8Array) -> worker::Result<bool> {
         .collect();
     Ok(h.matches(&macs))
 }
+
+#[wasm_bindgen(inline_js = r#"
+export function random_fill(buf) { crypto.getRandomValues(buf); }
+"#)]
+extern "C" {
+    fn random_fill(buf: &mut [u8]);
+}
+
+/// Fills `buf` from the runtime's cryptographic random source
+/// (`crypto.getRandomValues`): ids that must be fresh, such as a pull
+/// lease's.
+pub fn random_bytes(buf: &mut [u8]) {
+    random_fill(buf);
+}

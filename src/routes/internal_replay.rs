@@ -245,7 +245,11 @@ async fn ingest_again(
                 &items,
                 &[only],
                 (Component::Replay, control),
-                (now, cfg.delivery.message_overdue_ms),
+                (
+                    now,
+                    cfg.delivery.message_overdue_ms,
+                    &cfg.delivery.pull_names(),
+                ),
             )
             .await;
             (out.0, Ok(Vec::new()))

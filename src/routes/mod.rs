@@ -1,6 +1,6 @@
 //! The `fetch` trigger's routes: `POST /webhooks/{source}` (verify, then
 //! enqueue), `GET /healthz`, the admin API and console passed to the DLQ
-//! worker, and the internal routes the DLQ worker calls (replay,
+//! worker, the pull API of pull destinations (`pull.rs`), and the internal routes the DLQ worker calls (replay,
 //! maintenance). The dispatch by path is `fetch_entry.rs`.
 
 pub(crate) mod admin_proxy;
@@ -9,6 +9,7 @@ pub(crate) mod ingest;
 pub(crate) mod internal_auth;
 pub(crate) mod internal_maintenance;
 pub(crate) mod internal_replay;
+pub(crate) mod pull;
 pub(crate) mod responses;
 pub(crate) mod signature_failures;
 pub(crate) mod signature_limit;

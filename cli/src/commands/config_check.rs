@@ -214,6 +214,8 @@ fn destination_line(d: &Destination) -> String {
         Target::Url(url) => format!("url {}", destination_label(url)),
         Target::Service(b) => format!("service binding {b}"),
         Target::Queue(b) => format!("queue binding {b}"),
+        // Nothing is called, so no auth, rate or timeout to show.
+        Target::Pull(p) => return format!("pull  lease {}s", p.lease_s),
     };
     let auth = d.auth.as_ref().map_or(String::new(), |_| {
         format!("  auth ({})", d.auth_secret_name())

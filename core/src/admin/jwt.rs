@@ -23,6 +23,9 @@ pub const ALGORITHM: &str = "HS256";
 /// The `role` claim `authorize` requires.
 pub const ADMIN_ROLE: &str = "admin";
 
+/// The secret admin tokens are signed with.
+pub const ADMIN_KEY_NAME: &str = "ADMIN_JWT_SECRET";
+
 /// The longest token accepted. Real admin tokens are a few hundred bytes; the
 /// cap bounds the work an unauthenticated caller can make us do.
 pub const MAX_TOKEN_LEN: usize = 8 * 1024;

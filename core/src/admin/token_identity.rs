@@ -122,6 +122,29 @@ fn verified(
     Ok((verify(token, key, now_s)?, claimed))
 }
 
+/// Whether the bearer token of `authorization` may pull and ack
+/// `destination` (DESIGN §4, "Pulling"), and who it is: an admin may pull
+/// any pull destination, a pull token only the one it names (another's
+/// is `Forbidden`, 403). `keys` is `None` when `ADMIN_JWT_SECRET` is not
+/// set: every token is refused.
+pub fn may_pull(
+    authorization: Option<&str>,
+    keys: Option<&(impl TokenKeys + ?Sized)>,
+    destination: &str,
+    now_s: i64,
+) -> Result<Identity, AuthError> {
+    let Some(keys) = keys else {
+        bearer_token(authorization)?;
+        return Err(AuthError::BadSignature);
+    };
+    let who = identify(authorization, keys, now_s)?;
+    match (who.role, who.destination.as_deref()) {
+        (ADMIN_ROLE, _) => Ok(who),
+        (PULL_ROLE, Some(d)) if d == destination => Ok(who),
+        _ => Err(AuthError::Forbidden),
+    }
+}
+
 /// The `destination` claim as a string, read without verifying: it only
 /// picks the key, and is used once the signature under that key holds.
 fn destination_claim(token: &str) -> Option<String> {
@@ -269,5 +292,65 @@ mod tests {
             identify(Some(&no_destination), KEY, NOW),
             Err(AuthError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn an_admin_may_pull_any_destination_and_a_pull_token_only_its_own() {
+        let table = [
+            (
+                Some(bearer(
+                    json!({"sub": "ann", "role": "admin", "exp": NOW + 60}),
+                    KEY,
+                )),
+                true,
+                Ok("admin"),
+            ),
+            (
+                Some(bearer(json!({"role": "admin", "exp": NOW + 60}), b"other")),
+                true,
+                Err(401),
+            ),
+            (
+                Some(bearer(json!({"role": "admin", "exp": NOW - 1}), KEY)),
+                true,
+                Err(401),
+            ),
+            (
+                Some(bearer(
+                    json!({"role": "pull", "destination": "inbox", "exp": NOW + 60}),
+                    KEY,
+                )),
+                true,
+                Ok("pull"),
+            ),
+            (
+                Some(bearer(
+                    json!({"role": "pull", "destination": "outbox", "exp": NOW + 60}),
+                    KEY,
+                )),
+                true,
+                Err(403),
+            ),
+            (
+                Some(bearer(json!({"role": "viewer", "exp": NOW + 60}), KEY)),
+                true,
+                Err(403),
+            ),
+            (None, true, Err(401)),
+            (
+                Some(bearer(json!({"role": "admin", "exp": NOW + 60}), KEY)),
+                false,
+                Err(401),
+            ),
+        ];
+        for (header, keyed, want) in table {
+            let keys = keyed.then_some(KEY);
+            let got = may_pull(header.as_deref(), keys, "inbox", NOW);
+            assert_eq!(
+                got.map(|i| i.role).map_err(|e| e.status()),
+                want,
+                "{header:?}"
+            );
+        }
     }
 }

@@ -43,6 +43,10 @@ pub struct RelayConfig {
     /// `RELAY_INTERNAL_SECRET`: proves the DLQ worker's replay calls. Without
     /// it the internal route refuses every call (and says which key).
     pub internal_key: Option<Vec<u8>>,
+    /// `ADMIN_JWT_SECRET`, read here too: the pull API (DESIGN §4,
+    /// "Pulling") is served by the relay, which holds `DESTINATIONS`.
+    /// Without it the pull API refuses every token.
+    pub admin_key: Option<Vec<u8>>,
     /// `EVENT_RETENTION`, `DLQ_RETENTION`, `D1_MAX_BYTES`: what the sweep keeps.
     pub retention: RetentionConfig,
     /// `ALERT_*`: the watchdog's thresholds and receiver.
@@ -74,6 +78,9 @@ impl RelayConfig {
             )?,
             delivery: DeliveryConfig::load(env, &specs)?,
             internal_key: text(env, crate::admin::internal_token::SECRET_NAME)
+                .filter(|s| !s.is_empty())
+                .map(String::into_bytes),
+            admin_key: text(env, crate::admin::jwt::ADMIN_KEY_NAME)
                 .filter(|s| !s.is_empty())
                 .map(String::into_bytes),
             retention: RetentionConfig::load(env)?,

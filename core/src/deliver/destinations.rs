@@ -2,7 +2,9 @@
 //! how each is reached: a URL, or another Worker through a service
 //! binding, that gets the signed POST, optionally with a credential
 //! (`auth`); or the user's own Cloudflare Queue, which gets a message
-//! (`crate::deliver::queue_destination`). The credentials' secrets are read beside
+//! (`crate::deliver::queue_destination`); or nobody at all: a pull
+//! destination's deliveries wait in D1 until a consumer pulls them
+//! (`crate::deliver::pull`). The credentials' secrets are read beside
 //! this, in `super::destination_keys`; the bindings a destination names
 //! are the user's to declare, and [`check_bindings`] refuses one that is
 //! missing.
@@ -26,7 +28,23 @@ pub enum Target {
     /// `{"queue": "<binding>"}`: a message on the user's Cloudflare Queue,
     /// through the relay's producer binding of that name.
     Queue(String),
+    /// `{"pull": {"lease_s"?}}`: nothing is called; a consumer pulls the
+    /// deliveries (DESIGN §4, "Pulling") and holds each for `lease_s`.
+    Pull(PullSettings),
 }
+
+/// A pull destination's settings (DESIGN §3, "Pull destinations").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PullSettings {
+    /// How long a pulled delivery stays leased to its consumer, in seconds
+    /// (10-600, default 60).
+    pub lease_s: u32,
+}
+
+/// The range of a pull destination's `lease_s`, in seconds.
+pub const PULL_LEASE_RANGE_S: std::ops::RangeInclusive<u64> = 10..=600;
+/// A pull destination's `lease_s` when it sets none.
+pub const PULL_LEASE_DEFAULT_S: u32 = 60;
 
 /// The kind of binding a destination names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,10 +103,11 @@ pub struct Destination {
 pub const DELIVERY_TIMEOUT_RANGE_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
 
 const KEY: &str = "DESTINATIONS";
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 7] = [
     "url",
     "service",
     "queue",
+    "pull",
     "auth",
     "rate_per_s",
     "timeout_ms",
@@ -176,13 +195,21 @@ impl Destination {
     /// Whether its calls are signed: a POST is; a message on the user's
     /// own queue is not.
     pub fn signs(&self) -> bool {
-        !matches!(self.target, Target::Queue(_))
+        !matches!(self.target, Target::Queue(_) | Target::Pull(_))
+    }
+
+    /// Its pull settings when it is a pull destination: nothing calls it.
+    pub fn pull(&self) -> Option<PullSettings> {
+        match self.target {
+            Target::Pull(p) => Some(p),
+            _ => None,
+        }
     }
 
     /// The binding it is reached through, if any.
     pub fn binding(&self) -> Option<(BindingKind, &str)> {
         match &self.target {
-            Target::Url(_) => None,
+            Target::Url(_) | Target::Pull(_) => None,
             Target::Service(b) => Some((BindingKind::Service, b)),
             Target::Queue(b) => Some((BindingKind::Queue, b)),
         }
@@ -313,6 +340,18 @@ fn destination(
             }
         }
     }
+    if let Target::Pull(_) = target {
+        // Nothing is called: no credential to send, no answer to wait
+        // for, and the consumer sets its own pace by pulling.
+        for field in ["auth", "timeout_ms", "rate_per_s"] {
+            if fields.contains_key(field) {
+                return fail(
+                    &format!(".{field}"),
+                    "does not apply to a pull destination: nothing is called, its consumer pulls the deliveries at its own pace (set the lease with pull.lease_s)",
+                );
+            }
+        }
+    }
     Ok(Destination {
         name: name.to_string(),
         target,
@@ -323,17 +362,18 @@ fn destination(
     })
 }
 
-/// The one of `url`, `service` and `queue` the declaration gives.
+/// The one of `url`, `service`, `queue` and `pull` the declaration gives.
 fn target_of(fields: &Map<String, Value>) -> Result<Target, FieldError> {
-    let given: Vec<&str> = ["url", "service", "queue"]
+    let given: Vec<&str> = ["url", "service", "queue", "pull"]
         .into_iter()
         .filter(|f| fields.contains_key(*f))
         .collect();
     match given.as_slice() {
         [] => fail(
             ".url",
-            "is required: the http:// or https:// URL events are POSTed to (or name a binding with \"service\" or \"queue\")",
+            "is required: the http:// or https:// URL events are POSTed to (or name a binding with \"service\" or \"queue\", or declare {\"pull\": {}})",
         ),
+        ["pull"] => pull_of(fields.get("pull")).map(Target::Pull),
         ["url"] => match fields.get("url") {
             Some(Value::String(url)) if is_http_url(url) => Ok(Target::Url(url.clone())),
             _ => fail(".url", "must be an http:// or https:// URL"),
@@ -355,9 +395,32 @@ fn target_of(fields: &Map<String, Value>) -> Result<Target, FieldError> {
         },
         many => fail(
             "",
-            format!("has {}; a destination is one of url, service and queue", many.join(" and ")),
+            format!("has {}; a destination is one of url, service, queue and pull", many.join(" and ")),
         ),
     }
+}
+
+/// `pull`'s object: `{"lease_s"?: 10-600}`, no other field.
+fn pull_of(raw: Option<&Value>) -> Result<PullSettings, FieldError> {
+    let Some(Value::Object(fields)) = raw else {
+        return fail(".pull", "must be an object such as {} or {\"lease_s\": 60}");
+    };
+    if let Some(field) = fields.keys().find(|f| f.as_str() != "lease_s") {
+        return fail(&format!(".pull.{field}"), "unknown field; expected lease_s");
+    }
+    let lease_s = match fields.get("lease_s") {
+        None | Some(Value::Null) => PULL_LEASE_DEFAULT_S,
+        Some(v) => match v.as_u64().filter(|s| PULL_LEASE_RANGE_S.contains(s)) {
+            Some(s) => s as u32,
+            None => {
+                return fail(
+                    ".pull.lease_s",
+                    "must be a whole number of seconds from 10 to 600",
+                )
+            }
+        },
+    };
+    Ok(PullSettings { lease_s })
 }
 
 /// A binding name as wrangler takes it: a JavaScript identifier of ASCII.
@@ -743,5 +806,92 @@ mod tests {
             assert_eq!(err.key, key, "{bad}");
             assert!(err.problem.contains(fragment), "{bad}: {err}");
         }
+    }
+
+    /// A pull declaration's lease, or the key and a fragment of its error.
+    type PullWant = Result<u32, (&'static str, &'static str)>;
+
+    fn pull_declarations() -> Vec<(Value, PullWant)> {
+        let range = "10 to 600";
+        let not_here = "does not apply to a pull destination";
+        vec![
+            (json!({"pull": {}}), Ok(60)),
+            (json!({"pull": {"lease_s": null}}), Ok(60)),
+            (json!({"pull": {"lease_s": 10}}), Ok(10)),
+            (json!({"pull": {"lease_s": 600}}), Ok(600)),
+            (
+                json!({"pull": {"lease_s": 9}}),
+                Err(("DESTINATIONS.p.pull.lease_s", range)),
+            ),
+            (
+                json!({"pull": {"lease_s": 601}}),
+                Err(("DESTINATIONS.p.pull.lease_s", range)),
+            ),
+            (
+                json!({"pull": {"lease_s": 30.5}}),
+                Err(("DESTINATIONS.p.pull.lease_s", range)),
+            ),
+            (
+                json!({"pull": {"lease_s": "60"}}),
+                Err(("DESTINATIONS.p.pull.lease_s", range)),
+            ),
+            (
+                json!({"pull": {"lease": 60}}),
+                Err(("DESTINATIONS.p.pull.lease", "expected lease_s")),
+            ),
+            (
+                json!({"pull": true}),
+                Err(("DESTINATIONS.p.pull", "must be an object")),
+            ),
+            (
+                json!({"pull": {}, "auth": "bearer"}),
+                Err(("DESTINATIONS.p.auth", not_here)),
+            ),
+            (
+                json!({"pull": {}, "timeout_ms": 500}),
+                Err(("DESTINATIONS.p.timeout_ms", not_here)),
+            ),
+            (
+                json!({"pull": {}, "rate_per_s": 5}),
+                Err(("DESTINATIONS.p.rate_per_s", not_here)),
+            ),
+            (
+                json!({"pull": {}, "queue": "Q"}),
+                Err(("DESTINATIONS.p", "has queue and pull")),
+            ),
+            (
+                json!({"pull": {}, "url": "https://x.example/h"}),
+                Err(("DESTINATIONS.p", "has url and pull")),
+            ),
+            (
+                json!({"pull": {}, "lease_s": 60}),
+                Err(("DESTINATIONS.p.lease_s", "unknown field")),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_pull_destination_takes_a_lease_and_nothing_that_calls() {
+        for (decl, want) in pull_declarations() {
+            let got = parse_destinations(&json!({ "p": decl }), 10_000);
+            match want {
+                Ok(lease_s) => {
+                    let d = &got.unwrap_or_else(|e| panic!("{decl}: {e}"))[0];
+                    assert_eq!(d.target, Target::Pull(PullSettings { lease_s }), "{decl}");
+                    assert_eq!(d.pull(), Some(PullSettings { lease_s }));
+                    assert_eq!(
+                        (d.binding(), d.signs(), d.auth.clone()),
+                        (None, false, None)
+                    );
+                }
+                Err((key, fragment)) => {
+                    let err = got.unwrap_err();
+                    assert_eq!(err.key, key, "{decl}");
+                    assert!(err.problem.contains(fragment), "{decl}: {err}");
+                }
+            }
+        }
+        let url = parse_destinations(&json!({"u": {"url": "https://x.example/h"}}), 1).unwrap();
+        assert_eq!(url[0].pull(), None);
     }
 }

@@ -1,8 +1,9 @@
 //! Stage 5, deliver: one delivery per (event, matching route), each with its
 //! own state and lease; the destinations and their credentials; the signed
 //! request a destination receives and what its answer means; a queue
-//! destination's message; the circuit breaker in front of each destination;
-//! and rates (what a rate means everywhere, and the shared reservation).
+//! destination's message; what a pull destination's consumer pulls and
+//! acks; the circuit breaker in front of each destination; and rates
+//! (what a rate means everywhere, and the shared reservation).
 //! What happens after a failure is the next folder, `retry/`.
 
 pub mod breaker;
@@ -13,6 +14,7 @@ pub mod destinations;
 pub mod lease;
 pub mod overdue;
 pub mod pacing;
+pub mod pull;
 pub mod queue_destination;
 pub mod rate_slots;
 pub mod request;
@@ -22,6 +24,6 @@ pub mod settings;
 pub use destination_keys::{auth_header, AuthForm, AuthHeader, DestinationKeys};
 pub use destinations::{
     check_bindings, check_not_own_targets, load_destinations, parse_destinations, service_url,
-    BindingKind, Destination, OwnTargets, Target, DELIVERY_TIMEOUT_RANGE_MS,
+    BindingKind, Destination, OwnTargets, PullSettings, Target, DELIVERY_TIMEOUT_RANGE_MS,
 };
 pub use settings::{DeliveryConfig, SourceRoutes, DEFAULT_DELIVERY_TIMEOUT_MS};

@@ -77,6 +77,16 @@ impl DeliveryConfig {
             .unwrap_or(self.timeout_ms)
     }
 
+    /// The pull destinations' names: their deliveries are only stored,
+    /// never called nor sent a `deliveries` message (DESIGN §3).
+    pub fn pull_names(&self) -> Vec<String> {
+        self.destinations
+            .iter()
+            .filter(|d| d.pull().is_some())
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// The destinations' names, in order.
     pub fn destination_names(&self) -> impl Iterator<Item = &str> {
         self.destinations.iter().map(|d| d.name.as_str())

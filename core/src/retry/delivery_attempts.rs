@@ -62,6 +62,19 @@ pub fn after_call(
     };
     let poison = failure.class() == FailureClass::Poison
         || (failure.code == ErrorCode::CircuitOpen && open_action == BreakerOpenAction::DeadLetter);
+    after_failure(failure, poison, attempts_before, schedule)
+}
+
+/// What a failed attempt comes to, given the attempts its row counted
+/// before it: handed off when `poison` or when it was the budget's last,
+/// else retried after the schedule's delay. A pull consumer's failures
+/// are never poison (DESIGN §3, "Pull destinations": a 4xx is retried).
+pub fn after_failure(
+    failure: Failure,
+    poison: bool,
+    attempts_before: u32,
+    schedule: &RetrySchedule,
+) -> AfterCall {
     let attempt = attempts_before.saturating_add(1);
     if poison || attempt >= ATTEMPT_BUDGET {
         return AfterCall::HandOff { failure };

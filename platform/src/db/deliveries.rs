@@ -24,18 +24,20 @@ fn keys_json(keys: &[Key<'_>]) -> Result<String> {
 /// The pending deliveries of the events this batch ingested fresh (their
 /// row carries the batch's `nonce`): `rows` are (event id, destination).
 /// Their `due_at` is 0: no message is outstanding yet, so [`to_send`] in
-/// the same batch takes them.
+/// the same batch takes them; a pull destination's (of `pulls`) is due
+/// now instead, to be pulled, and [`to_send`] never takes it.
 /// A redelivered or duplicate message inserts nothing: the routes were
 /// evaluated once, when the event was first ingested.
 pub fn insert_routed(
     db: &D1Database,
     rows: &[Key<'_>],
-    nonce: &str,
+    (nonce, pulls): (&str, &[String]),
     now_ms: i64,
 ) -> Result<D1PreparedStatement> {
     db.prepare(
         "INSERT OR IGNORE INTO deliveries (event_id, destination, state, attempts, created_at, updated_at, due_at) \
-         SELECT value ->> 0, value ->> 1, ?4, 0, ?2, ?2, 0 FROM json_each(?1) j \
+         SELECT value ->> 0, value ->> 1, ?4, 0, ?2, ?2, CASE WHEN value ->> 1 IN (SELECT value FROM json_each(?5)) THEN ?2 ELSE 0 END \
+         FROM json_each(?1) j \
          WHERE EXISTS (SELECT 1 FROM events e WHERE e.event_id = j.value ->> 0 AND e.ingest_nonce = ?3)",
     )
     .bind(&[
@@ -43,6 +45,7 @@ pub fn insert_routed(
         int(now_ms),
         text(nonce),
         text(DeliveryState::Pending.as_str()),
+        text(&serde_json::to_string(pulls)?),
     ])
 }
 
@@ -105,12 +108,13 @@ pub async fn legacy_parked(db: &D1Database, limit: u32) -> Result<Vec<(String, S
 /// routed). A leased one is its holder's, and a lease that ran out is the
 /// periodic check's ([`expired_leases`]), so a redelivered or duplicated
 /// `webhooks` message never re-sends a delivery that has a message on its
-/// way, or one waiting out its backoff with a fresh budget.
+/// way, or one waiting out its backoff with a fresh budget. A pull
+/// destination's (of `pulls`) never has a message: it waits to be pulled.
 pub fn to_send(
     db: &D1Database,
     event_ids: &[&str],
     now_ms: i64,
-    overdue_before_ms: i64,
+    (overdue_before_ms, pulls): (i64, &[String]),
 ) -> Result<D1PreparedStatement> {
     db.prepare(format!(
         "UPDATE deliveries SET due_at = ?3 WHERE event_id IN (SELECT value FROM json_each(?1)) AND {OVERDUE} \
@@ -121,13 +125,16 @@ pub fn to_send(
         int(overdue_before_ms),
         int(now_ms),
         text(DeliveryState::Pending.as_str()),
+        text(&serde_json::to_string(pulls)?),
     ])
 }
 
 /// A pending delivery whose message is overdue (`?2`: the `due_at` before
-/// which it is; `?4`: `pending`). A row of the previous release has no
-/// `due_at` and counts from its last change.
-const OVERDUE: &str = "state = ?4 AND handed_off_at IS NULL AND COALESCE(due_at, updated_at) < ?2";
+/// which it is; `?4`: `pending`; `?5`: the pull destinations, as a JSON
+/// list, whose deliveries have no message). A row of the previous release
+/// has no `due_at` and counts from its last change.
+const OVERDUE: &str = "state = ?4 AND handed_off_at IS NULL AND COALESCE(due_at, updated_at) < ?2 \
+     AND destination NOT IN (SELECT value FROM json_each(?5))";
 
 /// Marks `keys` as having no message outstanding (their send failed), so
 /// the next redelivery of their `webhooks` message, or the periodic check,
@@ -581,11 +588,16 @@ pub async fn repark(
 
 /// Up to `limit` deliveries whose lease ran out before `now_ms` with
 /// nothing recorded (the holder died, or every write of its outcome
-/// failed), for the periodic check to settle.
-pub async fn expired_leases(db: &D1Database, now_ms: i64, limit: u32) -> Result<Vec<DeliveryRow>> {
+/// failed), for the periodic check to settle. A pull destination's (of
+/// `pulls`) is its consumer's: never a call's lease.
+pub async fn expired_leases(
+    db: &D1Database,
+    (now_ms, pulls): (i64, &[String]),
+    limit: u32,
+) -> Result<Vec<DeliveryRow>> {
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
-         WHERE d.state = ?1 AND {} < ?2 LIMIT ?3",
+         WHERE d.state = ?1 AND {} < ?2 AND d.destination NOT IN (SELECT value FROM json_each(?4)) LIMIT ?3",
         lease_end_sql("d")
     );
     db.prepare(sql)
@@ -593,6 +605,7 @@ pub async fn expired_leases(db: &D1Database, now_ms: i64, limit: u32) -> Result<
             text(DeliveryState::Delivering.as_str()),
             int(now_ms),
             int(i64::from(limit)),
+            text(&serde_json::to_string(pulls)?),
         ])?
         .query()
         .await
@@ -619,21 +632,24 @@ pub fn lease_expired_statement(
 }
 
 /// Up to `limit` pending deliveries whose message is overdue at `now_ms`
-/// (`hookrelay_core::deliver::overdue`), with their events.
+/// (`hookrelay_core::deliver::overdue`), with their events; never a pull
+/// destination's (of `pulls`), which has no message.
 pub async fn overdue(
     db: &D1Database,
-    overdue_before_ms: i64,
+    (overdue_before_ms, pulls): (i64, &[String]),
     limit: u32,
 ) -> Result<Vec<DeliveryRow>> {
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
-         WHERE d.state = ?1 AND d.handed_off_at IS NULL AND COALESCE(d.due_at, d.updated_at) < ?2 LIMIT ?3"
+         WHERE d.state = ?1 AND d.handed_off_at IS NULL AND COALESCE(d.due_at, d.updated_at) < ?2 \
+         AND d.destination NOT IN (SELECT value FROM json_each(?4)) LIMIT ?3"
     );
     db.prepare(sql)
         .bind(&[
             text(DeliveryState::Pending.as_str()),
             int(overdue_before_ms),
             int(i64::from(limit)),
+            text(&serde_json::to_string(pulls)?),
         ])?
         .query()
         .await
@@ -646,7 +662,7 @@ pub async fn mark_resent(
     db: &D1Database,
     keys: &[Key<'_>],
     now_ms: i64,
-    overdue_before_ms: i64,
+    (overdue_before_ms, pulls): (i64, &[String]),
 ) -> Result<Vec<(String, String)>> {
     let stmt = db
         .prepare(format!(
@@ -658,6 +674,133 @@ pub async fn mark_resent(
             int(overdue_before_ms),
             int(now_ms),
             text(DeliveryState::Pending.as_str()),
+            text(&serde_json::to_string(pulls)?),
         ])?;
     read_keys(&stmt.query().await?)
+}
+
+/// A pull destination's delivery as a pull or an ack reads it: the
+/// delivery with its event, when it is due, and its pull lease.
+#[derive(Debug, Clone)]
+pub struct PullRow {
+    /// The delivery with its event (its body read only when due).
+    pub row: DeliveryRow,
+    /// When it is due (unix ms).
+    pub due_at: Option<i64>,
+    /// The lease a pull last handed it out under.
+    pub lease_id: Option<String>,
+    /// When its lease ends, as written (a pull lease always writes it).
+    pub lease_until: Option<i64>,
+    /// Handed to `webhooks-dlq`, its entry not yet stored.
+    pub handed_off: bool,
+}
+
+fn pull_rows(result: &Rows) -> Result<Vec<PullRow>> {
+    let rows = delivery_rows(result)?;
+    let extra = result.map(|r| {
+        Ok((
+            r.opt_int("due_at")?,
+            r.opt_text("lease_id")?,
+            r.opt_int("lease_until")?,
+            r.opt_int("handed_off_at")?.is_some(),
+        ))
+    })?;
+    Ok(rows
+        .into_iter()
+        .zip(extra)
+        .map(
+            |(row, (due_at, lease_id, lease_until, handed_off))| PullRow {
+                row,
+                due_at,
+                lease_id,
+                lease_until,
+                handed_off,
+            },
+        )
+        .collect())
+}
+
+/// The columns of a [`PullRow`]: a delivery's, with its body only when
+/// it is due at `?2` (a pull reads one more than it may lease, to say when
+/// the next is due, and never needs that one's body).
+fn pull_columns() -> String {
+    DELIVERY_COLUMNS.replace(
+        "e.body,",
+        "CASE WHEN COALESCE(d.due_at, 0) <= ?2 THEN e.body END AS body,",
+    ) + ", d.due_at, d.lease_id, d.handed_off_at"
+}
+
+/// A pull's one read (DESIGN §4, "Pulling"): up to `limit` of
+/// `destination`'s waiting deliveries (pending, not handed to the DLQ),
+/// oldest due first, by the index `deliveries_pull_due` (0026).
+pub async fn pull_waiting(
+    db: &D1Database,
+    destination: &str,
+    now_ms: i64,
+    limit: u32,
+) -> Result<Vec<PullRow>> {
+    // The state is spelt into the SQL, not bound: SQLite uses a partial
+    // index only when the query's WHERE names its condition's literal.
+    let sql = format!(
+        "SELECT {} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.destination = ?1 AND d.state = '{}' AND d.handed_off_at IS NULL \
+         ORDER BY d.due_at, d.created_at LIMIT ?3",
+        pull_columns(),
+        DeliveryState::Pending.as_str()
+    );
+    db.prepare(sql)
+        .bind(&[text(destination), int(now_ms), int(i64::from(limit))])?
+        .query()
+        .await
+        .and_then(|r| pull_rows(&r))
+}
+
+/// Leases `event_ids` of `destination` to a pull under `lease_id`, each
+/// only if it is still waiting and due (a concurrent pull took none of
+/// them); answers the ones leased.
+pub async fn pull_lease(
+    db: &D1Database,
+    (destination, event_ids): (&str, &[&str]),
+    (lease_id, claimed_at, lease_until): (&str, i64, i64),
+) -> Result<Vec<String>> {
+    let stmt = db
+        .prepare(
+            "UPDATE deliveries SET state = ?4, claimed_at = ?5, lease_until = ?6, lease_id = ?7, updated_at = ?5 \
+             WHERE destination = ?1 AND event_id IN (SELECT value FROM json_each(?2)) \
+             AND state = ?3 AND handed_off_at IS NULL AND COALESCE(due_at, 0) <= ?5 \
+             RETURNING event_id",
+        )
+        .bind(&[
+            text(destination),
+            text(&serde_json::to_string(event_ids)?),
+            text(DeliveryState::Pending.as_str()),
+            text(DeliveryState::Delivering.as_str()),
+            int(claimed_at),
+            int(lease_until),
+            text(lease_id),
+        ])?;
+    stmt.query().await?.map(|r| r.text("event_id"))
+}
+
+/// An ack's one read: the deliveries of `destination` among `event_ids`.
+pub async fn pull_acked(
+    db: &D1Database,
+    destination: &str,
+    event_ids: &[&str],
+    now_ms: i64,
+) -> Result<Vec<PullRow>> {
+    let sql = format!(
+        "SELECT {} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.destination = ?1 AND d.event_id IN (SELECT value FROM json_each(?3))",
+        pull_columns()
+    );
+    db.prepare(sql)
+        .bind(&[
+            text(destination),
+            int(now_ms),
+            text(&serde_json::to_string(event_ids)?),
+        ])?
+        .query()
+        .await
+        .and_then(|r| pull_rows(&r))
 }

@@ -141,6 +141,14 @@ pub(crate) async fn call_destination(
             return crate::queue_destination::send(env, event, body, (&d.name, binding)).await
         }
         Target::Url(url) => (None, url.clone()),
+        // A pull destination's deliveries are stored, never called
+        // (DESIGN §3); a path that got here regardless fails without a call.
+        Target::Pull(_) => {
+            return Err(Failure::new(
+                ErrorCode::Unknown,
+                format!("destination '{}' is a pull destination: its deliveries are pulled through /api/v1/pull/{}, never called", d.name, d.name),
+            ))
+        }
         // Checked at startup (`check_bindings`); a binding gone since (a
         // redeploy without it) fails like an unclassified error.
         Target::Service(binding) => match env.service(binding) {

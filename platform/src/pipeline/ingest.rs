@@ -90,7 +90,7 @@ fn routing(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    (nonce, overdue_ms): (&str, i64),
+    (nonce, overdue_ms, pulls): (&str, i64, &[String]),
     now_ms: i64,
 ) -> Result<Riders> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
@@ -107,7 +107,12 @@ fn routing(
     let ids: Vec<&str> = items.iter().map(|i| i.event.event_id.as_str()).collect();
     let mut stmts = Vec::with_capacity(5);
     if !rows.is_empty() {
-        stmts.push(deliveries::insert_routed(db, &rows, nonce, now_ms)?);
+        stmts.push(deliveries::insert_routed(
+            db,
+            &rows,
+            (nonce, pulls),
+            now_ms,
+        )?);
     }
     let copy_at = stmts.len();
     stmts.extend(deliveries::copy_legacy(db, &ids, now_ms)?);
@@ -115,7 +120,7 @@ fn routing(
         db,
         &ids,
         now_ms,
-        overdue_before(now_ms, overdue_ms),
+        (overdue_before(now_ms, overdue_ms), pulls),
     )?);
     Ok(Riders { stmts, copy_at })
 }
@@ -157,13 +162,13 @@ pub async fn ingest(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    (now_ms, overdue_ms): (i64, i64),
+    (now_ms, overdue_ms, pulls): (i64, i64, &[String]),
 ) -> Ingested {
     if items.is_empty() {
         return (Vec::new(), Ok(Vec::new()), Ok(Vec::new()));
     }
     let nonce = batch_nonce(now_ms);
-    let batch_error = match together(db, items, routed, (&nonce, overdue_ms), now_ms).await {
+    let batch_error = match together(db, items, routed, (&nonce, overdue_ms, pulls), now_ms).await {
         Ok((results, ridden, copy_at)) => {
             return (
                 results.into_iter().map(processed).collect(),
@@ -181,7 +186,7 @@ pub async fn ingest(
     let mut pending = Vec::new();
     let mut started = Ok(Vec::new());
     for (item, r) in items.iter().zip(routed) {
-        let (result, more, drains) = alone(db, item, r, (&nonce, overdue_ms), now_ms).await;
+        let (result, more, drains) = alone(db, item, r, (&nonce, overdue_ms, pulls), now_ms).await;
         out.push(processed(result));
         pending.extend(more);
         started = match (started, drains) {
@@ -202,13 +207,14 @@ async fn together(
     db: &D1Database,
     items: &[Item<'_>],
     routed: &[Routed],
-    (nonce, overdue_ms): (&str, i64),
+    (nonce, overdue_ms, pulls): (&str, i64, &[String]),
     now_ms: i64,
 ) -> std::result::Result<Together, String> {
     let Riders {
         stmts: riders,
         copy_at,
-    } = routing(db, items, routed, (nonce, overdue_ms), now_ms).map_err(|e| error_message(&e))?;
+    } = routing(db, items, routed, (nonce, overdue_ms, pulls), now_ms)
+        .map_err(|e| error_message(&e))?;
     let rows = items
         .iter()
         .zip(routed)
@@ -302,7 +308,7 @@ async fn alone(
     db: &D1Database,
     item: &Item<'_>,
     routed: &Routed,
-    (nonce, overdue_ms): (&str, i64),
+    (nonce, overdue_ms, pulls): (&str, i64, &[String]),
     now_ms: i64,
 ) -> (
     std::result::Result<events::Ingest, Failure>,
@@ -314,7 +320,7 @@ async fn alone(
             db,
             std::slice::from_ref(item),
             std::slice::from_ref(routed),
-            (nonce, overdue_ms),
+            (nonce, overdue_ms, pulls),
             now_ms,
         )?;
         let mut stmts = vec![statement(db, item, routed, nonce, now_ms)?];

@@ -29,6 +29,7 @@ mod hand_on;
 mod ingest;
 pub(crate) mod item;
 pub mod overdue;
+pub mod pull;
 mod rate;
 pub(crate) mod record;
 pub(crate) mod scheduler;
@@ -87,7 +88,7 @@ pub async fn ingest(
         &kept,
         &routed,
         (component, control),
-        (now_ms, cfg.message_overdue_ms),
+        (now_ms, cfg.message_overdue_ms, &cfg.pull_names()),
     )
     .await;
     let mut done = done.into_iter();
@@ -149,9 +150,10 @@ pub async fn ingest_routed(
     items: &[Item<'_>],
     routed: &[Routed],
     (component, control): (Component, Option<&Queue>),
-    (now_ms, overdue_ms): (i64, i64),
+    (now_ms, overdue_ms, pulls): (i64, i64, &[String]),
 ) -> (Vec<Processed>, Result<Vec<Pending>, String>) {
-    let (out, pending, started) = ingest::ingest(db, items, routed, (now_ms, overdue_ms)).await;
+    let (out, pending, started) =
+        ingest::ingest(db, items, routed, (now_ms, overdue_ms, pulls)).await;
     match started {
         Ok(started) => crate::parking::park::start_drains(control, &started, component).await,
         Err(e) => log::warn(

@@ -56,7 +56,9 @@ async fn expired(
     cfg: &DeliveryConfig,
     now: i64,
 ) -> worker::Result<()> {
-    let rows = deliveries::expired_leases(db, now, PER_CHECK).await?;
+    // A pull destination's lease is its consumer's, settled by its ack.
+    let pulls = cfg.pull_names();
+    let rows = deliveries::expired_leases(db, (now, &pulls), PER_CHECK).await?;
     for row in rows {
         settle(env, db, (retry, cfg), &row, now).await?;
     }
@@ -87,7 +89,8 @@ async fn settle(
     let before = e.delivery_attempts.max(0) as u32;
     let after = after_call(Err(&failure), before, retry, cfg.breaker_open_action);
     let due_at = after.due_at(now).unwrap_or(now);
-    let stmts = settle_statements(db, (row, claimed_at), &failure, (before, due_at), now)?;
+    let failed = (&failure, EventStep::LeaseExpired);
+    let stmts = settle_statements(db, (row, claimed_at), failed, (before, due_at), now)?;
     let results = crate::db::batch(db, stmts).await?;
     // The holder recorded meanwhile: nothing to settle.
     if results.first().map_or(0, |r| r.changes()) == 0 {
@@ -123,23 +126,38 @@ async fn settle(
                 );
             }
         }
-        AfterCall::HandOff { failure } => {
-            let json = handoff_json(e, key.1, failure, before + 1, now);
-            if send_handoffs(env, &[json]).await.is_ok() {
-                deliveries::mark_handed_off(db, &[key], now).await?;
-            }
-        }
+        AfterCall::HandOff { failure } => hand_off(env, db, row, failure, before + 1, now).await?,
         AfterCall::Delivered => {}
     }
     Ok(())
 }
 
-/// The settled lease's row, its `TIMEOUT` attempt, its step and its
-/// event's summary.
-fn settle_statements(
+/// Hands a delivery whose failed attempt `attempt` ended its budget to
+/// `webhooks-dlq`, then marks it handed off (a failed send leaves it for
+/// the next settlement).
+pub(crate) async fn hand_off(
+    env: &Env,
+    db: &D1Database,
+    row: &deliveries::DeliveryRow,
+    failure: Failure,
+    attempt: u32,
+    now: i64,
+) -> worker::Result<()> {
+    let key = (row.event.event_id.as_str(), row.destination.as_str());
+    let json = handoff_json(&row.event, key.1, failure, attempt, now);
+    if send_handoffs(env, &[json]).await.is_ok() {
+        deliveries::mark_handed_off(db, &[key], now).await?;
+    }
+    Ok(())
+}
+
+/// A failed attempt recorded without a call under the lease taken at
+/// `claimed_at` (a run-out lease's `TIMEOUT`, a pull consumer's failed
+/// ack): its row, its attempt, its `step` and its event's summary.
+pub(crate) fn settle_statements(
     db: &D1Database,
     (row, claimed_at): (&deliveries::DeliveryRow, i64),
-    failure: &Failure,
+    (failure, step): (&Failure, EventStep),
     (before, due_at): (u32, i64),
     now: i64,
 ) -> worker::Result<Vec<worker::D1PreparedStatement>> {
@@ -167,20 +185,22 @@ fn settle_statements(
             db,
             &event_steps::StepRecord {
                 event_id: key.0,
-                step: EventStep::LeaseExpired,
+                step,
                 component: COMPONENT,
-                code: Some(ErrorCode::Timeout),
+                code: Some(failure.code),
                 detail: &detail,
                 at_ms: now,
             },
         )?,
-        deliveries::summary_statement(db, key.0, 1, None, Some(ErrorCode::Timeout))?,
+        deliveries::summary_statement(db, key.0, 1, None, Some(failure.code))?,
     ])
 }
 
 async fn resend(env: &Env, db: &D1Database, cfg: &DeliveryConfig, now: i64) -> worker::Result<()> {
     let before = overdue_before(now, cfg.message_overdue_ms);
-    let rows = deliveries::overdue(db, before, PER_CHECK).await?;
+    // A pull destination's delivery has no message: never overdue.
+    let pulls = cfg.pull_names();
+    let rows = deliveries::overdue(db, (before, &pulls), PER_CHECK).await?;
     if rows.is_empty() {
         return Ok(());
     }
@@ -188,7 +208,7 @@ async fn resend(env: &Env, db: &D1Database, cfg: &DeliveryConfig, now: i64) -> w
         .iter()
         .map(|r| (r.event.event_id.as_str(), r.destination.as_str()))
         .collect();
-    let marked = deliveries::mark_resent(db, &keys, now, before).await?;
+    let marked = deliveries::mark_resent(db, &keys, now, (before, &pulls)).await?;
     let jsons: Vec<String> = rows
         .iter()
         .filter(|r| {

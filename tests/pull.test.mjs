@@ -1,0 +1,246 @@
+// Pull destinations (DESIGN §3 "Pull destinations", §4 "Pulling"; issue 43,
+// its first part), end to end in Miniflare:
+// - a webhook routed to a pull destination is stored `pending` and due,
+//   with no call and no `deliveries` message;
+// - a pull leases it with the fields §4 names, its body byte-exact and its
+//   headers redacted; an empty pull answers `next_due_in_ms`;
+// - an ack with 200 makes it `delivered`, and a second ack changes nothing;
+//   an ack with 500 makes it `pending` with `due_at`; an ack of an old lease
+//   is `lease_expired`; an ack naming another destination's delivery is
+//   `unknown`; a 4xx is retried like any failure, and the sixth failed ack
+//   dead-letters the delivery (an entry naming the destination);
+// - a name that is not a pull destination is 404, an unknown field is 400
+//   naming it; an admin token pulls any pull destination, a pull token only
+//   its own (another's is 403), signed with its PULL_TOKEN_SECRET_<NAME>
+//   when that is set (one signed otherwise is refused), and refused by
+//   every admin route.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { startRelay, waitFor, rows } from "./support/harness.mjs";
+import { startDownstream } from "./support/downstream.mjs";
+import { hmacHeaders } from "./support/signers.mjs";
+import { token, ALL_SECRETS } from "./support/admin.mjs";
+import { secretNameFor } from "../scripts/webhook-signatures.mjs";
+
+const SOURCE_SECRET = "pull-source-secret";
+const OUTBOX_SECRET = "outbox-pull-token-secret";
+let relay;
+let downstream;
+after(async () => {
+  await relay?.dispose();
+  await downstream?.close();
+});
+
+async function start() {
+  if (relay) return relay;
+  downstream = await startDownstream({ "/web": () => ({ status: 200 }) });
+  relay = await startRelay({
+    vars: {
+      SOURCES: JSON.stringify({ shop: { scheme: "hmac-sha256", routes: [{ to: "inbox" }, { to: "outbox" }, { to: "web" }] } }),
+      DESTINATIONS: JSON.stringify({ inbox: { pull: { lease_s: 30 } }, outbox: { pull: {} }, web: { url: downstream.url("/web") } }),
+      [secretNameFor("shop")]: SOURCE_SECRET,
+      RETRY_DELAYS_S: "30,60,120,240,480",
+      MESSAGE_OVERDUE: "5s",
+      // outbox's pull tokens are signed with its own secret (both workers read it).
+      PULL_TOKEN_SECRET_OUTBOX: OUTBOX_SECRET,
+    },
+  });
+  return relay;
+}
+
+async function send(body) {
+  const res = await relay.fetch("/webhooks/shop", {
+    method: "POST",
+    body,
+    headers: { ...hmacHeaders(body, { secret: SOURCE_SECRET, operationId: `pull-${Math.random()}` }), "content-type": "application/json; charset=utf-8", authorization: "Bearer provider-credential" },
+  });
+  assert.equal(res.status, 202, await res.clone().text());
+  return res.json();
+}
+
+async function call(path, body, auth = `Bearer ${token()}`) {
+  const headers = { "content-type": "application/json" };
+  if (auth) headers.authorization = auth;
+  const res = await relay.fetch(`/api/v1/pull/${path}`, { method: "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  for (const secret of ALL_SECRETS()) assert.ok(!text.includes(secret), `a secret appeared in the answer to ${path}`);
+  return { status: res.status, json: JSON.parse(text) };
+}
+const pull = (destination, body = {}) => call(destination, body);
+const ack = (destination, results) => call(`${destination}/ack`, { results });
+const delivery = async (id, destination) => (await rows(relay.db, "SELECT * FROM deliveries WHERE event_id = ? AND destination = ?", id, destination))[0];
+
+/** Sends one event and waits until its pull deliveries are stored. */
+async function stored(body) {
+  const { event_id } = await send(body);
+  await waitFor(async () => (await delivery(event_id, "inbox")) && (await delivery(event_id, "outbox")) && (await delivery(event_id, "web"))?.state === "delivered", { what: "the deliveries stored" });
+  return event_id;
+}
+
+test("a pull destination's delivery is stored pending and due, with no call and no deliveries message", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "stored" }));
+  const row = await delivery(event_id, "inbox");
+  assert.equal(row.state, "pending");
+  assert.equal(row.attempts, 0, "no call was made");
+  assert.ok(row.due_at > 0 && row.due_at <= Date.now(), `due now (due_at ${row.due_at})`);
+  assert.equal(downstream.hits("/web").length >= 1, true, "the URL destination was called");
+  // The periodic check neither sends a message for it nor counts it overdue,
+  // even long past due; nor settles a pull lease that passed (the
+  // consumer's ack, or a later part's cron, settles those).
+  await relay.db.prepare("UPDATE deliveries SET due_at = 1 WHERE event_id = ? AND destination = 'inbox'").bind(event_id).run();
+  const periodic = async () => (await relay.mf.getWorker("hookrelay")).scheduled({ cron: "*/1 * * * *" });
+  await periodic();
+  const after = await delivery(event_id, "inbox");
+  assert.equal(after.due_at, 1, "no message marked outstanding");
+  assert.equal(after.state, "pending");
+  assert.ok(!relay.logs.some((l) => l.includes('"event":"messages_resent"')), "nothing re-sent");
+  const leased = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
+  await relay.db.prepare("UPDATE deliveries SET lease_until = claimed_at + 1 WHERE event_id = ? AND destination = 'outbox'").bind(event_id).run();
+  await periodic();
+  assert.equal((await delivery(event_id, "outbox")).state, "delivering", "a pull lease is not a call's");
+  assert.ok(!relay.logs.some((l) => l.includes('"event":"lease_expired"')), "not counted lease_expired");
+  await ack("outbox", [{ delivery_id: leased.delivery_id, lease_id: leased.lease_id, status: 200 }]);
+  // Drain it so the next tests start from an empty destination.
+  const { json } = await pull("inbox", { max: 100 });
+  await ack("inbox", json.data.items.map((i) => ({ delivery_id: i.delivery_id, lease_id: i.lease_id, status: 200 })));
+});
+
+test("a pull leases a due delivery with the fields of §4; a 200 delivers it once; an empty pull answers next_due_in_ms", async () => {
+  await start();
+  const body = '{"amount": 10.50, "note": "é ✓ \\u0000 keep   spacing"}';
+  const event_id = await stored(body);
+  const before = Date.now();
+  const { status, json } = await pull("inbox");
+  assert.equal(status, 200, JSON.stringify(json));
+  assert.equal(json.status, "success");
+  const items = json.data.items;
+  assert.equal(items.length, 1, JSON.stringify(json.data));
+  const item = items[0];
+  assert.deepEqual(Object.keys(item).sort(), ["attempt", "body", "content_type", "delivery_id", "event_id", "headers", "key", "lease_id", "lease_until", "received_at", "source"]);
+  assert.equal(item.event_id, event_id);
+  assert.equal(item.source, "shop");
+  assert.equal(item.attempt, 1);
+  assert.equal(item.body, body, "the body byte-exact");
+  assert.equal(item.content_type, "application/json; charset=utf-8");
+  assert.equal(item.headers.authorization, "[REDACTED]", "credentials redacted");
+  assert.ok(Object.keys(item.headers).every((h) => h === h.toLowerCase()));
+  assert.ok(item.lease_until >= before + 30_000 && item.lease_until <= Date.now() + 30_000, "leased for lease_s");
+  assert.equal((await delivery(event_id, "inbox")).state, "delivering");
+
+  const empty = await pull("inbox");
+  assert.equal(empty.status, 200);
+  assert.deepEqual(empty.json.data.items, []);
+  assert.ok("next_due_in_ms" in empty.json.data, JSON.stringify(empty.json.data));
+
+  const first = await ack("inbox", [{ delivery_id: item.delivery_id, lease_id: item.lease_id, status: 200 }]);
+  assert.equal(first.status, 200, JSON.stringify(first.json));
+  assert.deepEqual(first.json.data.results, [{ delivery_id: item.delivery_id, state: "delivered" }]);
+  const row = await delivery(event_id, "inbox");
+  assert.equal(row.state, "delivered");
+  assert.equal(row.attempts, 1);
+  const again = await ack("inbox", [{ delivery_id: item.delivery_id, lease_id: item.lease_id, status: 500 }]);
+  assert.deepEqual(again.json.data.results, [{ delivery_id: item.delivery_id, state: "delivered" }]);
+  const unchanged = await delivery(event_id, "inbox");
+  assert.deepEqual(unchanged, row, "a second ack changes nothing");
+});
+
+test("a 500 makes it pending with due_at; an ack of an old lease is lease_expired; another destination's delivery is unknown", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "retry" }));
+  const first = (await pull("inbox")).json.data.items[0];
+  assert.equal(first.event_id, event_id);
+  const now = Date.now();
+  const failed = await ack("inbox", [{ delivery_id: event_id, lease_id: first.lease_id, status: 500, error: "consumer down" }]);
+  const [result] = failed.json.data.results;
+  assert.equal(result.state, "pending", JSON.stringify(result));
+  assert.ok(result.due_at >= now + 30_000 && result.due_at <= Date.now() + 30_000, `due after the first delay (${result.due_at - now} ms)`);
+  const row = await delivery(event_id, "inbox");
+  assert.equal(row.state, "pending");
+  assert.equal(row.attempts, 1);
+  assert.equal(row.due_at, result.due_at);
+  assert.equal(row.last_error, "UPSTREAM_5XX");
+
+  // Not due for 30 s: an empty pull says when the next is.
+  const waiting = await pull("inbox");
+  assert.deepEqual(waiting.json.data.items, []);
+  assert.ok(waiting.json.data.next_due_in_ms > 25_000, JSON.stringify(waiting.json.data));
+
+  // Made due again, it is handed out under a fresh lease; the old one is over.
+  await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'inbox'").bind(Date.now() - 1, event_id).run();
+  const second = (await pull("inbox")).json.data.items[0];
+  assert.equal(second.attempt, 2);
+  assert.notEqual(second.lease_id, first.lease_id, "a fresh lease_id per lease");
+  const old = await ack("inbox", [{ delivery_id: event_id, lease_id: first.lease_id, status: 200 }]);
+  assert.deepEqual(old.json.data.results, [{ delivery_id: event_id, state: "lease_expired" }]);
+  assert.equal((await delivery(event_id, "inbox")).state, "delivering", "nothing changed");
+
+  // The outbox's delivery of the same event is not the inbox's to ack.
+  const other = await ack("outbox", [{ delivery_id: "evt_no_such", lease_id: second.lease_id, status: 200 }]);
+  assert.deepEqual(other.json.data.results, [{ delivery_id: "evt_no_such", state: "unknown" }]);
+  const outItem = (await pull("outbox")).json.data.items.find((i) => i.event_id === event_id);
+  assert.ok(outItem, "the outbox has its own delivery of the event");
+  const crossed = await ack("inbox", [{ delivery_id: "evt_unrelated", lease_id: outItem.lease_id, status: 200 }]);
+  assert.equal(crossed.json.data.results[0].state, "unknown");
+  const done = await ack("inbox", [{ delivery_id: event_id, lease_id: second.lease_id, status: 204 }]);
+  assert.equal(done.json.data.results[0].state, "delivered");
+  await ack("outbox", [{ delivery_id: outItem.delivery_id, lease_id: outItem.lease_id, status: 200 }]);
+});
+
+test("a name that is not a pull destination is 404, an unknown field is 400 naming it, and only an admin or that destination's pull token pulls", async () => {
+  await start();
+  for (const name of ["web", "nowhere"]) {
+    const res = await pull(name);
+    assert.equal(res.status, 404, `${name}: ${JSON.stringify(res.json)}`);
+    assert.equal(res.json.status, "error");
+    assert.equal((await ack(name, [{ delivery_id: "x", lease_id: "y", status: 200 }])).status, 404);
+  }
+  const unknown = await pull("inbox", { max: 5, wait_s: 10 });
+  assert.equal(unknown.status, 400);
+  assert.match(unknown.json.error.message, /wait_s/);
+  const deep = await ack("inbox", [{ delivery_id: "x", lease_id: "y", status: 200, stauts: 500 }]);
+  assert.equal(deep.status, 400);
+  assert.match(deep.json.error.message, /results\[0\]\.stauts/);
+  const badMax = await pull("inbox", { max: 101 });
+  assert.equal(badMax.status, 400);
+  assert.match(badMax.json.error.message, /max/);
+  assert.equal((await call("inbox", {}, null)).status, 401, "no token");
+  assert.equal((await call("inbox", {}, `Bearer ${token({ secret: "not-the-secret" })}`)).status, 401, "a forged token");
+  assert.equal((await call("inbox", {}, `Bearer ${token({ claims: { role: "viewer" } })}`)).status, 403, "another role");
+  // Pull tokens: scoped to one destination, signed with its own secret when it has one.
+  const inboxToken = `Bearer ${token({ claims: { role: "pull", destination: "inbox" } })}`;
+  assert.equal((await call("inbox", {}, inboxToken)).status, 200, "a pull token pulls its own destination");
+  assert.equal((await call("inbox/ack", { results: [{ delivery_id: "nothing-here", lease_id: "none", status: 200 }] }, inboxToken)).status, 200, "and acks it");
+  assert.equal((await call("outbox", {}, inboxToken)).status, 403, "another destination's pull is forbidden");
+  const outboxOwn = `Bearer ${token({ secret: OUTBOX_SECRET, claims: { role: "pull", destination: "outbox" } })}`;
+  assert.equal((await call("outbox", {}, outboxOwn)).status, 200, "signed with PULL_TOKEN_SECRET_OUTBOX");
+  const outboxRevoked = `Bearer ${token({ claims: { role: "pull", destination: "outbox" } })}`;
+  assert.equal((await call("outbox", {}, outboxRevoked)).status, 401, "signed with ADMIN_JWT_SECRET while outbox has its own secret: revoked");
+  for (const [auth, status] of [[inboxToken, 403], [outboxOwn, 403]]) {
+    const res = await relay.fetch("/api/v1/admin/stats", { headers: { authorization: auth } });
+    assert.equal(res.status, status, "a pull token is refused by admin routes");
+  }
+  const get = await relay.fetch("/api/v1/pull/inbox");
+  assert.equal(get.status, 405);
+});
+
+test("the sixth failed ack dead-letters the delivery, an entry naming the destination", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "six" }));
+  let last;
+  for (let attempt = 1; attempt <= 6; attempt += 1) {
+    // Each retry made due at once, rather than waiting out the schedule.
+    await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'inbox'").bind(Date.now() - 1, event_id).run();
+    const item = (await pull("inbox")).json.data.items.find((i) => i.event_id === event_id);
+    assert.equal(item?.attempt, attempt, `attempt ${attempt}`);
+    last = (await ack("inbox", [{ delivery_id: event_id, lease_id: item.lease_id, status: 400, error: "refused" }])).json.data.results[0];
+    if (attempt < 6) assert.equal(last.state, "pending", `a 4xx is retried (attempt ${attempt})`);
+  }
+  assert.equal(last.state, "dead_lettered");
+  const entry = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ? AND destination = 'inbox'", event_id))[0], { what: "the dead letter" });
+  assert.equal(entry.attempts, 6);
+  await waitFor(async () => (await delivery(event_id, "inbox")).state === "dead_lettered", { what: "the row closed dead_lettered" });
+  const outbox = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
+  assert.ok(outbox, "the outbox's delivery of the same event is untouched");
+  await ack("outbox", [{ delivery_id: outbox.delivery_id, lease_id: outbox.lease_id, status: 200 }]);
+});
