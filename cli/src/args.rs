@@ -59,6 +59,8 @@ pub enum Command {
     Events(EventsCommand),
     /// Follow what happens from now on: events accepted, deliveries settled, dead letters
     Tail(TailArgs),
+    /// Forward a pull destination's deliveries to a local server, without a tunnel
+    Listen(ListenArgs),
     /// Check a captured request's signature and freshness with the relay's rules
     Verify(VerifyArgs),
     /// Check the configuration as the build does, and print its sources as a tree
@@ -272,6 +274,22 @@ pub struct TailArgs {
     /// Seconds between polls
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub interval: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct ListenArgs {
+    /// Where to forward: a port (http://127.0.0.1:<port>) or a URL
+    #[arg(value_name = "PORT|URL")]
+    pub target: String,
+    /// The pull destination whose deliveries to forward
+    #[arg(long)]
+    pub destination: String,
+    /// The path to POST to on the target (replaces the URL's)
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<String>,
+    /// Deliveries forwarded at once
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub concurrency: u32,
 }
 
 /// The configuration `verify`, `config check` and `send` read.

@@ -56,6 +56,36 @@ impl Relay {
         self.data(req.send_string(&body.to_string()))
     }
 
+    /// `POST /api/v1/pull/<destination>`: lease what is due (§4, "Pulling").
+    pub fn pull(&self, destination: &str, body: &Value) -> Result<Value, Failure> {
+        self.pull_call(destination, "", body)
+    }
+
+    /// `POST /api/v1/pull/<destination>/ack`: settle what was pulled.
+    pub fn pull_ack(&self, destination: &str, body: &Value) -> Result<Value, Failure> {
+        self.pull_call(destination, "/ack", body)
+    }
+
+    fn pull_call(&self, destination: &str, tail: &str, body: &Value) -> Result<Value, Failure> {
+        let url = format!("{}/api/v1/pull/{destination}{tail}", self.base);
+        let mut req = self
+            .agent
+            .post(&url)
+            .set("content-type", "application/json");
+        if let Some(t) = &self.token {
+            req = req.set("authorization", &format!("Bearer {}", t.reveal()));
+        }
+        self.data(req.send_string(&body.to_string()))
+            .map(|a| a.data)
+            .map_err(|f| match f.what.contains("request (404)") {
+                true => Failure::failed(
+                    f.what,
+                    format!("is {destination} a pull destination? `hookrelay config check` lists the destinations and their kinds"),
+                ),
+                false => f,
+            })
+    }
+
     /// A request to a path outside the admin API, without the token
     /// (`/healthz`, `/webhooks/…`): its status and body text, whatever the
     /// status.

@@ -9,6 +9,7 @@ mod dlq;
 mod events;
 mod job_watch;
 mod jobs;
+mod listen;
 mod login;
 mod replay;
 mod send;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Outcome {
         Command::Jobs(c) => jobs::run(g, c),
         Command::Events(c) => events::run(g, c),
         Command::Tail(a) => tail::run(g, &a),
+        Command::Listen(a) => listen::run(g, &a),
         Command::Verify(a) => verify::run(g, &a),
         Command::Config(ConfigCommand::Check { files }) => config_check::run(g, &files),
         Command::Send(a) => send::run(g, &a),
