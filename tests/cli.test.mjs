@@ -52,7 +52,7 @@ test("every command has --help, completion scripts print, and a usage error exit
   const commands = [[], ["login"], ["status"], ["dlq"], ["dlq", "list"], ["dlq", "show"], ["dlq", "groups"], ["dlq", "replay"], ["dlq", "archive"],
     ["dlq", "unarchive"], ["dlq", "discard"], ["dlq", "restore"], ["replay"], ["jobs"], ["jobs", "list"], ["jobs", "show"], ["jobs", "watch"],
     ["jobs", "approve"], ["jobs", "pause"], ["jobs", "resume"], ["jobs", "cancel"], ["events"], ["events", "list"], ["events", "show"],
-    ["tail"], ["verify"], ["config"], ["config", "check"], ["send"], ["token"], ["completion"]];
+    ["tail"], ["listen"], ["verify"], ["config"], ["config", "check"], ["send"], ["token"], ["completion"]];
   for (const c of commands) {
     const run = await hookrelay([...c, "--help"], { env: env() });
     assert.equal(run.code, 0, c.join(" "));

@@ -77,7 +77,7 @@ test("a demo source by name (demo-*) or listed in the demo configuration is refu
 
 test("the demo's sources are read from .dev.vars.example's SOURCES (single-quoted JSON)", async () => {
   const { demoConfigSources } = await import("../scripts/lib/demo-sources.mjs");
-  assert.deepEqual([...demoConfigSources(ROOT)], ["demo-standard", "demo-stripe", "demo-github", "demo-hmac", "demo-forward", "demo-slack"]);
+  assert.deepEqual([...demoConfigSources(ROOT)], ["demo-standard", "demo-stripe", "demo-github", "demo-hmac", "demo-forward", "demo-slack", "demo-listen"]);
   const dir = mkdtempSync(path.join(os.tmpdir(), "hookrelay-demo-"));
   try {
     writeFileSync(path.join(dir, ".dev.vars.example"), "SOURCES='not json'\n");

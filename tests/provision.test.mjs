@@ -115,8 +115,8 @@ test("an empty account: everything is created, the id written, secrets generated
   assert.deepEqual(plan.steps.find((s) => s.name === "webhooks-dlq").args, ["queues", "create", "webhooks-dlq", "--message-retention-period-secs", "1209600"]);
   assert.deepEqual(plan.steps.find((s) => s.name === "webhooks").args, ["queues", "create", "webhooks"]);
   assert.deepEqual(plan.steps.find((s) => s.name === "RELAY_INTERNAL_SECRET").workers.map((w) => w.config), ["wrangler.toml", "dlq/wrangler.toml"]);
-  assert.deepEqual(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").workers.map((w) => w.script), ["hookrelay-dlq"]);
-  assert.match(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").say, /wrangler first creates an empty hookrelay-dlq to hold it; npm run deploy replaces it/);
+  assert.deepEqual(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").workers.map((w) => w.script), ["hookrelay", "hookrelay-dlq"]);
+  assert.match(plan.steps.find((s) => s.name === "ADMIN_JWT_SECRET").say, /wrangler first creates an empty hookrelay and hookrelay-dlq to hold it; npm run deploy replaces it/);
   assert.deepEqual(plan.steps.at(-1).args, ["d1", "migrations", "apply", "DB", "--remote", "-c", "wrangler.toml"]);
   // wrangler.toml declares no source (the demo's are in .dev.vars.example): only the optional alert URL is listed.
   assert.deepEqual(plan.toSet.map((s) => s.command), ["npx wrangler secret put ALERT_WEBHOOK_URL -c wrangler.toml"]);
@@ -127,7 +127,7 @@ test("an empty account: everything is created, the id written, secrets generated
 test("run twice: a provisioned account needs nothing but the migrations check and the retention, which are no-ops", () => {
   const { relay, dlq } = configs();
   const own = ["ADMIN_JWT_SECRET", "RELAY_INTERNAL_SECRET"];
-  const relayNames = ["RELAY_INTERNAL_SECRET", "DOWNSTREAM_SIGNING_SECRET", ...plan0(relay).map((s) => s.name)];
+  const relayNames = ["ADMIN_JWT_SECRET", "RELAY_INTERNAL_SECRET", "DOWNSTREAM_SIGNING_SECRET", ...plan0(relay).map((s) => s.name)];
   const account = {
     databases: parseD1List(D1_LIST),
     queues: parseQueuesList(queuesTable("webhooks", "webhooks-dlq", "deliveries", "hookrelay-control", "hookrelay-jobs")),

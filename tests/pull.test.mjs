@@ -86,8 +86,9 @@ test("a pull destination's delivery is stored pending and due, with no call and 
   assert.ok(row.due_at > 0 && row.due_at <= Date.now(), `due now (due_at ${row.due_at})`);
   assert.equal(downstream.hits("/web").length >= 1, true, "the URL destination was called");
   // The periodic check neither sends a message for it nor counts it overdue,
-  // even long past due; nor settles a pull lease that passed (the
-  // consumer's ack, or a later part's cron, settles those).
+  // even long past due; a pull lease that passed with no ack it settles as
+  // a failed TIMEOUT attempt (never as a call's lease_expired), and the
+  // late ack of that lease changes nothing.
   await relay.db.prepare("UPDATE deliveries SET due_at = 1 WHERE event_id = ? AND destination = 'inbox'").bind(event_id).run();
   const periodic = async () => (await relay.mf.getWorker("hookrelay")).scheduled({ cron: "*/1 * * * *" });
   await periodic();
@@ -98,9 +99,19 @@ test("a pull destination's delivery is stored pending and due, with no call and 
   const leased = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
   await relay.db.prepare("UPDATE deliveries SET lease_until = claimed_at + 1 WHERE event_id = ? AND destination = 'outbox'").bind(event_id).run();
   await periodic();
-  assert.equal((await delivery(event_id, "outbox")).state, "delivering", "a pull lease is not a call's");
-  assert.ok(!relay.logs.some((l) => l.includes('"event":"lease_expired"')), "not counted lease_expired");
-  await ack("outbox", [{ delivery_id: leased.delivery_id, lease_id: leased.lease_id, status: 200 }]);
+  const ended = await delivery(event_id, "outbox");
+  assert.deepEqual([ended.state, ended.attempts, ended.last_error], ["pending", 1, "TIMEOUT"], "a failed attempt, due again");
+  assert.ok(ended.due_at >= Date.now() + 20_000, `due after the first retry delay (30 s), not now: ${ended.due_at - Date.now()} ms`);
+  assert.ok(!relay.logs.some((l) => l.includes('"event":"lease_expired"')), "not counted as a call's lease_expired");
+  const late = await ack("outbox", [{ delivery_id: leased.delivery_id, lease_id: leased.lease_id, status: 500 }]);
+  assert.equal(late.json.data.results[0].state, "lease_expired", "the ended lease's ack changes nothing");
+  assert.equal((await delivery(event_id, "outbox")).attempts, 1);
+  // Due again now (as its delay would make it): pulled under a new lease, then delivered.
+  await relay.db.prepare("UPDATE deliveries SET due_at = 1 WHERE event_id = ? AND destination = 'outbox'").bind(event_id).run();
+  const again = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
+  assert.notEqual(again.lease_id, leased.lease_id);
+  await ack("outbox", [{ delivery_id: again.delivery_id, lease_id: again.lease_id, status: 200 }]);
+  assert.equal((await delivery(event_id, "outbox")).state, "delivered");
   // Drain it so the next tests start from an empty destination.
   const { json } = await pull("inbox", { max: 100 });
   await ack("inbox", json.data.items.map((i) => ({ delivery_id: i.delivery_id, lease_id: i.lease_id, status: 200 })));

@@ -9,7 +9,7 @@ export const DLQ_RETENTION_S = 14 * 24 * 3600;
 
 /** The secrets the project generates itself, and which worker reads each. */
 export const OWN_SECRETS = [
-  { name: "ADMIN_JWT_SECRET", workers: ["dlq"], why: "signs admin tokens (npm run admin-token)" },
+  { name: "ADMIN_JWT_SECRET", workers: ["relay", "dlq"], why: "signs admin and pull tokens (npm run admin-token); the DLQ worker checks admin tokens with it and the relay pull tokens (its pull API); the same value in both" },
   { name: "RELAY_INTERNAL_SECRET", workers: ["relay", "dlq"], why: "proves the DLQ worker's calls to the relay; the same value in both" },
   { name: "DOWNSTREAM_SIGNING_SECRET", workers: ["relay"], why: "signs downstream deliveries and alerts" },
 ];

@@ -2,14 +2,19 @@
 //! every isolate at most every 30 s on traffic (locally, where crons do not
 //! fire and queued messages live in memory, it is what resumes unfinished
 //! work). It revives drains whose chain of messages was lost, settles
-//! delivery leases that ran out unrecorded, and sends again the
-//! `deliveries` messages that are overdue.
+//! delivery leases that ran out unrecorded and pull leases that ended with
+//! no ack, and sends again the `deliveries` messages that are overdue.
 
 use crate::config_cache::relay_config;
+use hookrelay_core::metrics::Component;
+use hookrelay_platform::log;
 use hookrelay_platform::now_ms;
 use hookrelay_platform::parking::drain_resume;
-use hookrelay_platform::pipeline::overdue;
+use hookrelay_platform::pipeline::{overdue, pull};
 use worker::Env;
+
+/// Pull leases settled per check; the next check takes the rest.
+const PULL_LEASES_PER_CHECK: u32 = 100;
 
 /// Runs the check now.
 pub async fn check(env: &Env) {
@@ -18,6 +23,24 @@ pub async fn check(env: &Env) {
     // A bad config was logged naming its key when it was loaded.
     if let Ok(c) = &*config {
         overdue::check(env, (&c.delivery, &c.retry), now_ms()).await;
+        // A pull lease that ended with no ack is a failed attempt (DESIGN §3).
+        let pulls = c.delivery.pull_names();
+        if let Ok(db) = env.d1("DB") {
+            let settled = pull::settle_ended(
+                (env, &db),
+                &pulls,
+                (&c.retry, PULL_LEASES_PER_CHECK),
+                now_ms(),
+            )
+            .await;
+            if let Err(e) = settled {
+                log::error(
+                    Component::Relay,
+                    "pull_lease_expiry_failed",
+                    log::fields! {"err": hookrelay_platform::db::error_message(&e)},
+                );
+            }
+        }
     }
 }
 

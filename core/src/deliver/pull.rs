@@ -10,7 +10,7 @@ use crate::deliver::destinations::PullSettings;
 use crate::deliver::response::{classify_status, network_error};
 use crate::retry::delivery_attempts::{after_failure, AfterCall};
 use crate::retry::policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
-use crate::state::error_code::Failure;
+use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::DeliveryState;
 use crate::support::redact::truncate;
 use crate::support::strict_json::{unknown_field, Field};
@@ -382,6 +382,24 @@ pub fn settle(
     Settlement::Unchanged(AckState::LeaseExpired)
 }
 
+/// A pull lease that ended with no ack (DESIGN §3: "a lease that ends
+/// without an ack (`TIMEOUT`, settled by the cron)"): a failed attempt,
+/// retried on the schedule or handed off at the sixth; `None` while the
+/// lease holds, or when the row is no longer leased.
+pub fn lease_ended(row: &PulledRow, now_ms: i64, schedule: &RetrySchedule) -> Option<AfterCall> {
+    let ended = row.state == DeliveryState::Delivering
+        && !row.handed_off
+        && row.lease_id.is_some()
+        && row.lease_until.is_some_and(|until| until < now_ms);
+    ended.then(|| {
+        let failure = Failure::new(
+            ErrorCode::Timeout,
+            "the pull consumer's lease ended without an ack; the consumer may have stopped or crashed mid-delivery",
+        );
+        after_failure(failure, false, row.attempts, schedule)
+    })
+}
+
 /// The failure a non-2xx ack reports, with the consumer's own wait and
 /// words.
 fn failure_of(ack: &Ack) -> Failure {
@@ -563,6 +581,36 @@ mod tests {
             lease_until: until,
             handed_off: false,
         }
+    }
+
+    #[test]
+    fn a_lease_that_ended_with_no_ack_is_a_timeout_retried_or_handed_off_at_the_sixth() {
+        use DeliveryState::*;
+        let s = RetrySchedule::default();
+        let (live, passed) = (Some(NOW + 1), Some(NOW - 1));
+        #[rustfmt::skip]
+        let table = [
+            (row(Delivering, 0, Some("l"), passed), Some("retry")),
+            (row(Delivering, 5, Some("l"), passed), Some("hand_off")),
+            (row(Delivering, 0, Some("l"), live), None),
+            (row(Pending, 0, Some("l"), passed), None),
+            (row(Delivered, 1, Some("l"), passed), None),
+            (row(Delivering, 0, None, passed), None),
+        ];
+        for (r, want) in table {
+            let got = lease_ended(&r, NOW, &s).map(|after| match after {
+                AfterCall::Retry { failure, .. } => {
+                    assert_eq!(failure.code, ErrorCode::Timeout);
+                    "retry"
+                }
+                AfterCall::HandOff { .. } => "hand_off",
+                AfterCall::Delivered => "delivered",
+            });
+            assert_eq!(got, want, "{r:?}");
+        }
+        let mut handed = row(Delivering, 0, Some("l"), passed);
+        handed.handed_off = true;
+        assert_eq!(lease_ended(&handed, NOW, &s), None, "the DLQ has it");
     }
 
     fn ack(lease: &str, status: u16) -> Ack {

@@ -755,6 +755,33 @@ pub async fn pull_waiting(
         .and_then(|r| pull_rows(&r))
 }
 
+/// Up to `limit` pull deliveries (of `pulls`, a JSON list of names) whose
+/// lease ended with no ack, for the periodic check to settle as failed
+/// attempts.
+pub async fn pull_ended(
+    db: &D1Database,
+    (now_ms, pulls): (i64, &[String]),
+    limit: u32,
+) -> Result<Vec<PullRow>> {
+    // The state is spelt into the SQL, as in `pull_waiting`, for the partial index.
+    let sql = format!(
+        "SELECT {} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.state = '{}' AND d.destination IN (SELECT value FROM json_each(?1)) \
+         AND d.lease_id IS NOT NULL AND d.lease_until < ?2 AND d.handed_off_at IS NULL LIMIT ?3",
+        pull_columns(),
+        DeliveryState::Delivering.as_str()
+    );
+    db.prepare(sql)
+        .bind(&[
+            text(&serde_json::to_string(pulls)?),
+            int(now_ms),
+            int(i64::from(limit)),
+        ])?
+        .query()
+        .await
+        .and_then(|r| pull_rows(&r))
+}
+
 /// Leases `event_ids` of `destination` to a pull under `lease_id`, each
 /// only if it is still waiting and due (a concurrent pull took none of
 /// them); answers the ones leased.

@@ -189,6 +189,33 @@ pub async fn ack(
     Ok(out)
 }
 
+/// Settles pull leases that ended with no ack (the periodic check): each a
+/// failed `TIMEOUT` attempt, retried on the schedule or handed off at the
+/// sixth, written only if the lease is still the row's (an ack that came
+/// meanwhile wins). How many it settled.
+pub async fn settle_ended(
+    (env, db): (&Env, &D1Database),
+    pulls: &[String],
+    (retry, limit): (&RetrySchedule, u32),
+    now: i64,
+) -> worker::Result<usize> {
+    if pulls.is_empty() {
+        return Ok(0);
+    }
+    let mut settled = 0;
+    for r in deliveries::pull_ended(db, (now, pulls), limit).await? {
+        if let Some(after) = pull::lease_ended(&pulled(&r), now, retry) {
+            if !matches!(
+                failed(env, db, &r, &after, now).await?,
+                AckState::LeaseExpired
+            ) {
+                settled += 1;
+            }
+        }
+    }
+    Ok(settled)
+}
+
 fn pulled(r: &deliveries::PullRow) -> PulledRow {
     PulledRow {
         state: r.row.state.unwrap_or(DeliveryState::Pending),
