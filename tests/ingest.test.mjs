@@ -122,8 +122,8 @@ test("GET /healthz reports the version, source and destination names and no secr
   const json = await res.json();
   assert.equal(json.status, "ok");
   assert.match(json.version, /^\d+\.\d+\.\d+/);
-  assert.deepEqual([...json.sources].sort(), ["demo-forward", "demo-github", "demo-hmac", "demo-slack", "demo-standard", "demo-stripe"]);
-  assert.deepEqual(json.destinations, ["demo-forward", "demo-slack"], "a downstream is a destination named after its source");
+  assert.deepEqual([...json.sources].sort(), ["demo-forward", "demo-github", "demo-hmac", "demo-listen", "demo-slack", "demo-standard", "demo-stripe"]);
+  assert.deepEqual([...json.destinations].sort(), ["demo-forward", "demo-pull", "demo-slack"], "a downstream is a destination named after its source; demo-pull is the demo's pull destination");
   assert.deepEqual(json.retry_delays_s, [1, 1, 1, 1, 1]);
   const text = JSON.stringify(json);
   assert.ok(!text.includes("127.0.0.1:8799"), "no destination URL");
