@@ -1,6 +1,6 @@
 // The rollback test's fixture (tests/fixtures/previous-workers/): the
 // previous release's two workers, built, with their own wrangler files and
-// the console the DLQ worker serves. Made once per release, from this
+// a stand-in for the console folder its DLQ worker names. Made once per release, from this
 // checkout's git history, with
 //
 //   node tests/support/previous-workers.mjs <commit>
@@ -39,7 +39,10 @@ try {
     cpSync(path.join(dir, from, "wrangler.toml"), path.join(out, "wrangler.toml"));
     cpSync(path.join(dir, from, "build"), path.join(out, "build"), { recursive: true, filter: (src) => src.endsWith("/build") || BUILD_FILES.test(path.basename(src)) });
   }
-  cpSync(path.join(dir, "dlq/console"), path.join(FIXTURE, "dlq/console"), { recursive: true });
+  // The DLQ worker's [assets] folder must exist; the test never opens the
+  // console, so only a note stands in for it (its files would duplicate dlq/console).
+  mkdirSync(path.join(FIXTURE, "dlq/console"), { recursive: true });
+  writeFileSync(path.join(FIXTURE, "dlq/console/README.txt"), "The previous DLQ worker's wrangler.toml serves [assets] from here; the rollback test never opens the console, so its files are left out (they would only duplicate dlq/console).\n");
   writeFileSync(path.join(FIXTURE, "COMMIT"), `${sha}\n`);
   console.log(`tests/fixtures/previous-workers: built from ${sha}`);
 } finally {
