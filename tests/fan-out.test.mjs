@@ -12,7 +12,7 @@ import { adminClient } from "./support/admin.mjs";
 let relay, downstream, env;
 let cUp = false;
 let bUp = false;
-const SECRETS_BY_SOURCE = { "fan-ab": "fan-ab-secret", mixed: "mixed-secret", three: "three-secret" };
+const SECRETS_BY_SOURCE = { "fan-ab": "fan-ab-secret", mixed: "mixed-secret", three: "three-secret", refused: "refused-secret" };
 
 before(async () => {
   downstream = await startDownstream({
@@ -21,18 +21,21 @@ before(async () => {
     // Mixed: the first call for each event answers 503, the next 200.
     "/m-a": (req) => (downstream.hits("/m-a").filter((r) => r.headers["x-operation-id"] === req.headers["x-operation-id"]).length === 1 ? { status: 503 } : { status: 200 }),
     "/m-b": () => ({ status: 400 }),
+    "/p-a": () => ({ status: 400 }),
+    "/p-b": () => ({ status: 422 }),
     "/t-a": () => ({ status: 200 }),
     "/t-b": () => ({ status: 200 }),
     "/t-c": () => ({ status: cUp ? 200 : 500 }),
   });
   const destinations = {};
-  for (const [name, path] of [["a", "/a"], ["b", "/b"], ["m-a", "/m-a"], ["m-b", "/m-b"], ["t-a", "/t-a"], ["t-b", "/t-b"], ["t-c", "/t-c"]]) {
+  for (const [name, path] of [["a", "/a"], ["b", "/b"], ["m-a", "/m-a"], ["m-b", "/m-b"], ["t-a", "/t-a"], ["t-b", "/t-b"], ["t-c", "/t-c"], ["p-a", "/p-a"], ["p-b", "/p-b"]]) {
     destinations[name] = { url: downstream.url(path) };
   }
   const sources = {
     "fan-ab": { scheme: "hmac-sha256", routes: [{ to: "a" }, { to: "b" }] },
     mixed: { scheme: "hmac-sha256", routes: [{ to: "m-a" }, { to: "m-b" }] },
     three: { scheme: "hmac-sha256", routes: [{ to: "t-a" }, { to: "t-b" }, { to: "t-c" }] },
+    refused: { scheme: "hmac-sha256", routes: [{ to: "p-a" }, { to: "p-b" }] },
   };
   const secrets = Object.fromEntries(Object.entries(SECRETS_BY_SOURCE).map(([s, v]) => [secretNameFor(s), v]));
   env = {
@@ -163,5 +166,23 @@ test("an outage on one destination of three: the other two deliver on time, the 
     assert.equal(callsFor("/t-b", id).length, 1);
     const [event] = await rows(relay.db, "SELECT delivery_status FROM events WHERE event_id = ?", id);
     assert.equal(event.delivery_status, "delivered");
+  }
+});
+
+test("both destinations refusing one event at the first attempt make two entries, each replaying its own destination", async () => {
+  const id = await send("refused", { order: "refused-twice" }, "op-refused-1");
+  const entries = await waitFor(async () => {
+    const got = await rows(relay.db, "SELECT id, destination, error_code FROM dead_letters WHERE event_id = ? ORDER BY destination", id);
+    return got.length === 2 && got;
+  }, { what: "an entry per destination", timeoutMs: 20_000 });
+  assert.deepEqual(entries.map((e) => [e.destination, e.error_code]), [["p-a", "UPSTREAM_4XX"], ["p-b", "UPSTREAM_4XX"]]);
+  assert.notEqual(entries[0].id, entries[1].id);
+  await waitFor(async () => Object.values(await deliveries(id)).map((d) => d.state).join() === "dead_lettered,dead_lettered", { what: "both rows closed", timeoutMs: 20_000 });
+  const admin = adminClient(relay);
+  for (const e of entries) {
+    const before = callsFor(`/${e.destination}`, id).length;
+    const replay = await admin.post(`webhook-dlq/${e.id}/replay`, { reason: "check each entry replays its own destination" });
+    assert.equal(replay.status, 200, JSON.stringify(replay.json));
+    assert.equal(callsFor(`/${e.destination}`, id).length, before + 1, `${e.destination} was called by its own entry's replay`);
   }
 });

@@ -1,5 +1,5 @@
-// Pull destinations (DESIGN §3 "Pull destinations", §4 "Pulling"; issue 43,
-// its first part), end to end in Miniflare:
+// Pull destinations (DESIGN §3 "Pull destinations", §4 "Pulling"; issue 43),
+// end to end in Miniflare:
 // - a webhook routed to a pull destination is stored `pending` and due,
 //   with no call and no `deliveries` message;
 // - a pull leases it with the fields §4 names, its body byte-exact and its
@@ -13,13 +13,18 @@
 //   naming it; an admin token pulls any pull destination, a pull token only
 //   its own (another's is 403), signed with its PULL_TOKEN_SECRET_<NAME>
 //   when that is set (one signed otherwise is refused), and refused by
-//   every admin route.
+//   every admin route;
+// - a dead-lettered delivery's replay succeeds by making it pullable again
+//   with a fresh budget (six more attempts, then an entry of its own), and
+//   a delivered one is never revived;
+// - a delivery due and unpulled past PARK_MAX_AGE is dead-lettered
+//   (`TIMEOUT`) by the periodic check, and is pullable again once replayed.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { startRelay, waitFor, rows } from "./support/harness.mjs";
 import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
-import { token, ALL_SECRETS } from "./support/admin.mjs";
+import { token, ALL_SECRETS, adminClient } from "./support/admin.mjs";
 import { secretNameFor } from "../scripts/webhook-signatures.mjs";
 
 const SOURCE_SECRET = "pull-source-secret";
@@ -88,12 +93,14 @@ test("a pull destination's delivery is stored pending and due, with no call and 
   // The periodic check neither sends a message for it nor counts it overdue,
   // even long past due; a pull lease that passed with no ack it settles as
   // a failed TIMEOUT attempt (never as a call's lease_expired), and the
-  // late ack of that lease changes nothing.
-  await relay.db.prepare("UPDATE deliveries SET due_at = 1 WHERE event_id = ? AND destination = 'inbox'").bind(event_id).run();
+  // late ack of that lease changes nothing. (An hour is long past
+  // MESSAGE_OVERDUE and well within PARK_MAX_AGE.)
+  const hourAgo = Date.now() - 3_600_000;
+  await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'inbox'").bind(hourAgo, event_id).run();
   const periodic = async () => (await relay.mf.getWorker("hookrelay")).scheduled({ cron: "*/1 * * * *" });
   await periodic();
   const after = await delivery(event_id, "inbox");
-  assert.equal(after.due_at, 1, "no message marked outstanding");
+  assert.equal(after.due_at, hourAgo, "no message marked outstanding");
   assert.equal(after.state, "pending");
   assert.ok(!relay.logs.some((l) => l.includes('"event":"messages_resent"')), "nothing re-sent");
   const leased = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
@@ -107,7 +114,7 @@ test("a pull destination's delivery is stored pending and due, with no call and 
   assert.equal(late.json.data.results[0].state, "lease_expired", "the ended lease's ack changes nothing");
   assert.equal((await delivery(event_id, "outbox")).attempts, 1);
   // Due again now (as its delay would make it): pulled under a new lease, then delivered.
-  await relay.db.prepare("UPDATE deliveries SET due_at = 1 WHERE event_id = ? AND destination = 'outbox'").bind(event_id).run();
+  await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'outbox'").bind(Date.now() - 1, event_id).run();
   const again = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
   assert.notEqual(again.lease_id, leased.lease_id);
   await ack("outbox", [{ delivery_id: again.delivery_id, lease_id: again.lease_id, status: 200 }]);
@@ -254,4 +261,66 @@ test("the sixth failed ack dead-letters the delivery, an entry naming the destin
   const outbox = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
   assert.ok(outbox, "the outbox's delivery of the same event is untouched");
   await ack("outbox", [{ delivery_id: outbox.delivery_id, lease_id: outbox.lease_id, status: 200 }]);
+});
+
+test("a dead-lettered pull delivery's replay makes it pullable again with a fresh budget; its next dead letter is an entry of its own", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "revive" }));
+  const failSix = async () => {
+    let last;
+    for (let attempt = 1; attempt <= 6; attempt += 1) {
+      await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'inbox'").bind(Date.now() - 1, event_id).run();
+      const item = (await pull("inbox")).json.data.items.find((i) => i.event_id === event_id);
+      assert.equal(item?.attempt, attempt, `attempt ${attempt}`);
+      last = (await ack("inbox", [{ delivery_id: event_id, lease_id: item.lease_id, status: 503 }])).json.data.results[0];
+    }
+    assert.equal(last.state, "dead_lettered");
+  };
+  await failSix();
+  const entries = () => rows(relay.db, "SELECT id, status, error_code, attempts FROM dead_letters WHERE event_id = ? AND destination = 'inbox' ORDER BY created_at", event_id);
+  const [first] = await waitFor(async () => (await entries()).length === 1 && (await entries()), { what: "the first entry" });
+  await waitFor(async () => (await delivery(event_id, "inbox")).state === "dead_lettered", { what: "the row closed" });
+  const admin = adminClient(relay);
+  const replay = await admin.post(`webhook-dlq/${first.id}/replay`, { reason: "the inbox consumer is back" });
+  assert.equal(replay.status, 200, JSON.stringify(replay.json));
+  assert.deepEqual([replay.data.outcome, replay.data.status, replay.data.delivery], ["succeeded", "replayed", "not_forwarded"],
+    `making it pullable again is the replay's success, with no call: ${JSON.stringify(replay.data)}`);
+  const row = await delivery(event_id, "inbox");
+  assert.deepEqual([row.state, row.attempts, row.handed_off_at, row.entry_stored_at, row.lease_id], ["pending", 0, null, null, null], "pending with a fresh budget");
+  assert.ok(row.revived_at > 0 && row.due_at <= Date.now());
+  // The fresh budget is six more attempts, then a second entry, apart from the replayed one.
+  await failSix();
+  const both = await waitFor(async () => (await entries()).length === 2 && (await entries()), { what: "a second entry" });
+  assert.deepEqual(both.map((e) => [e.status, e.error_code, e.attempts]), [["replayed", "UPSTREAM_5XX", 6], ["pending", "UPSTREAM_5XX", 6]]);
+  await waitFor(async () => (await delivery(event_id, "inbox")).state === "dead_lettered", { what: "the row closed again" });
+  // Replayed and then delivered: a replay of the delivered one succeeds without reviving it.
+  await admin.post(`webhook-dlq/${both[1].id}/replay`, { reason: "the inbox consumer is back again" });
+  const item = (await pull("inbox")).json.data.items.find((i) => i.event_id === event_id);
+  assert.equal(item?.attempt, 1);
+  assert.equal((await ack("inbox", [{ delivery_id: event_id, lease_id: item.lease_id, status: 204 }])).json.data.results[0].state, "delivered");
+  const again = await admin.post(`webhook-dlq/${first.id}/replay`, { reason: "replay the old entry once more" });
+  assert.equal(again.status, 409, JSON.stringify(again.json));
+  assert.equal((await delivery(event_id, "inbox")).state, "delivered", "a delivered pull delivery is never revived");
+});
+
+test("a pull delivery due and unpulled past PARK_MAX_AGE is dead-lettered TIMEOUT; a pull no longer hands it out; its replay does", async () => {
+  await start();
+  const event_id = await stored(JSON.stringify({ n: "unpulled" }));
+  // Seventy-three hours pass with no consumer (PARK_MAX_AGE is 72 h).
+  await relay.db.prepare("UPDATE deliveries SET due_at = ? WHERE event_id = ? AND destination = 'outbox'").bind(Date.now() - 73 * 3_600_000, event_id).run();
+  await (await relay.mf.getWorker("hookrelay")).scheduled({ cron: "*/1 * * * *" });
+  const entry = await waitFor(async () => (await rows(relay.db, "SELECT * FROM dead_letters WHERE event_id = ? AND destination = 'outbox'", event_id))[0], { what: "the unpulled delivery's entry" });
+  assert.equal(entry.error_code, "TIMEOUT");
+  assert.match(JSON.parse(entry.envelope).failure.message, /unpulled for \d+s, more than PARK_MAX_AGE \(259200s\)/);
+  await waitFor(async () => (await delivery(event_id, "outbox")).state === "dead_lettered", { what: "the row closed" });
+  const story = await rows(relay.db, "SELECT step, code FROM event_steps WHERE event_id = ? AND step = 'dead_lettered'", event_id);
+  assert.deepEqual(story.map((s) => s.code), ["TIMEOUT"]);
+  assert.ok(!(await pull("outbox", { max: 100 })).json.data.items.some((i) => i.event_id === event_id), "a dead-lettered delivery is not handed out");
+  // The same inbox delivery of the event is younger: untouched.
+  assert.equal((await delivery(event_id, "inbox")).state, "pending");
+  const replay = await adminClient(relay).post(`webhook-dlq/${entry.id}/replay`, { reason: "the outbox consumer is running again" });
+  assert.equal(replay.status, 200, JSON.stringify(replay.json));
+  const item = (await pull("outbox", { max: 100 })).json.data.items.find((i) => i.event_id === event_id);
+  assert.equal(item?.attempt, 1, "pullable again");
+  assert.equal((await ack("outbox", [{ delivery_id: event_id, lease_id: item.lease_id, status: 200 }])).json.data.results[0].state, "delivered");
 });

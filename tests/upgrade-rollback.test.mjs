@@ -102,6 +102,10 @@ test("the previous release, put back over today's rows and messages, neither los
   // The previous release honours the lease to its end from claimed_at alone.
   const previousLeaseEnd = left.hang.claimed_at + PREVIOUS_LEASE_MS(DELIVERY_TIMEOUT_MS);
   assert.ok(previousLeaseEnd >= left.hang.lease_until, `claimed_at ${left.hang.claimed_at} is late enough for lease_until ${left.hang.lease_until}`);
+  // The previous release runs over today's schema: the columns this release
+  // added for pull destinations (0026, 0027) are there, nullable, and it never names them.
+  const columns = (await rows(relay.db, "PRAGMA table_info(deliveries)")).map((c) => c.name);
+  for (const c of ["lease_id", "revived_at"]) assert.ok(columns.includes(c), `deliveries.${c} is in the schema: ${columns}`);
   const outstanding = { pend: heldOn("DELIVERIES", "pend"), wait: heldOn("DELIVERIES", "wait"), dead: heldOn("WEBHOOKS_DLQ", "dead"), hang: heldOn("DELIVERIES", "hang") };
 
   // The rollback: the previous release's workers over the same database,

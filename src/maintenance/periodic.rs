@@ -3,7 +3,8 @@
 //! fire and queued messages live in memory, it is what resumes unfinished
 //! work). It revives drains whose chain of messages was lost, settles
 //! delivery leases that ran out unrecorded and pull leases that ended with
-//! no ack, and sends again the `deliveries` messages that are overdue.
+//! no ack, sends to the DLQ pull deliveries unpulled past `PARK_MAX_AGE`,
+//! and sends again the `deliveries` messages that are overdue.
 
 use crate::config_cache::relay_config;
 use hookrelay_core::metrics::Component;
@@ -13,7 +14,8 @@ use hookrelay_platform::parking::drain_resume;
 use hookrelay_platform::pipeline::{overdue, pull};
 use worker::Env;
 
-/// Pull leases settled per check; the next check takes the rest.
+/// Pull leases settled, and unpulled deliveries sent to the DLQ, per
+/// check; the next check takes the rest.
 const PULL_LEASES_PER_CHECK: u32 = 100;
 
 /// Runs the check now.
@@ -37,6 +39,22 @@ pub async fn check(env: &Env) {
                 log::error(
                     Component::Relay,
                     "pull_lease_expiry_failed",
+                    log::fields! {"err": hookrelay_platform::db::error_message(&e)},
+                );
+            }
+            // A delivery due and unpulled past PARK_MAX_AGE goes to the DLQ.
+            let max_age = c.delivery.parking.max_age_ms;
+            let expired = pull::expire_unpulled(
+                (env, &db),
+                &pulls,
+                (max_age, PULL_LEASES_PER_CHECK),
+                now_ms(),
+            )
+            .await;
+            if let Err(e) = expired {
+                log::error(
+                    Component::Relay,
+                    "pull_unpulled_expiry_failed",
                     log::fields! {"err": hookrelay_platform::db::error_message(&e)},
                 );
             }

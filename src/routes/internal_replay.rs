@@ -26,6 +26,7 @@ use crate::routes::responses;
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::deliver::deliveries::legacy::legacy_entry_destination;
 use hookrelay_core::deliver::deliveries::message::DeliveryMessage;
+use hookrelay_core::deliver::pull::Revival;
 use hookrelay_core::deliver::rate_slots::{over_rate_message, Slot, REPLAY_MAX_WAIT_MS};
 use hookrelay_core::metrics::Component;
 use hookrelay_core::parking::Caller;
@@ -37,6 +38,7 @@ use hookrelay_core::route::Routed;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
 use hookrelay_platform::db::events;
+use hookrelay_platform::pipeline::pull::{self, Replayed};
 use hookrelay_platform::pipeline::{self, Item};
 use hookrelay_platform::{now_ms, rate_turn};
 use worker::{Env, Request, Response, Result};
@@ -168,6 +170,14 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
             "nothing to replay",
         )));
     };
+    if cfg
+        .delivery
+        .destination(&d)
+        .and_then(|x| x.pull())
+        .is_some()
+    {
+        return revive(&db, &t.event_id, &d, now).await;
+    }
     if let Some(answer) = take_turn(&db, cfg, &d).await? {
         return Ok(answer);
     }
@@ -188,6 +198,35 @@ async fn replay(env: &Env, cfg: &RelayConfig, call: &ReplayCall) -> Result<Repla
         None => failed(Failure::new(
             ErrorCode::Unknown,
             "the pipeline returned no result",
+        )),
+    })
+}
+
+/// A pull destination's delivery is never called: its replay makes it
+/// pullable again with a fresh budget (DESIGN §3), which is its success
+/// (§4), unless it was delivered (a success too) or a consumer holds it.
+async fn revive(
+    db: &worker::D1Database,
+    event_id: &str,
+    destination: &str,
+    now: i64,
+) -> Result<ReplayAnswer> {
+    let done = |downstream| ReplayAnswer {
+        downstream,
+        failure: None,
+        refused: None,
+        refusal_code: None,
+    };
+    Ok(match pull::revive(db, (event_id, destination), now).await? {
+        Replayed::Decided(Revival::Revive) => done(DownstreamResult::NotForwarded),
+        Replayed::Decided(Revival::AlreadyDelivered) => done(DownstreamResult::AlreadyDelivered),
+        Replayed::Decided(Revival::Held { until }) => failed(Failure::new(
+            ErrorCode::Unknown,
+            format!("a consumer of pull destination '{destination}' holds this delivery under a lease until {until} (unix ms); its ack settles it: replay again after the lease ends"),
+        )),
+        Replayed::Missing => failed(Failure::new(
+            ErrorCode::Unknown,
+            format!("no delivery of this event to pull destination '{destination}' is stored (its row was swept with no copy to ingest again); nothing to make pullable"),
         )),
     })
 }

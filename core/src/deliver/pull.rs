@@ -8,7 +8,7 @@
 
 use crate::deliver::destinations::PullSettings;
 use crate::deliver::response::{classify_status, network_error};
-use crate::retry::delivery_attempts::{after_failure, AfterCall};
+use crate::retry::delivery_attempts::{after_failure, AfterCall, ATTEMPT_BUDGET};
 use crate::retry::policy::{RetrySchedule, MAX_QUEUE_DELAY_S};
 use crate::state::error_code::{ErrorCode, Failure};
 use crate::state::DeliveryState;
@@ -400,6 +400,85 @@ pub fn lease_ended(row: &PulledRow, now_ms: i64, schedule: &RetrySchedule) -> Op
     })
 }
 
+/// What a replay does to a pull destination's delivery (DESIGN §3: "its
+/// replay makes it pullable again with a fresh budget"; §4: it reports
+/// `succeeded` then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revival {
+    /// Delivered already: nothing changes, and the replay succeeds.
+    AlreadyDelivered,
+    /// A consumer holds it under a live lease until then (unix ms): nothing
+    /// changes, and the replay fails (its ack settles it).
+    Held {
+        /// When the lease ends.
+        until: i64,
+    },
+    /// Pending again, due now, no attempt counted, no lease, no hand-off.
+    Revive,
+}
+
+/// What a replay at `now_ms` does to a delivery in `state` whose pull
+/// lease (if any) ends at `lease_until`. A lease that has passed is no
+/// hold: the periodic check would only count it as a failed attempt, and
+/// the replay starts a fresh budget anyway.
+pub fn revival(state: DeliveryState, lease_until: Option<i64>, now_ms: i64) -> Revival {
+    match (state, lease_until) {
+        (DeliveryState::Delivered, _) => Revival::AlreadyDelivered,
+        (DeliveryState::Delivering, Some(until)) if until >= now_ms => Revival::Held { until },
+        _ => Revival::Revive,
+    }
+}
+
+/// A waiting pull delivery, as the periodic check reads it for
+/// [`unpulled`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitingRow {
+    /// When it became due (unix ms).
+    pub due_at: i64,
+    /// The attempts counted on it.
+    pub attempts: u32,
+    /// Its last failure's code, if it failed before.
+    pub last_error: Option<ErrorCode>,
+}
+
+/// The `due_at` before which a waiting pull delivery is over
+/// `PARK_MAX_AGE` at `now_ms` (the periodic check's read).
+pub fn unpulled_due_before(now_ms: i64, max_age_ms: i64) -> i64 {
+    now_ms.saturating_sub(max_age_ms)
+}
+
+/// Why a waiting, unleased pull delivery of `destination` goes to the DLQ
+/// at `now_ms`, if it does:
+/// - due and unpulled for longer than `PARK_MAX_AGE` (`max_age_ms`):
+///   `TIMEOUT`, so a consumer that is gone never fills D1 (DESIGN §3);
+/// - its budget spent (a sixth failed attempt whose hand-off could not be
+///   sent): its last failure, handed off again.
+pub fn unpulled(
+    destination: &str,
+    row: &WaitingRow,
+    now_ms: i64,
+    max_age_ms: i64,
+) -> Option<Failure> {
+    if row.attempts >= ATTEMPT_BUDGET {
+        let code = row.last_error.unwrap_or(ErrorCode::Timeout);
+        return Some(Failure::new(
+            code,
+            format!("{destination}: its {ATTEMPT_BUDGET} attempts failed (last {code}); its hand-off to the DLQ is sent again"),
+        ));
+    }
+    let waited_ms = now_ms - row.due_at;
+    (waited_ms > max_age_ms).then(|| {
+        Failure::new(
+            ErrorCode::Timeout,
+            format!(
+                "{destination}: due and unpulled for {}s, more than PARK_MAX_AGE ({}s): no consumer pulled it; start one (hookrelay listen, or POST /api/v1/pull/{destination}), then replay this entry",
+                waited_ms / 1000,
+                max_age_ms / 1000
+            ),
+        )
+    })
+}
+
 /// The failure a non-2xx ack reports, with the consumer's own wait and
 /// words.
 fn failure_of(ack: &Ack) -> Failure {
@@ -704,5 +783,62 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn a_replay_revives_what_is_not_delivered_nor_held_by_a_live_lease() {
+        use DeliveryState::*;
+        let table = [
+            (Delivered, None, Revival::AlreadyDelivered),
+            (Delivered, Some(NOW + 5), Revival::AlreadyDelivered),
+            (Delivering, Some(NOW + 5), Revival::Held { until: NOW + 5 }),
+            (Delivering, Some(NOW), Revival::Held { until: NOW }),
+            (Delivering, Some(NOW - 1), Revival::Revive),
+            (Delivering, None, Revival::Revive),
+            (DeadLettered, None, Revival::Revive),
+            (Pending, None, Revival::Revive),
+            (Parked, None, Revival::Revive),
+        ];
+        for (state, until, want) in table {
+            assert_eq!(revival(state, until, NOW), want, "{state:?} {until:?}");
+        }
+    }
+
+    #[test]
+    fn an_unpulled_delivery_goes_to_the_dlq_past_park_max_age_or_with_its_budget_spent() {
+        const AGE: i64 = 3_600_000;
+        let w = |due_at, attempts, last_error| WaitingRow {
+            due_at,
+            attempts,
+            last_error,
+        };
+        let table: [(WaitingRow, Option<ErrorCode>); 6] = [
+            (w(NOW, 0, None), None),
+            (w(NOW - AGE, 0, None), None),
+            (w(NOW - AGE - 1, 0, None), Some(ErrorCode::Timeout)),
+            (
+                w(NOW - AGE - 1, 3, Some(ErrorCode::Upstream5xx)),
+                Some(ErrorCode::Timeout),
+            ),
+            (
+                w(NOW, 6, Some(ErrorCode::Upstream4xx)),
+                Some(ErrorCode::Upstream4xx),
+            ),
+            (w(NOW, 5, Some(ErrorCode::Upstream4xx)), None),
+        ];
+        for (row, want) in table {
+            let got = unpulled("inbox", &row, NOW, AGE);
+            assert_eq!(got.as_ref().map(|f| f.code), want, "{row:?}");
+            if let Some(f) = got {
+                assert!(f.message.starts_with("inbox: "), "{}", f.message);
+            }
+        }
+        let f = unpulled("inbox", &w(NOW - AGE - 5_000, 0, None), NOW, AGE).unwrap();
+        assert!(
+            f.message.contains("PARK_MAX_AGE (3600s)") && f.message.contains("3605s"),
+            "{}",
+            f.message
+        );
+        assert_eq!(unpulled_due_before(NOW, AGE), NOW - AGE);
     }
 }

@@ -39,6 +39,25 @@ pub struct PoisonHandoff {
     pub queue: Option<String>,
 }
 
+/// The `queue_message_id` the relay's own hand-off of one delivery carries,
+/// which the DLQ worker stores its entry under
+/// (`crate::dead_letter::envelope::entry_id`): the event's message id and
+/// the destination, so one event's deliveries to two destinations make
+/// two entries; and, for a delivery a replay made pullable again (a pull
+/// destination's, DESIGN §3), when that was, so that its next dead letter
+/// is an entry of its own rather than the replayed one. A re-sent copy of
+/// one hand-off carries the same id, so it joins its entry.
+pub fn delivery_handoff_id(
+    message_id: &str,
+    destination: &str,
+    revived_at: Option<UnixMillis>,
+) -> String {
+    match revived_at {
+        None => format!("{message_id}/{destination}"),
+        Some(at) => format!("{message_id}/{destination}/revived-{at}"),
+    }
+}
+
 impl PoisonHandoff {
     /// Builds a hand-off for `original` that failed with `failure`.
     pub fn new(
@@ -83,6 +102,24 @@ mod tests {
     use super::*;
     use crate::state::error_code::ErrorCode;
     use serde_json::json;
+
+    #[test]
+    fn each_delivery_and_each_revival_hands_off_under_its_own_id() {
+        let ids = [
+            delivery_handoff_id("m-1", "billing", None),
+            delivery_handoff_id("m-1", "crm", None),
+            delivery_handoff_id("m-1", "billing", Some(5_000)),
+            delivery_handoff_id("m-1", "billing", Some(6_000)),
+        ];
+        for (i, a) in ids.iter().enumerate() {
+            for b in &ids[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        // A copy of one hand-off joins its entry: the same id.
+        assert_eq!(ids[0], delivery_handoff_id("m-1", "billing", None));
+        assert_eq!(ids[2], "m-1/billing/revived-5000");
+    }
 
     #[test]
     fn a_handoff_roundtrips_and_is_told_apart_from_an_original_message() {

@@ -10,6 +10,7 @@ use crate::db::{Query, Rows};
 use hookrelay_core::deliver::deliveries::legacy::LEGACY_STATE_SQL;
 use hookrelay_core::deliver::deliveries::summary::SUMMARY_SQL;
 use hookrelay_core::deliver::lease::{lease_end, lease_end_sql};
+use hookrelay_core::retry::delivery_attempts::ATTEMPT_BUDGET;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DeliveryState;
 use worker::{D1Database, D1PreparedStatement, Result};
@@ -693,6 +694,8 @@ pub struct PullRow {
     pub lease_until: Option<i64>,
     /// Handed to `webhooks-dlq`, its entry not yet stored.
     pub handed_off: bool,
+    /// When a replay last made it pullable again (0027).
+    pub revived_at: Option<i64>,
 }
 
 fn pull_rows(result: &Rows) -> Result<Vec<PullRow>> {
@@ -703,18 +706,20 @@ fn pull_rows(result: &Rows) -> Result<Vec<PullRow>> {
             r.opt_text("lease_id")?,
             r.opt_int("lease_until")?,
             r.opt_int("handed_off_at")?.is_some(),
+            r.opt_int("revived_at")?,
         ))
     })?;
     Ok(rows
         .into_iter()
         .zip(extra)
         .map(
-            |(row, (due_at, lease_id, lease_until, handed_off))| PullRow {
+            |(row, (due_at, lease_id, lease_until, handed_off, revived_at))| PullRow {
                 row,
                 due_at,
                 lease_id,
                 lease_until,
                 handed_off,
+                revived_at,
             },
         )
         .collect())
@@ -727,11 +732,13 @@ fn pull_columns() -> String {
     DELIVERY_COLUMNS.replace(
         "e.body,",
         "CASE WHEN COALESCE(d.due_at, 0) <= ?2 THEN e.body END AS body,",
-    ) + ", d.due_at, d.lease_id, d.handed_off_at"
+    ) + ", d.due_at, d.lease_id, d.handed_off_at, d.revived_at"
 }
 
 /// A pull's one read (DESIGN §4, "Pulling"): up to `limit` of
-/// `destination`'s waiting deliveries (pending, not handed to the DLQ),
+/// `destination`'s waiting deliveries (pending, not handed to the DLQ, its
+/// budget not spent: one whose hand-off was not sent waits for the periodic
+/// check's, `pull_unpulled`),
 /// oldest due first, by the index `deliveries_pull_due` (0026).
 pub async fn pull_waiting(
     db: &D1Database,
@@ -743,10 +750,11 @@ pub async fn pull_waiting(
     // index only when the query's WHERE names its condition's literal.
     let sql = format!(
         "SELECT {} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
-         WHERE d.destination = ?1 AND d.state = '{}' AND d.handed_off_at IS NULL \
+         WHERE d.destination = ?1 AND d.state = '{}' AND d.handed_off_at IS NULL AND d.attempts < {} \
          ORDER BY d.due_at, d.created_at LIMIT ?3",
         pull_columns(),
-        DeliveryState::Pending.as_str()
+        DeliveryState::Pending.as_str(),
+        ATTEMPT_BUDGET
     );
     db.prepare(sql)
         .bind(&[text(destination), int(now_ms), int(i64::from(limit))])?
@@ -794,7 +802,7 @@ pub async fn pull_lease(
         .prepare(
             "UPDATE deliveries SET state = ?4, claimed_at = ?5, lease_until = ?6, lease_id = ?7, updated_at = ?5 \
              WHERE destination = ?1 AND event_id IN (SELECT value FROM json_each(?2)) \
-             AND state = ?3 AND handed_off_at IS NULL AND COALESCE(due_at, 0) <= ?5 \
+             AND state = ?3 AND handed_off_at IS NULL AND COALESCE(due_at, 0) <= ?5 AND attempts < ?8 \
              RETURNING event_id",
         )
         .bind(&[
@@ -805,6 +813,7 @@ pub async fn pull_lease(
             int(claimed_at),
             int(lease_until),
             text(lease_id),
+            int(i64::from(ATTEMPT_BUDGET)),
         ])?;
     stmt.query().await?.map(|r| r.text("event_id"))
 }
@@ -830,4 +839,70 @@ pub async fn pull_acked(
         .query()
         .await
         .and_then(|r| pull_rows(&r))
+}
+
+/// Up to `limit` waiting pull deliveries (of `pulls`) the periodic check
+/// sends to the DLQ (`hookrelay_core::deliver::pull::unpulled`): due
+/// before `due_before_ms` (over `PARK_MAX_AGE`), or with `budget` attempts
+/// spent (a hand-off that was not sent). Read without their bodies.
+pub async fn pull_unpulled(
+    db: &D1Database,
+    (due_before_ms, pulls): (i64, &[String]),
+    (budget, limit): (u32, u32),
+) -> Result<Vec<PullRow>> {
+    // The state is spelt into the SQL, as in `pull_waiting`, for the partial
+    // index; `?2` is 0 so that no body is read.
+    let sql = format!(
+        "SELECT {} FROM deliveries d JOIN events e ON e.event_id = d.event_id \
+         WHERE d.destination IN (SELECT value FROM json_each(?1)) AND d.state = '{}' AND d.handed_off_at IS NULL \
+         AND (d.due_at < ?3 OR d.attempts >= ?4) ORDER BY d.due_at LIMIT ?5",
+        pull_columns(),
+        DeliveryState::Pending.as_str()
+    );
+    db.prepare(sql)
+        .bind(&[
+            text(&serde_json::to_string(pulls)?),
+            int(0),
+            int(due_before_ms),
+            int(i64::from(budget)),
+            int(i64::from(limit)),
+        ])?
+        .query()
+        .await
+        .and_then(|r| pull_rows(&r))
+}
+
+/// Makes a pull destination's delivery pullable again with a fresh budget
+/// (a replay, DESIGN §3): pending and due at `now_ms`, no attempt counted,
+/// no lease, no hand-off and no entry, `revived_at` now (so its next dead
+/// letter is an entry of its own); its event's summary recomputed. Only
+/// while it is not delivered and no live lease holds it (what
+/// `hookrelay_core::deliver::pull::revival` decided, checked again in the
+/// write). Whether it changed.
+pub async fn pull_revive(
+    db: &D1Database,
+    (event_id, destination): Key<'_>,
+    now_ms: i64,
+) -> Result<bool> {
+    let revive = db
+        .prepare(
+            "UPDATE deliveries SET state = ?3, attempts = 0, due_at = ?4, updated_at = ?4, revived_at = ?4, \
+             handed_off_at = NULL, entry_stored_at = NULL, claimed_at = NULL, lease_until = NULL, lease_id = NULL \
+             WHERE event_id = ?1 AND destination = ?2 AND state <> ?5 \
+             AND NOT (state = ?6 AND COALESCE(lease_until, 0) >= ?4)",
+        )
+        .bind(&[
+            text(event_id),
+            text(destination),
+            text(DeliveryState::Pending.as_str()),
+            int(now_ms),
+            text(DeliveryState::Delivered.as_str()),
+            text(DeliveryState::Delivering.as_str()),
+        ])?;
+    let results = crate::db::batch(
+        db,
+        vec![revive, summary_statement(db, event_id, 0, None, None)?],
+    )
+    .await?;
+    Ok(results.first().map_or(0, |r| r.changes()) > 0)
 }

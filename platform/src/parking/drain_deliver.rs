@@ -255,7 +255,7 @@ async fn dead_letter(
     );
     let json = handoff_json(
         &row.event,
-        destination,
+        (destination, None),
         failure,
         (row.event.delivery_attempts.max(0) + 1) as u32,
         now_ms(),

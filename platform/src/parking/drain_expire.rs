@@ -46,7 +46,13 @@ pub async fn expire(ctx: &DrainCtx<'_>, destination: &str) -> u32 {
             log::fields! {"id": row.event_id, "code": failure.code, "parked_at": row.parked_at},
         );
         let attempts = row.delivery_attempts.max(0) as u32;
-        handoffs.push(handoff_json(row, destination, failure, attempts, now));
+        handoffs.push(handoff_json(
+            row,
+            (destination, None),
+            failure,
+            attempts,
+            now,
+        ));
         ids.push((row.event_id.as_str(), destination));
     }
     if let Err(e) = send_handoffs(ctx.env, &handoffs).await {

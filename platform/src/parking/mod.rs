@@ -47,12 +47,14 @@ pub async fn run_steps(
     crate::join::join_all(messages.iter().map(|m| drain_step::run(ctx, m))).await
 }
 
-/// The poison hand-off of a parked delivery to `destination` that failed
-/// with `failure`: its `original` is the delivery's `DeliveryMessage`,
-/// keyed by the queue message that first carried the event, as JSON text.
+/// The poison hand-off of a delivery to `destination` that failed with
+/// `failure`, as JSON text: its `original` is the delivery's
+/// `DeliveryMessage`, and its id names the queue message that first carried
+/// the event, the destination and, for a delivery a replay revived, when
+/// (`hookrelay_core::retry::poison_handoff::delivery_handoff_id`).
 pub(crate) fn handoff_json(
     row: &crate::db::events::ParkedRow,
-    destination: &str,
+    (destination, revived_at): (&str, Option<i64>),
     failure: hookrelay_core::state::error_code::Failure,
     attempts: u32,
     now_ms: i64,
@@ -67,9 +69,11 @@ pub(crate) fn handoff_json(
     let handoff = hookrelay_core::retry::poison_handoff::PoisonHandoff::new(
         failure,
         attempts,
-        row.queue_message_id
-            .clone()
-            .unwrap_or_else(|| row.event_id.clone()),
+        hookrelay_core::retry::poison_handoff::delivery_handoff_id(
+            row.queue_message_id.as_deref().unwrap_or(&row.event_id),
+            destination,
+            revived_at,
+        ),
         row.received_at,
         now_ms,
         serde_json::to_value(original).unwrap_or_default(),

@@ -126,25 +126,26 @@ async fn settle(
                 );
             }
         }
-        AfterCall::HandOff { failure } => hand_off(env, db, row, failure, before + 1, now).await?,
+        AfterCall::HandOff { failure } => {
+            hand_off((env, db), (row, None), failure, before + 1, now).await?
+        }
         AfterCall::Delivered => {}
     }
     Ok(())
 }
 
-/// Hands a delivery whose failed attempt `attempt` ended its budget to
-/// `webhooks-dlq`, then marks it handed off (a failed send leaves it for
-/// the next settlement).
+/// Hands a delivery (revived by a replay at `revived_at`, if it was) whose
+/// failed attempt `attempt` ended its budget to `webhooks-dlq`, then marks
+/// it handed off (a failed send leaves it for the next settlement).
 pub(crate) async fn hand_off(
-    env: &Env,
-    db: &D1Database,
-    row: &deliveries::DeliveryRow,
+    (env, db): (&Env, &D1Database),
+    (row, revived_at): (&deliveries::DeliveryRow, Option<i64>),
     failure: Failure,
     attempt: u32,
     now: i64,
 ) -> worker::Result<()> {
     let key = (row.event.event_id.as_str(), row.destination.as_str());
-    let json = handoff_json(&row.event, key.1, failure, attempt, now);
+    let json = handoff_json(&row.event, (key.1, revived_at), failure, attempt, now);
     if send_handoffs(env, &[json]).await.is_ok() {
         deliveries::mark_handed_off(db, &[key], now).await?;
     }

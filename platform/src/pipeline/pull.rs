@@ -6,10 +6,13 @@
 //! with (`super::overdue`). Nothing is decided here.
 
 use super::overdue::{hand_off, settle_statements};
-use crate::db::{deliveries, payloads};
+use crate::db::{deliveries, event_steps, payloads};
+use crate::parking::{handoff_json, send_handoffs};
+use crate::{log, metrics};
 use hookrelay_core::deliver::destinations::PullSettings;
-use hookrelay_core::deliver::pull::{self, Ack, AckState, PulledRow, Settlement, Waiting};
-use hookrelay_core::retry::delivery_attempts::AfterCall;
+use hookrelay_core::deliver::pull::{self, Ack, AckState, PulledRow, Revival, Settlement, Waiting};
+use hookrelay_core::metrics::{Component, Metric, MetricName};
+use hookrelay_core::retry::delivery_attempts::{AfterCall, ATTEMPT_BUDGET};
 use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::Failure;
 use hookrelay_core::state::{DeliveryState, EventStep};
@@ -216,6 +219,135 @@ pub async fn settle_ended(
     Ok(settled)
 }
 
+/// What a replay did to a pull destination's delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replayed {
+    /// As `pull::revival` decided (`Revive`: it is pullable again, with a
+    /// fresh budget).
+    Decided(Revival),
+    /// No such delivery.
+    Missing,
+}
+
+/// A replay of `event_id`'s delivery to the pull destination
+/// `destination` (DESIGN §3): pullable again with a fresh budget, unless it
+/// was delivered or a consumer holds it. One read, then one write.
+pub async fn revive(
+    db: &D1Database,
+    (event_id, destination): (&str, &str),
+    now: i64,
+) -> worker::Result<Replayed> {
+    for _ in 0..2 {
+        let rows = deliveries::pull_acked(db, destination, &[event_id], now).await?;
+        let Some(r) = rows.first() else {
+            return Ok(Replayed::Missing);
+        };
+        let state = r.row.state.unwrap_or(DeliveryState::Pending);
+        let decided = pull::revival(state, r.lease_until, now);
+        if decided != Revival::Revive
+            || deliveries::pull_revive(db, (event_id, destination), now).await?
+        {
+            return Ok(Replayed::Decided(decided));
+        }
+        // Delivered or pulled between the read and the write: read again.
+    }
+    Ok(Replayed::Decided(Revival::Held { until: now }))
+}
+
+/// Sends to the DLQ the waiting pull deliveries of `pulls` that no
+/// consumer pulled within `PARK_MAX_AGE` (`max_age_ms`), or whose sixth
+/// failed attempt's hand-off was not sent (`pull::unpulled`): at most
+/// `limit` per check. The hand-offs are sent before the rows are marked
+/// (a failure in between sends one again, and the DLQ joins it to its
+/// entry); a row a pull leased meanwhile is not marked, and its consumer's
+/// ack settles it. How many it sent.
+pub async fn expire_unpulled(
+    (env, db): (&Env, &D1Database),
+    pulls: &[String],
+    (max_age_ms, limit): (i64, u32),
+    now: i64,
+) -> worker::Result<usize> {
+    if pulls.is_empty() {
+        return Ok(0);
+    }
+    let due_before = pull::unpulled_due_before(now, max_age_ms);
+    let rows = deliveries::pull_unpulled(db, (due_before, pulls), (ATTEMPT_BUDGET, limit)).await?;
+    let mut handoffs = Vec::new();
+    let mut keys = Vec::new();
+    let mut failures = Vec::new();
+    for r in &rows {
+        let e = &r.row.event;
+        let waiting = pull::WaitingRow {
+            due_at: r.due_at.unwrap_or(now),
+            attempts: e.delivery_attempts.max(0) as u32,
+            last_error: e.last_error(),
+        };
+        let Some(failure) = pull::unpulled(&r.row.destination, &waiting, now, max_age_ms) else {
+            continue;
+        };
+        metrics::count(
+            Metric::new(MetricName::DeadLetterHandoff, Component::Deliveries)
+                .source(&e.source)
+                .code(failure.code),
+            1,
+        );
+        log::warn(
+            Component::Deliveries,
+            "pull_unpulled_dead_lettered",
+            log::fields! {"id": e.event_id, "destination": r.row.destination, "code": failure.code, "due_at": waiting.due_at},
+        );
+        let to = (r.row.destination.as_str(), r.revived_at);
+        handoffs.push(handoff_json(e, to, failure.clone(), waiting.attempts, now));
+        keys.push((e.event_id.as_str(), r.row.destination.as_str()));
+        failures.push(failure);
+    }
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    send_handoffs(env, &handoffs).await?;
+    mark_unpulled(db, &keys, &failures, now).await?;
+    Ok(keys.len())
+}
+
+/// Marks the unpulled deliveries of `keys` handed off, each with its
+/// story's step, and their events summed up again, in one round trip.
+async fn mark_unpulled(
+    db: &D1Database,
+    keys: &[(&str, &str)],
+    failures: &[Failure],
+    now: i64,
+) -> worker::Result<()> {
+    let details: Vec<String> = keys
+        .iter()
+        .zip(failures)
+        .map(|((_, d), f)| format!("{d}: {}", f.message).chars().take(200).collect())
+        .collect();
+    let steps: Vec<event_steps::StepRecord<'_>> = keys
+        .iter()
+        .zip(failures)
+        .zip(&details)
+        .map(|(((event_id, _), f), detail)| event_steps::StepRecord {
+            event_id,
+            step: EventStep::DeadLettered,
+            component: Component::Deliveries,
+            code: Some(f.code),
+            detail,
+            at_ms: now,
+        })
+        .collect();
+    let mut stmts = vec![deliveries::handed_off_statement(db, keys, now)?];
+    stmts.extend(event_steps::insert_many(db, &steps)?);
+    let mut seen: Vec<&str> = Vec::new();
+    for (event_id, _) in keys {
+        if !seen.contains(event_id) {
+            seen.push(event_id);
+            stmts.push(deliveries::summary_statement(db, event_id, 0, None, None)?);
+        }
+    }
+    crate::db::batch(db, stmts).await?;
+    Ok(())
+}
+
 fn pulled(r: &deliveries::PullRow) -> PulledRow {
     PulledRow {
         state: r.row.state.unwrap_or(DeliveryState::Pending),
@@ -270,7 +402,8 @@ async fn failed(
         return Ok(AckState::LeaseExpired);
     }
     if let AfterCall::HandOff { failure } = after {
-        hand_off(env, db, &r.row, failure.clone(), before + 1, now).await?;
+        let revived = (&r.row, r.revived_at);
+        hand_off((env, db), revived, failure.clone(), before + 1, now).await?;
     }
     Ok(Settlement::Fail(after.clone()).answer(now))
 }

@@ -19,7 +19,7 @@ use hookrelay_core::deliver::DeliveryConfig;
 use hookrelay_core::metrics::{Metric, MetricName};
 use hookrelay_core::parking::Caller;
 use hookrelay_core::retry::delivery_attempts::AfterCall;
-use hookrelay_core::retry::poison_handoff::PoisonHandoff;
+use hookrelay_core::retry::poison_handoff::{delivery_handoff_id, PoisonHandoff};
 use hookrelay_core::retry::policy::RetrySchedule;
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
 use hookrelay_core::state::DownstreamResult;
@@ -144,10 +144,11 @@ async fn send_owed(
                     1,
                 );
                 let original = serde_json::to_value(&m).unwrap_or_default();
+                // One entry per delivery: the event's id and the destination.
                 let h = PoisonHandoff::new(
                     failure,
                     attempt,
-                    m.event_id.clone(),
+                    delivery_handoff_id(&m.event_id, &m.destination, None),
                     m.received_at_ms,
                     now,
                     original,
