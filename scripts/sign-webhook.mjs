@@ -10,12 +10,24 @@
 // The secret comes from the environment when set there (a source given
 // with `npm start -- --var WEBHOOK_SECRET_…`), else from .dev.vars.
 import { randomUUID } from "node:crypto";
-import { localDevVars } from "./dev-vars.mjs";
+import { DEMO_SOURCES, localDevVars } from "./dev-vars.mjs";
 import { fail, fetchFailure, isMain, run } from "./lib/fail.mjs";
 import { SIGNABLE_SCHEMES, headersFor, secretNameFor } from "./webhook-signatures.mjs";
 
-/** The demo sources' schemes (wrangler.toml's demo SOURCES). */
-export const DEMO_SCHEMES = { "demo-standard": "standard-webhooks", "demo-stripe": "stripe", "demo-github": "github", "demo-hmac": "hmac-sha256", "demo-forward": "hmac-sha256", "demo-slack": "slack" };
+/** The demo sources' schemes, read from the demo's SOURCES (.dev.vars.example), so a new demo source signs too. */
+export const DEMO_SCHEMES = Object.fromEntries(Object.entries(DEMO_SOURCES).map(([name, spec]) => [name, spec.scheme]));
+
+/** A source's scheme as the local relay declares it: .dev.vars' SOURCES (which `npm start` runs), else the demo's. */
+function localScheme(vars, source) {
+  try {
+    const sources = typeof vars.SOURCES === "string" ? JSON.parse(vars.SOURCES) : undefined;
+    const scheme = sources?.[source]?.scheme;
+    if (typeof scheme === "string") return scheme;
+  } catch {
+    // An unreadable SOURCES in .dev.vars: the relay says so when it starts; fall back to the demo's.
+  }
+  return DEMO_SCHEMES[source];
+}
 
 const USAGE = `usage: npm run sign -- <source> ['<body>'] [--scheme ${SIGNABLE_SCHEMES.join("|")}] [--url http://127.0.0.1:8787] [--print]
   the secret: WEBHOOK_SECRET_<SOURCE> from the environment, else from .dev.vars`;
@@ -41,7 +53,7 @@ async function main() {
   const secretName = secretNameFor(source);
   const secret = process.env[secretName] || vars[secretName];
   if (!secret) fail(`no ${secretName} in the environment or in ${varsFile}; export it, add it to .dev.vars, or sign for a demo source (${Object.keys(DEMO_SCHEMES).join(", ")})`, 2);
-  const scheme = DEMO_SCHEMES[source] ?? schemeFlag;
+  const scheme = schemeFlag ?? localScheme(vars, source);
   const headers = scheme && headersFor(scheme, body, { secret });
   if (!headers) fail(`which scheme does '${source}' use? pass --scheme ${SIGNABLE_SCHEMES.join("|")}`, 2);
   const url = `${base}/webhooks/${source}`;

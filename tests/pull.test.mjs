@@ -229,7 +229,9 @@ test("a name that is not a pull destination is 404, an unknown field is 400 nami
   const inboxToken = `Bearer ${token({ claims: { role: "pull", destination: "inbox" } })}`;
   assert.equal((await call("inbox", {}, inboxToken)).status, 200, "a pull token pulls its own destination");
   assert.equal((await call("inbox/ack", { results: [{ delivery_id: "nothing-here", lease_id: "none", status: 200 }] }, inboxToken)).status, 200, "and acks it");
-  assert.equal((await call("outbox", {}, inboxToken)).status, 403, "another destination's pull is forbidden");
+  const elsewhere = await call("outbox", {}, inboxToken);
+  assert.equal(elsewhere.status, 403, "another destination's pull is forbidden");
+  assert.match(elsewhere.json.error.message, /pull token for destination 'inbox': it may only pull and ack POST \/api\/v1\/pull\/inbox/, "and says which one it may pull");
   const outboxOwn = `Bearer ${token({ secret: OUTBOX_SECRET, claims: { role: "pull", destination: "outbox" } })}`;
   assert.equal((await call("outbox", {}, outboxOwn)).status, 200, "signed with PULL_TOKEN_SECRET_OUTBOX");
   const outboxRevoked = `Bearer ${token({ claims: { role: "pull", destination: "outbox" } })}`;
@@ -237,6 +239,7 @@ test("a name that is not a pull destination is 404, an unknown field is 400 nami
   for (const [auth, status] of [[inboxToken, 403], [outboxOwn, 403]]) {
     const res = await relay.fetch("/api/v1/admin/stats", { headers: { authorization: auth } });
     assert.equal(res.status, status, "a pull token is refused by admin routes");
+    assert.match((await res.json()).error.message, /^this is a pull token for destination '(inbox|outbox)'/);
   }
   const get = await relay.fetch("/api/v1/pull/inbox");
   assert.equal(get.status, 405);

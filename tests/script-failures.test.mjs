@@ -30,6 +30,16 @@ test("npm run sign for a source with no secret names the secret and where to put
   assertOneLine(fromEnv, "sign", /which scheme does 'billing' use\? pass --scheme/);
 });
 
+test("npm run sign knows every demo source's scheme from the demo's SOURCES (the README's demo-listen line among them)", async () => {
+  const { DEMO_SOURCES } = await import("../scripts/dev-vars.mjs");
+  assert.ok(DEMO_SOURCES["demo-listen"], "the demo has demo-listen");
+  for (const source of Object.keys(DEMO_SOURCES)) {
+    const r = await runOffline("scripts/sign-webhook.mjs", [source, "{}", "--print"]);
+    assert.equal(r.code, 0, `${source}: ${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^curl -i -X POST \\\\\n  'http://127\\.0\\.0\\.1:8787/webhooks/${source}'`), source);
+  }
+});
+
 test("npm run demo against no relay says how to start one", async () => {
   const port = await freePort();
   const r = await runOffline("scripts/demo.mjs", [], { env: { HOOKRELAY_URL: `http://127.0.0.1:${port}` } });

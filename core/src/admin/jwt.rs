@@ -68,13 +68,19 @@ pub enum AuthError {
     NotYetValid,
     /// The token is genuine and current but its role is not `admin`.
     Forbidden,
+    /// A genuine, current pull token, for the destination it names, used
+    /// for something else: an admin route, or another destination's pull.
+    PullTokenElsewhere {
+        /// The destination the token may pull.
+        destination: String,
+    },
 }
 
 impl AuthError {
     /// The HTTP status: 403 when the caller is known but not allowed, else 401.
     pub fn status(&self) -> u16 {
         match self {
-            AuthError::Forbidden => 403,
+            AuthError::Forbidden | AuthError::PullTokenElsewhere { .. } => 403,
             _ => 401,
         }
     }
@@ -82,7 +88,7 @@ impl AuthError {
     /// The stable error code for the response body.
     pub fn code(&self) -> &'static str {
         match self {
-            AuthError::Forbidden => "FORBIDDEN",
+            AuthError::Forbidden | AuthError::PullTokenElsewhere { .. } => "FORBIDDEN",
             _ => "UNAUTHORIZED",
         }
     }
@@ -108,6 +114,10 @@ impl AuthError {
             ),
             AuthError::Forbidden => format!(
                 "token is valid but its role is not \"{ADMIN_ROLE}\"; {MINT_HINT} with the admin role"
+            ),
+            // The destination is a configured name, never a secret.
+            AuthError::PullTokenElsewhere { destination } => format!(
+                "this is a pull token for destination '{destination}': it may only pull and ack POST /api/v1/pull/{destination}; for anything else {MINT_HINT} with the admin role, or for another pull destination `npm run admin-token -- --role pull --destination <name>`"
             ),
         }
     }

@@ -99,11 +99,12 @@ pub fn authorize_admin(
     keys: &(impl TokenKeys + ?Sized),
     now_s: i64,
 ) -> Result<Claims, AuthError> {
-    let (claims, _) = verified(authorization, keys, now_s)?;
-    if claims.role.as_deref() != Some(ADMIN_ROLE) {
-        return Err(AuthError::Forbidden);
+    let (claims, claimed) = verified(authorization, keys, now_s)?;
+    match (claims.role.as_deref(), claimed) {
+        (Some(ADMIN_ROLE), _) => Ok(claims),
+        (Some(PULL_ROLE), Some(destination)) => Err(AuthError::PullTokenElsewhere { destination }),
+        _ => Err(AuthError::Forbidden),
     }
-    Ok(claims)
 }
 
 /// The bearer token's claims, verified under the key its destination claim
@@ -141,6 +142,9 @@ pub fn may_pull(
     match (who.role, who.destination.as_deref()) {
         (ADMIN_ROLE, _) => Ok(who),
         (PULL_ROLE, Some(d)) if d == destination => Ok(who),
+        (PULL_ROLE, Some(d)) => Err(AuthError::PullTokenElsewhere {
+            destination: d.to_string(),
+        }),
         _ => Err(AuthError::Forbidden),
     }
 }
@@ -201,7 +205,15 @@ mod tests {
             ),
         ] {
             let got = authorize_admin(Some(&bearer(claims.clone(), key)), &WithPull, NOW);
-            assert_eq!(got.map(|_| ()), Err(AuthError::Forbidden), "{claims}");
+            let destination = claims["destination"].as_str().unwrap().to_string();
+            let want = AuthError::PullTokenElsewhere { destination };
+            assert_eq!(got.map(|_| ()), Err(want.clone()), "{claims}");
+            assert_eq!((want.status(), want.code()), (403, "FORBIDDEN"));
+            assert!(
+                want.message().contains("POST /api/v1/pull/"),
+                "{}",
+                want.message()
+            );
         }
         // A token signed with the admin key for a destination with its own
         // secret was revoked by that secret: a bad signature.
@@ -352,5 +364,19 @@ mod tests {
                 "{header:?}"
             );
         }
+    }
+
+    #[test]
+    fn another_destinations_pull_token_is_told_which_one_it_may_pull() {
+        let outbox = bearer(
+            json!({"role": "pull", "destination": "outbox", "exp": NOW + 60}),
+            KEY,
+        );
+        assert_eq!(
+            may_pull(Some(&outbox), Some(KEY), "inbox", NOW).map(|_| ()),
+            Err(AuthError::PullTokenElsewhere {
+                destination: "outbox".into()
+            })
+        );
     }
 }

@@ -491,6 +491,10 @@ fn failure_of(ack: &Ack) -> Failure {
             // Not reached: only a non-2xx is a failure.
             Ok(()) => network_error("the pull consumer answered a 2xx"),
         };
+        // The code is the status's; the words are the consumer's own (a
+        // called destination's hints, such as its signing secret, do not
+        // apply to a consumer that pulled).
+        f.message = format!("the pull consumer acked status {}", ack.status);
         if let Some(words) = words {
             f.message = format!("{}: {words}", f.message);
         }
@@ -776,6 +780,15 @@ mod tests {
                 "{}",
                 failure.message
             );
+            assert!(
+                status == 0
+                    || failure
+                        .message
+                        .starts_with(&format!("the pull consumer acked status {status}: boom")),
+                "{}",
+                failure.message
+            );
+            assert!(!failure.message.contains("DOWNSTREAM_SIGNING_SECRET"));
             assert_eq!(
                 settle(Some(&r), &a, NOW, &s).answer(NOW),
                 AckState::Pending {
