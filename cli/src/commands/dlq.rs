@@ -248,10 +248,10 @@ fn decide(g: &Global, d: &Decision, action: &str) -> Outcome {
 fn decided(data: &Value, action: &str) -> String {
     if action == "replay" {
         return format!(
-            "{}: replay {} ({} delivery), status now {}",
+            "{}: replay {} ({}), status now {}",
             cell(&data["id"]),
             cell(&data["outcome"]),
-            cell(&data["delivery"]),
+            replay_delivery(&data["delivery"]),
             cell(&data["status"])
         );
     }
@@ -263,9 +263,47 @@ fn decided(data: &Value, action: &str) -> String {
     )
 }
 
+/// What a replay's `delivery` (DESIGN §4's `DownstreamResult`) means, in
+/// words an operator reads without the API's reference.
+fn replay_delivery(delivery: &Value) -> String {
+    match delivery.as_str() {
+        Some("delivered") => "delivered now".into(),
+        Some("already_delivered") => "delivered before: no call made".into(),
+        Some("not_forwarded") => {
+            "no call made: ingested again, or pullable again at a pull destination".into()
+        }
+        Some("failed") => "the destination did not take it".into(),
+        Some("parked") => "parked behind its destination's open breaker".into(),
+        Some("in_flight_elsewhere") => "another worker is delivering it".into(),
+        _ => format!("{} delivery", cell(delivery)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replays_delivery_is_said_in_words() {
+        use serde_json::json;
+        let table = [
+            (json!("delivered"), "delivered now"),
+            (json!("already_delivered"), "delivered before: no call made"),
+            (
+                json!("not_forwarded"),
+                "no call made: ingested again, or pullable again at a pull destination",
+            ),
+            (json!("something_new"), "something_new delivery"),
+        ];
+        for (delivery, want) in table {
+            assert_eq!(replay_delivery(&delivery), want);
+        }
+        let data = json!({"id": "dlq_1", "outcome": "succeeded", "delivery": "not_forwarded", "status": "replayed"});
+        assert_eq!(
+            decided(&data, "replay"),
+            "dlq_1: replay succeeded (no call made: ingested again, or pullable again at a pull destination), status now replayed"
+        );
+    }
 
     #[test]
     fn filters_become_query_pairs_with_times_in_unix_ms() {
