@@ -71,6 +71,9 @@ async fn other_route(req: Request, env: &Env, path: &str) -> Result<Response> {
     if path == hookrelay_core::maintenance::schedule::MAINTENANCE_PATH {
         return routes::internal_maintenance::handle(req, env).await;
     }
+    if path == hookrelay_core::deliver::pull_figures::PATH {
+        return routes::internal_pull_figures::handle(req, env).await;
+    }
     if alerting::internal_alarm_routes::serves(path) {
         return alerting::internal_alarm_routes::handle(req, env, path).await;
     }

@@ -2,8 +2,9 @@
 //! own state and lease; the destinations and their credentials; the signed
 //! request a destination receives and what its answer means; a queue
 //! destination's message; what a pull destination's consumer pulls and
-//! acks; the circuit breaker in front of each destination; and rates
-//! (what a rate means everywhere, and the shared reservation).
+//! acks, and its figures (waiting, leased, the oldest due); the circuit
+//! breaker in front of each destination; and rates (what a rate means
+//! everywhere, and the shared reservation).
 //! What happens after a failure is the next folder, `retry/`.
 
 pub mod breaker;
@@ -15,6 +16,7 @@ pub mod lease;
 pub mod overdue;
 pub mod pacing;
 pub mod pull;
+pub mod pull_figures;
 pub mod queue_destination;
 pub mod rate_slots;
 pub mod request;

@@ -1,8 +1,10 @@
 //! Hands a replay to the relay through the `RELAY` service binding. Only
 //! the relay holds `SOURCES` and the delivery settings, so a replay runs
-//! with exactly the configuration the consumer runs with.
+//! with exactly the configuration the consumer runs with; maintenance runs
+//! and the pull destinations' figures are asked of it the same way.
 
 use hookrelay_core::admin::internal_token::mint;
+use hookrelay_core::deliver::pull_figures::{PullFigures, PATH as PULL_FIGURES_PATH};
 use hookrelay_core::maintenance::schedule::MAINTENANCE_PATH;
 use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall, PATH};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
@@ -51,9 +53,34 @@ impl Relay {
     /// (`WATCHDOG_FAILED`, `MAINTENANCE_FAILED`, as the relay named it;
     /// `UNAVAILABLE` when the relay gave no answer of its own).
     pub async fn maintenance(&self) -> Result<serde_json::Value, (String, String)> {
+        self.internal(MAINTENANCE_PATH, "maintenance").await
+    }
+
+    /// The pull destinations' figures, from the relay (which alone knows
+    /// which destinations pull): one line per pull destination, or the
+    /// error code and message of why there are none to show (`UNAVAILABLE`
+    /// when the relay gave no answer of its own).
+    pub async fn pull_figures(&self) -> Result<PullFigures, (String, String)> {
+        let answer = self.internal(PULL_FIGURES_PATH, "pull figures").await?;
+        serde_json::from_value(answer).map_err(|e| {
+            (
+                "UNAVAILABLE".to_string(),
+                format!("the relay's pull figures are unreadable: {e}"),
+            )
+        })
+    }
+
+    /// POSTs `{}` to the relay's internal route `path`: its JSON answer on
+    /// 200, else the error code and message the relay answered (or
+    /// `UNAVAILABLE` naming what went wrong); `what` names the call.
+    async fn internal(
+        &self,
+        path: &str,
+        what: &str,
+    ) -> Result<serde_json::Value, (String, String)> {
         let unavailable = |m: String| ("UNAVAILABLE".to_string(), m);
         let (status, text) = self
-            .call(MAINTENANCE_PATH, "{}", "the maintenance call")
+            .call(path, "{}", &format!("the {what} call"))
             .await
             .map_err(unavailable)?;
         let answer: serde_json::Value = serde_json::from_str(&text)
@@ -65,7 +92,7 @@ impl Relay {
         match (error["code"].as_str(), error["message"].as_str()) {
             (Some(code), Some(message)) => Err((code.to_string(), message.to_string())),
             _ => Err(unavailable(format!(
-                "the relay refused the maintenance call ({status}): {}",
+                "the relay refused the {what} call ({status}): {}",
                 hookrelay_core::support::redact::truncate(&text, 300)
             ))),
         }

@@ -192,7 +192,8 @@ async fn dead_letter_route(
     match (method, segments) {
         (Method::Get, ["webhook-dlq"]) => dead_letter_routes::list(db, &query_pairs(req)).await,
         (Method::Get, ["webhook-dlq", "stats"]) => {
-            stats_route::stats(db, &cfg.dlq.retention, now).await
+            let relay = Relay::from_env(c.env, &cfg.internal_key);
+            stats_route::stats(db, &cfg.dlq.retention, relay, now).await
         }
         // Before `webhook-dlq/:id`, which would read `groups` as an id.
         (Method::Get, ["webhook-dlq", "groups"]) => {

@@ -3,6 +3,7 @@
 use super::batch_reader::{Batch, Slot};
 use super::stats_lifecycle;
 use super::ApiResult;
+use crate::entries::relay_client::Relay;
 use hookrelay_core::admin::stats_destinations::{
     self, BreakerFigure, LastHourFigure, PerDestination,
 };
@@ -184,6 +185,25 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
     Ok((b, slots))
 }
 
+/// `pull`: per pull destination its deliveries waiting, due and leased and
+/// its oldest due age (`{"destinations": [...]}`), asked of the relay, which
+/// alone knows which destinations pull; or, when that cannot be had, an
+/// explicit `{"error": {"code", "message"}}` in its place, never zeros,
+/// while the rest of the stats still answer.
+async fn pull_part(relay: Result<Relay, String>) -> Value {
+    let figures = match relay {
+        Ok(relay) => relay.pull_figures().await,
+        Err(message) => Err(("UNAVAILABLE".to_string(), message)),
+    };
+    match figures {
+        Ok(f) => json!(f),
+        Err((code, message)) => {
+            let message = format!("the relay (which alone knows which destinations pull) did not give their figures: {message}");
+            json!({"error": {"code": code, "message": message}})
+        }
+    }
+}
+
 /// Depth, oldest pending age, ingress in the last hour, the dominant failure
 /// code, counts by status and class, replay outcomes, breaker states, and
 /// every counter (totals by metric, and by metric and code), the parked
@@ -195,8 +215,16 @@ fn statements(db: &D1Database, now: i64) -> worker::Result<(Batch, Slots)> {
 /// whole answer, naming it: a zero here would tell on-call "nothing pending"
 /// when the truth is "unknown". The lifecycle parts (rows per table, the
 /// oldest row, storage, the archive, the last sweep, the hourly series)
-/// come from `stats_lifecycle`, in the same batch.
-pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> ApiResult {
+/// come from `stats_lifecycle`, in the same batch. The pull destinations'
+/// part is the relay's answer ([`pull_part`]), asked first: the one part
+/// that may fail alone.
+pub async fn stats(
+    db: &D1Database,
+    retention: &RetentionConfig,
+    relay: Result<Relay, String>,
+    now: i64,
+) -> ApiResult {
+    let pull = pull_part(relay).await;
     let (batch, s) = statements(db, now)?;
     let a = batch.run(db).await?;
     let pending = a
@@ -221,6 +249,7 @@ pub async fn stats(db: &D1Database, retention: &RetentionConfig, now: i64) -> Ap
         "counters": counts(a.rows(&s.counters)?),
         "parked": parked(a.first(&s.parked_total)?, &parked_by, now),
         "destinations": destinations(&breaker_rows, a.rows(&s.rates)?, &parked_by, a.rows(&s.last_hour)?, now),
+        "pull": pull,
     });
     stats_lifecycle::fill(&mut answer, &a, &s.lifecycle, &by_label, retention, now)?;
     answer["counters_by_label"] = Value::Object(counts(by_label));

@@ -906,3 +906,76 @@ pub async fn pull_revive(
     .await?;
     Ok(results.first().map_or(0, |r| r.changes()) > 0)
 }
+
+// ---------------------------------------------------------------------------
+// The pull destinations' figures (issue 43: the stats and the `parked_oldest`
+// alarm per pull destination, `hookrelay_core::deliver::pull_figures`). Kept
+// together here, apart from the pull's and the ack's statements above.
+// ---------------------------------------------------------------------------
+
+/// Per pull destination of `pulls`, its waiting deliveries (pending, not
+/// handed to the DLQ), how many are due at `now_ms`, and the earliest due
+/// time with its event id, by the index `deliveries_pull_due` (0026). A
+/// row without `due_at` (none is written so) counts as due since its last
+/// change, as the periodic check reads one. One statement, shared by the
+/// relay's internal figures route and the watchdog's batch.
+pub fn pull_waiting_figures(
+    db: &D1Database,
+    pulls: &[String],
+    now_ms: i64,
+) -> Result<D1PreparedStatement> {
+    // The state is spelt into the SQL, not bound, as in `pull_waiting`: SQLite
+    // uses a partial index only when the query's WHERE names its condition.
+    // With one min() the bare `event_id` is the earliest row's.
+    let sql = format!(
+        "SELECT d.destination AS destination, count(*) AS waiting, \
+         sum(COALESCE(d.due_at, d.updated_at) <= ?2) AS due, \
+         min(COALESCE(d.due_at, d.updated_at)) AS earliest, d.event_id AS event_id \
+         FROM deliveries d WHERE d.destination IN (SELECT value FROM json_each(?1)) \
+         AND d.state = '{}' AND d.handed_off_at IS NULL GROUP BY d.destination",
+        DeliveryState::Pending.as_str()
+    );
+    db.prepare(sql)
+        .bind(&[text(&serde_json::to_string(pulls)?), int(now_ms)])
+}
+
+/// The answer to [`pull_waiting_figures`].
+pub fn read_pull_waiting_figures(
+    rows: &Rows,
+) -> Result<Vec<hookrelay_core::deliver::pull_figures::WaitingRead>> {
+    rows.map(|r| {
+        let earliest = match (r.opt_text("event_id")?, r.opt_int("earliest")?) {
+            (Some(id), Some(at)) => Some((id, at)),
+            _ => None,
+        };
+        Ok(hookrelay_core::deliver::pull_figures::WaitingRead {
+            destination: r.text("destination")?,
+            waiting: r.int("waiting")?.max(0) as u64,
+            due: r.opt_int("due")?.unwrap_or(0).max(0) as u64,
+            earliest,
+        })
+    })
+}
+
+/// Per pull destination of `pulls`, its deliveries leased to a consumer
+/// (`delivering`).
+pub fn pull_leased_figures(db: &D1Database, pulls: &[String]) -> Result<D1PreparedStatement> {
+    // `state IN (…)` repeats the condition of the partial index
+    // `deliveries_open` (0024) word for word, so SQLite reads only the
+    // `delivering` rows through it (few: each is a live lease) instead of
+    // every row a destination ever had.
+    let sql = format!(
+        "SELECT d.destination AS destination, count(*) AS leased FROM deliveries d \
+         WHERE d.state IN ('{pending}', '{delivering}') AND d.state = '{delivering}' \
+         AND d.destination IN (SELECT value FROM json_each(?1)) GROUP BY d.destination",
+        pending = DeliveryState::Pending.as_str(),
+        delivering = DeliveryState::Delivering.as_str()
+    );
+    db.prepare(sql)
+        .bind(&[text(&serde_json::to_string(pulls)?)])
+}
+
+/// The answer to [`pull_leased_figures`]: (destination, leased).
+pub fn read_pull_leased_figures(rows: &Rows) -> Result<Vec<(String, u64)>> {
+    rows.map(|r| Ok((r.text("destination")?, r.int("leased")?.max(0) as u64)))
+}
