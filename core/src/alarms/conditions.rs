@@ -58,6 +58,18 @@ pub struct ParkedFigure {
     pub oldest: (String, UnixMillis),
 }
 
+/// One pull destination's deliveries due and unpulled (DESIGN §3: the
+/// `parked_oldest` alarm counts such a delivery from when it became due).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullDueFigure {
+    /// The pull destination's name.
+    pub destination: String,
+    /// How many of its deliveries are due and unpulled.
+    pub due: u64,
+    /// The oldest one: its event id and when it became due.
+    pub oldest: (String, UnixMillis),
+}
+
 /// One source that declares `expect_every`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFigure {
@@ -104,6 +116,8 @@ pub struct Figures {
     pub breakers: Vec<BreakerFigure>,
     /// Every destination with parked events.
     pub parked: Vec<ParkedFigure>,
+    /// Every pull destination with a delivery due and unpulled.
+    pub pull_due: Vec<PullDueFigure>,
     /// Every source with `expect_every`.
     pub sources: Vec<SourceFigure>,
     /// Every source with failed signature checks in the last hour.
@@ -133,7 +147,7 @@ pub fn evaluate(f: &Figures, cfg: &AlarmConfig, now: UnixMillis) -> Vec<Conditio
     .flatten()
     .collect();
     out.extend(f.breakers.iter().filter_map(|b| breaker_open(b, cfg, now)));
-    out.extend(f.parked.iter().filter_map(|p| parked_oldest(p, cfg, now)));
+    out.extend(parked_oldest_all(f, cfg, now));
     out.extend(f.sources.iter().filter_map(|s| source_silent(s, now)));
     out.extend(
         f.signature_failures
@@ -200,6 +214,42 @@ fn parked_oldest(p: &ParkedFigure, cfg: &AlarmConfig, now: UnixMillis) -> Option
         id: AlarmId::new(AlarmKind::ParkedOldest, &p.destination),
         detail: json!({"destination": p.destination, "parked": p.count, "oldest_event_id": event_id,
             "oldest_age_ms": age_ms, "threshold_ms": cfg.parked_oldest_ms}),
+    })
+}
+
+/// `parked_oldest` per destination: its oldest parked event, or for a pull
+/// destination its oldest delivery due and unpulled, aged from when it
+/// became due. One alarm per destination: should a name have both (a pull
+/// destination never parks, so only a stale row could), the older holds.
+fn parked_oldest_all(f: &Figures, cfg: &AlarmConfig, now: UnixMillis) -> Vec<Condition> {
+    let mut out: Vec<Condition> = f
+        .parked
+        .iter()
+        .filter_map(|p| parked_oldest(p, cfg, now))
+        .collect();
+    for c in f
+        .pull_due
+        .iter()
+        .filter_map(|p| pull_due_oldest(p, cfg, now))
+    {
+        let age = |c: &Condition| c.detail["oldest_age_ms"].as_i64().unwrap_or(0);
+        match out.iter_mut().find(|o| o.id == c.id) {
+            Some(o) if age(o) < age(&c) => *o = c,
+            Some(_) => {}
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+fn pull_due_oldest(p: &PullDueFigure, cfg: &AlarmConfig, now: UnixMillis) -> Option<Condition> {
+    let (event_id, due_at) = &p.oldest;
+    let age_ms = now - due_at;
+    (age_ms > cfg.parked_oldest_ms).then(|| Condition {
+        id: AlarmId::new(AlarmKind::ParkedOldest, &p.destination),
+        detail: json!({"destination": p.destination, "pull": true, "due_unpulled": p.due,
+            "oldest_event_id": event_id, "oldest_due_at": due_at, "oldest_age_ms": age_ms,
+            "threshold_ms": cfg.parked_oldest_ms}),
     })
 }
 

@@ -4,17 +4,20 @@
 //! a figure silently dropped.
 
 use hookrelay_core::alarms::conditions::{
-    BreakerFigure, DlqFigures, Figures, ParkedFigure, SignatureFailureFigure, SourceFigure,
-    StorageFigure,
+    BreakerFigure, DlqFigures, Figures, ParkedFigure, PullDueFigure, SignatureFailureFigure,
+    SourceFigure, StorageFigure,
 };
 use hookrelay_core::alarms::machine::{AlarmRecord, Owing};
 use hookrelay_core::config::RelayConfig;
 use hookrelay_core::dead_letter::arrivals;
 use hookrelay_core::deliver::breaker::BreakerState;
+use hookrelay_core::deliver::pull_figures::oldest_due;
 use hookrelay_core::retention::plan::effective_dedupe_window_ms;
 use hookrelay_platform::db::dead_letters::dead_letter_figures as dead;
 use hookrelay_platform::db::events::event_figures as events;
-use hookrelay_platform::db::{alarms, batch, breakers, signature_failures, tombstones, Rows};
+use hookrelay_platform::db::{
+    alarms, batch, breakers, deliveries, signature_failures, tombstones, Rows,
+};
 use worker::{D1Database, Result};
 
 const HOUR_MS: i64 = 3_600_000;
@@ -30,6 +33,9 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
         .values()
         .filter_map(|s| Some((s.spec.name.as_str(), s.spec.expect_every_ms?)))
         .collect();
+    // A pull destination's deliveries due and unpulled feed `parked_oldest`
+    // (DESIGN §3); the relay alone knows which destinations pull.
+    let pulls = cfg.delivery.pull_names();
     let mut statements = vec![
         dead::pending_and_oldest(db)?,
         dead::ingress_by_code(db, arrivals::first_bucket_of_window(now))?,
@@ -40,13 +46,14 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
         alarms::firing(db)?,
         alarms::owed_resolved(db, owing.resolved_cutoff(now), owing.resolved_read_limit())?,
         signature_failures::last_hour_statement(db, now)?,
+        deliveries::pull_waiting_figures(db, &pulls, now)?,
     ];
     for (source, _) in &watched {
         statements.push(events::last_received(db, source)?);
     }
     let asked = statements.len();
     let answers = batch(db, statements).await?;
-    let [pending, ingress, evicted, breakers_rows, parked, watch, firing, owed, forged, last @ ..] =
+    let [pending, ingress, evicted, breakers_rows, parked, watch, firing, owed, forged, pull_waiting, last @ ..] =
         answers.as_slice()
     else {
         return Err(miscounted(answers.len(), asked));
@@ -66,6 +73,7 @@ pub async fn read(db: &D1Database, cfg: &RelayConfig, owing: &Owing, now: i64) -
                 oldest: (event_id, at),
             })
             .collect(),
+        pull_due: pull_due_figures(pull_waiting, now)?,
         sources: source_figures(&watched, last, watched_since)?,
         signature_failures: signature_failure_figures(forged)?,
         storage: size.map(|size_bytes| StorageFigure {
@@ -125,6 +133,22 @@ fn breaker_figures(rows: &Rows) -> Result<Vec<BreakerFigure>> {
                 left_closed_at: Some(left_closed_at),
                 cause: cause.map(|c| c.as_str().to_string()),
             }
+        })
+        .collect())
+}
+
+/// Each pull destination with a delivery due and unpulled at `now`: how
+/// many, and the oldest with when it became due.
+fn pull_due_figures(rows: &Rows, now: i64) -> Result<Vec<PullDueFigure>> {
+    Ok(deliveries::read_pull_waiting_figures(rows)?
+        .into_iter()
+        .filter_map(|w| {
+            let oldest = oldest_due(&w, now)?;
+            Some(PullDueFigure {
+                destination: w.destination,
+                due: w.due,
+                oldest,
+            })
         })
         .collect())
 }

@@ -332,3 +332,101 @@ fn signature_failures_fire_above_the_hourly_threshold_per_source() {
         assert_eq!(ids == ["signature_failures:acme"], fires, "{case}: {ids:?}");
     }
 }
+
+fn pull_due(destination: &str, due: u64, became_due_ago_ms: i64) -> PullDueFigure {
+    PullDueFigure {
+        destination: destination.into(),
+        due,
+        oldest: (format!("evt_{destination}"), NOW - became_due_ago_ms),
+    }
+}
+
+#[test]
+fn a_pull_destination_alarms_on_its_oldest_delivery_due_and_unpulled_from_when_it_became_due() {
+    // (how long ago the oldest due and unpulled delivery became due) -> fires
+    // under the default ALERT_PARKED_OLDEST (30 min), like a parked event.
+    let table: [(&str, i64, bool); 5] = [
+        ("just due", 0, false),
+        ("due 29 min", 29 * MIN, false),
+        ("at the threshold", 30 * MIN, false),
+        ("one ms past it", 30 * MIN + 1, true),
+        ("a consumer gone for hours", 5 * 60 * MIN, true),
+    ];
+    for (case, ago, fires) in table {
+        let f = Figures {
+            pull_due: vec![pull_due("inbox", 2, ago)],
+            ..Figures::default()
+        };
+        assert_eq!(ids(&f) == ["parked_oldest:inbox"], fires, "{case}");
+    }
+}
+
+#[test]
+fn a_pull_destinations_alarm_says_it_is_due_and_unpulled_not_parked() {
+    let f = Figures {
+        pull_due: vec![pull_due("inbox", 3, 31 * MIN)],
+        ..Figures::default()
+    };
+    let c = evaluate(&f, &AlarmConfig::default(), NOW);
+    assert_eq!(c.len(), 1);
+    let d = &c[0].detail;
+    for key in [
+        "destination",
+        "pull",
+        "due_unpulled",
+        "oldest_event_id",
+        "oldest_due_at",
+        "oldest_age_ms",
+        "threshold_ms",
+    ] {
+        assert!(!d[key].is_null(), "detail lacks {key}: {d}");
+    }
+    assert_eq!(
+        (
+            d["destination"].as_str(),
+            d["due_unpulled"].as_u64(),
+            d["oldest_event_id"].as_str(),
+            d["oldest_age_ms"].as_i64(),
+            d["threshold_ms"].as_i64()
+        ),
+        (
+            Some("inbox"),
+            Some(3),
+            Some("evt_inbox"),
+            Some(31 * MIN),
+            Some(30 * MIN)
+        )
+    );
+    assert!(d.get("parked").is_none(), "{d}");
+}
+
+#[test]
+fn one_alarm_per_destination_whether_parked_or_due_the_older_holds() {
+    let parked = |ago: i64| ParkedFigure {
+        destination: "both".into(),
+        count: 1,
+        oldest: ("evt_parked".into(), NOW - ago),
+    };
+    // (parked this long ago, due this long ago) -> the oldest event named
+    let table: [(i64, i64, &str); 3] = [
+        (40 * MIN, 35 * MIN, "evt_parked"),
+        (35 * MIN, 40 * MIN, "evt_both"),
+        (10 * MIN, 40 * MIN, "evt_both"),
+    ];
+    for (parked_ago, due_ago, want) in table {
+        let f = Figures {
+            parked: vec![parked(parked_ago)],
+            pull_due: vec![pull_due("both", 1, due_ago), pull_due("other", 1, MIN)],
+            ..Figures::default()
+        };
+        let c = evaluate(&f, &AlarmConfig::default(), NOW);
+        assert_eq!(
+            c.iter().map(|c| c.id.to_string()).collect::<Vec<_>>(),
+            ["parked_oldest:both"]
+        );
+        assert_eq!(
+            c[0].detail["oldest_event_id"], want,
+            "{parked_ago} {due_ago}"
+        );
+    }
+}
