@@ -3,15 +3,16 @@
 //! fire and queued messages live in memory, it is what resumes unfinished
 //! work). It revives drains whose chain of messages was lost, settles
 //! delivery leases that ran out unrecorded and pull leases that ended with
-//! no ack, sends to the DLQ pull deliveries unpulled past `PARK_MAX_AGE`,
-//! and sends again the `deliveries` messages that are overdue.
+//! no ack (counted `pull_lease_expired`), sends to the DLQ pull deliveries
+//! unpulled past `PARK_MAX_AGE`, and sends again the `deliveries` messages
+//! that are overdue; then it flushes what it counted.
 
 use crate::config_cache::relay_config;
-use hookrelay_core::metrics::Component;
-use hookrelay_platform::log;
+use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_platform::now_ms;
 use hookrelay_platform::parking::drain_resume;
 use hookrelay_platform::pipeline::{overdue, pull};
+use hookrelay_platform::{log, metrics};
 use worker::Env;
 
 /// Pull leases settled, and unpulled deliveries sent to the DLQ, per
@@ -35,12 +36,16 @@ pub async fn check(env: &Env) {
                 now_ms(),
             )
             .await;
-            if let Err(e) = settled {
-                log::error(
+            match settled {
+                Ok(n) => metrics::count(
+                    Metric::new(MetricName::PullLeaseExpired, Component::Deliveries),
+                    n as u64,
+                ),
+                Err(e) => log::error(
                     Component::Relay,
                     "pull_lease_expiry_failed",
                     log::fields! {"err": hookrelay_platform::db::error_message(&e)},
-                );
+                ),
             }
             // A delivery due and unpulled past PARK_MAX_AGE goes to the DLQ.
             let max_age = c.delivery.parking.max_age_ms;
@@ -60,6 +65,11 @@ pub async fn check(env: &Env) {
             }
         }
     }
+    // What this check counted (`lease_expired`, `message_resent`,
+    // `pull_lease_expired`, an unpulled delivery's `dead_letter_handoff`) is
+    // written now: a cron invocation ends here, with no later flush of its
+    // own to carry it.
+    metrics::flush(env).await;
 }
 
 /// Runs the check if this isolate has not in the last 30 s. Cheap to call

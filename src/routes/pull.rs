@@ -4,16 +4,17 @@
 //! `DESTINATIONS`, apart from `/api/v1/admin` so a proxy in front of the
 //! admin API never blocks a consumer. The token check is the core's
 //! (`admin::token_identity::may_pull`), the bodies' and the settlements'
-//! rules are `deliver::pull`'s; this file moves bytes.
+//! rules are `deliver::pull`'s; this file moves bytes, and counts what it
+//! answered (`pull`, `pull_leased`, `pull_ack` by state).
 
 use crate::config_cache::relay_config;
 use crate::routes::responses;
 use hookrelay_core::admin::token_identity::may_pull;
 use hookrelay_core::deliver::pull::{self, BodyError};
-use hookrelay_core::metrics::Component;
+use hookrelay_core::metrics::{Component, Metric, MetricName};
 use hookrelay_platform::pipeline::pull as glue;
 use hookrelay_platform::token_keys::EnvTokenKeys;
-use hookrelay_platform::{body, db::error_message, log, now_ms};
+use hookrelay_platform::{body, db::error_message, log, metrics, now_ms};
 use serde::Serialize;
 use serde_json::json;
 use worker::{Env, Method, Request, Response, Result};
@@ -60,6 +61,10 @@ pub async fn handle(mut req: Request, env: &Env, path: &str) -> Result<Response>
             Err(e) => return bad_request(&e),
         };
         let answered = glue::ack((env, &db), name, &acks, &cfg.retry, now).await;
+        if let Ok(results) = &answered {
+            count_acks(results);
+        }
+        metrics::flush(env).await;
         return success(answered.map(|results| json!({ "results": results })), name);
     }
     let max = match pull::parse_pull(&text) {
@@ -67,7 +72,43 @@ pub async fn handle(mut req: Request, env: &Env, path: &str) -> Result<Response>
         Err(e) => return bad_request(&e),
     };
     let answered = glue::pull(&db, (name, settings), (max, fresh_lease_id()), now).await;
+    if let Ok(answer) = &answered {
+        count_pull(name, answer);
+    }
+    // Nothing counted (an empty pull) writes nothing: the flush is free.
+    metrics::flush(env).await;
     success(answered, name)
+}
+
+/// A pull that leased any: one `pull`, and `pull_leased` per delivery
+/// (by its source), both under the destination. An empty pull, the
+/// consumer's poll, is not counted: it costs one D1 read and no write.
+fn count_pull(destination: &str, answer: &glue::PullAnswer) {
+    if answer.items.is_empty() {
+        return;
+    }
+    metrics::count(
+        Metric::new(MetricName::Pull, Component::Relay).detail(destination),
+        1,
+    );
+    for item in &answer.items {
+        metrics::count(
+            Metric::new(MetricName::PullLeased, Component::Relay)
+                .source(&item.source)
+                .detail(destination),
+            1,
+        );
+    }
+}
+
+/// Each ack result, by the state it answered (`pull_ack:delivered`, …).
+fn count_acks(results: &[glue::AckAnswer]) {
+    for r in results {
+        metrics::count(
+            Metric::new(MetricName::PullAck, Component::Relay).detail(r.state),
+            1,
+        );
+    }
 }
 
 /// The answer for a caller that may not pull `destination`, if it may not:

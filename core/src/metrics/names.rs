@@ -69,6 +69,17 @@ named_states! {
         /// A delivery's `deliveries` message was overdue (lost) and the
         /// periodic check sent it again.
         MessageResent = "message_resent",
+        /// A pull that leased at least one delivery (detail: the pull
+        /// destination); an empty pull is not counted.
+        Pull = "pull",
+        /// Deliveries a pull leased (detail: the pull destination).
+        PullLeased = "pull_leased",
+        /// A pull consumer's ack result (detail: its state, `delivered`,
+        /// `pending`, `dead_lettered`, `lease_expired` or `unknown`).
+        PullAck = "pull_ack",
+        /// A pull lease that ended with no ack, settled by the periodic
+        /// check as a failed `TIMEOUT` attempt.
+        PullLeaseExpired = "pull_lease_expired",
     }
 }
 
