@@ -21,6 +21,7 @@ import { startDownstream } from "./support/downstream.mjs";
 import { hmacHeaders } from "./support/signers.mjs";
 import { adminClient, token } from "./support/admin.mjs";
 import { secretNameFor } from "../scripts/webhook-signatures.mjs";
+import { baseEnv, hookrelay } from "./support/cli.mjs";
 
 const SECRET = "pull-figures-source-secret";
 // Each test has destinations of its own, so no test reads another's rows.
@@ -110,6 +111,13 @@ test("the stats show per pull destination its waiting, due and leased deliveries
   const tally = pullLine(s, "tally");
   assert.deepEqual([tally.waiting, tally.due, tally.leased], [1, 1, 1], JSON.stringify(tally));
   assert.ok(tally.oldest_due_age_s >= 0 && tally.oldest_due_age_s < 60, JSON.stringify(tally));
+  // `hookrelay status` shows the same figures, a row per pull destination.
+  const status = await hookrelay(["status"], { env: baseEnv({ HOOKRELAY_URL: String(relay.url).replace(/\/$/, ""), HOOKRELAY_TOKEN: token() }) });
+  assert.equal(status.code, 0, status.stderr);
+  const section = status.stdout.split("\npull destinations\n")[1] ?? "";
+  assert.match(section, /DESTINATION\s+WAITING\s+DUE\s+LEASED\s+OLDEST DUE/, status.stdout);
+  assert.match(section, /quiet\s+2\s+2\s+0\s+2m/, status.stdout);
+  assert.match(section, /tally\s+1\s+1\s+1\s/, status.stdout);
 
   // A failed ack: waiting again, but not due until the first retry delay.
   const [failed] = await ack("tally", [{ delivery_id: leased.delivery_id, lease_id: leased.lease_id, status: 503 }]);

@@ -237,7 +237,7 @@ test("a name that is not a pull destination is 404, an unknown field is 400 nami
   const outboxRevoked = `Bearer ${token({ claims: { role: "pull", destination: "outbox" } })}`;
   assert.equal((await call("outbox", {}, outboxRevoked)).status, 401, "signed with ADMIN_JWT_SECRET while outbox has its own secret: revoked");
   for (const [auth, status] of [[inboxToken, 403], [outboxOwn, 403]]) {
-    const res = await relay.fetch("/api/v1/admin/stats", { headers: { authorization: auth } });
+    const res = await relay.fetch("/api/v1/admin/webhook-dlq/stats", { headers: { authorization: auth } });
     assert.equal(res.status, status, "a pull token is refused by admin routes");
     assert.match((await res.json()).error.message, /^this is a pull token for destination '(inbox|outbox)'/);
   }

@@ -1,8 +1,9 @@
 //! `hookrelay status`: the relay at a glance, from `GET /healthz`, the
 //! stats (`/webhook-dlq/stats`) and the alarms (`/alerts`): depth, oldest
 //! pending age, ingress, dominant code, parked deliveries, each destination
-//! (breaker, deliveries in the last hour, parked), firing alarms. With
-//! `--json`, the stats' `data` unchanged.
+//! (breaker, deliveries in the last hour, parked), each pull destination
+//! (waiting, due, leased, oldest due), firing alarms. With `--json`, the
+//! stats' `data` unchanged.
 
 use super::connect;
 use crate::args::Global;
@@ -33,6 +34,10 @@ pub fn run(g: &Global) -> Outcome {
     println!("{}", figures(&stats, now));
     println!("\ndestinations");
     println!("{}", destinations(&stats["destinations"], now));
+    if let Some(pull) = pull_destinations(&stats["pull"]) {
+        println!("\npull destinations");
+        println!("{pull}");
+    }
     println!("\nalarms firing");
     println!("{}", firing(&alerts["items"], now));
     Ok(Done::Ok)
@@ -110,6 +115,36 @@ fn destination_row(d: &Value, now: i64) -> Vec<String> {
     vec![cell(&d["destination"]), breaker, rate, last_hour, parked]
 }
 
+/// One row per pull destination (the stats' `pull`, which the relay
+/// answers): waiting, due, leased, the oldest due one's age; the relay's
+/// error in their place when it gave none (never zeros); nothing when the
+/// relay has no pull destination, or predates them.
+fn pull_destinations(pull: &Value) -> Option<String> {
+    if let Some(message) = pull["error"]["message"].as_str() {
+        return Some(format!("  unknown: {message}"));
+    }
+    let list = pull["destinations"].as_array().filter(|l| !l.is_empty())?;
+    let rows = list
+        .iter()
+        .map(|d| {
+            let oldest = d["oldest_due_age_s"]
+                .as_i64()
+                .map_or("-".into(), |a| format!("{} ago", span(a * 1000)));
+            vec![
+                cell(&d["destination"]),
+                cell(&d["waiting"]),
+                cell(&d["due"]),
+                cell(&d["leased"]),
+                oldest,
+            ]
+        })
+        .collect();
+    Some(table(
+        &["DESTINATION", "WAITING", "DUE", "LEASED", "OLDEST DUE"],
+        rows,
+    ))
+}
+
 /// The firing alarms, a line each.
 fn firing(items: &Value, now: i64) -> String {
     let lines: Vec<String> = items
@@ -136,6 +171,31 @@ fn firing(items: &Value, now: i64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pull_destinations_read_as_rows_or_the_relays_error() {
+        let pull = json!({"destinations": [
+            {"destination": "inbox", "waiting": 3, "due": 2, "leased": 1, "oldest_due_age_s": 90},
+            {"destination": "outbox", "waiting": 0, "due": 0, "leased": 0, "oldest_due_age_s": null}
+        ]});
+        let t = pull_destinations(&pull).unwrap();
+        assert!(
+            t.contains("WAITING") && t.contains("inbox") && t.contains("outbox"),
+            "{t}"
+        );
+        assert!(
+            t.lines().any(|l| l.contains("inbox") && l.contains("ago")),
+            "{t}"
+        );
+        let failed =
+            json!({"error": {"code": "UNAVAILABLE", "message": "the relay did not answer"}});
+        assert_eq!(
+            pull_destinations(&failed).as_deref(),
+            Some("  unknown: the relay did not answer")
+        );
+        assert_eq!(pull_destinations(&json!({"destinations": []})), None);
+        assert_eq!(pull_destinations(&Value::Null), None);
+    }
 
     #[test]
     fn the_figures_destinations_and_alarms_read_as_lines() {
