@@ -157,6 +157,20 @@ test("when the relay cannot give the pull figures, the stats answer the rest and
   }
 });
 
+test("a relay that does not answer the pull figures never hangs the stats: they answer without them, naming the wait", async () => {
+  // The demo's configuration; the relay's figures route answers only after 30 s.
+  const hung = await startRelay({ relayVars: { HOOKRELAY_TEST_FAULTS: "pull_figures_hang" } });
+  try {
+    const res = await adminClient(hung).get("webhook-dlq/stats");
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(typeof res.data.depth, "number", "the rest of the stats answer");
+    assert.equal(res.data.pull.destinations, undefined, JSON.stringify(res.data.pull));
+    assert.match(res.data.pull.error.message, /did not answer the pull figures call within 5000 ms/, JSON.stringify(res.data.pull));
+  } finally {
+    await hung.dispose();
+  }
+});
+
 /** Counter totals: by metric (`counters`) and by metric and label (`counters_by_label`). */
 async function counters() {
   const s = await stats();

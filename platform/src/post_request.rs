@@ -11,7 +11,21 @@ use worker::{Error, Headers, Request, Result};
 
 /// A POST of `body` to `url` with `headers`.
 pub fn post(url: &str, headers: &Headers, body: &str) -> Result<Request> {
+    post_within(url, headers, body, None)
+}
+
+/// [`post`], aborted after `timeout_ms` when one is given (the caller's
+/// own budget: an answer it cannot wait for is no answer).
+pub fn post_within(
+    url: &str,
+    headers: &Headers,
+    body: &str,
+    timeout_ms: Option<u64>,
+) -> Result<Request> {
     let init = web_sys::RequestInit::new();
+    if let Some(ms) = timeout_ms {
+        init.set_signal(Some(&web_sys::AbortSignal::timeout_with_f64(ms as f64)));
+    }
     init.set_method("POST");
     init.set_headers(headers.as_ref());
     init.set_body(&JsValue::from_str(body));

@@ -9,6 +9,9 @@
 //!   `deliveries` message (`crate::pipeline::record`).
 //! - `record_carried`: that message's own record fails too (the double
 //!   fault: the lease runs out, and the periodic check counts it).
+//! - `pull_figures_hang`: the relay's `POST /internal/v1/pull-figures`
+//!   answers only after 30 s, as a hung relay would, so the stats' wait
+//!   for it is shown to end (`hookrelay_core::deliver::pull_figures::ANSWER_WITHIN_MS`).
 
 use worker::Env;
 

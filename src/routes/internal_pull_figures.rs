@@ -23,6 +23,10 @@ pub async fn handle(mut req: Request, env: &Env) -> Result<Response> {
     if !text.trim().is_empty() && serde_json::from_str::<EmptyBody>(&text).is_err() {
         return responses::error(400, "BAD_REQUEST", "the pull figures call takes no fields");
     }
+    if hookrelay_platform::test_faults::armed(env, "pull_figures_hang") {
+        // A hung relay, for the stats' wait to end (test-only).
+        worker::Delay::from(std::time::Duration::from_secs(30)).await;
+    }
     let pulls = admitted.config().delivery.pull_names();
     match read(env, &pulls, now_ms()).await {
         Ok(figures) => Response::from_json(&figures),

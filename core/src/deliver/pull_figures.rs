@@ -18,6 +18,11 @@ use serde::{Deserialize, Serialize};
 /// stats (a token-proven call, like a replay's).
 pub const PATH: &str = "/internal/v1/pull-figures";
 
+/// How long the stats wait for the relay's figures (one D1 batch there)
+/// before they answer without them, naming the wait: a hung relay must
+/// never hang the page on-call reads first.
+pub const ANSWER_WITHIN_MS: u64 = 5_000;
+
 /// What D1 holds for one pull destination's waiting deliveries (pending,
 /// not handed to the DLQ).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,9 @@
 //! and the pull destinations' figures are asked of it the same way.
 
 use hookrelay_core::admin::internal_token::mint;
-use hookrelay_core::deliver::pull_figures::{PullFigures, PATH as PULL_FIGURES_PATH};
+use hookrelay_core::deliver::pull_figures::{
+    PullFigures, ANSWER_WITHIN_MS, PATH as PULL_FIGURES_PATH,
+};
 use hookrelay_core::maintenance::schedule::MAINTENANCE_PATH;
 use hookrelay_core::replay::call::{ReplayAnswer, ReplayCall, PATH};
 use hookrelay_core::state::error_code::{ErrorCode, Failure};
@@ -53,7 +55,7 @@ impl Relay {
     /// (`WATCHDOG_FAILED`, `MAINTENANCE_FAILED`, as the relay named it;
     /// `UNAVAILABLE` when the relay gave no answer of its own).
     pub async fn maintenance(&self) -> Result<serde_json::Value, (String, String)> {
-        self.internal(MAINTENANCE_PATH, "maintenance").await
+        self.internal(MAINTENANCE_PATH, "maintenance", None).await
     }
 
     /// The pull destinations' figures, from the relay (which alone knows
@@ -61,7 +63,10 @@ impl Relay {
     /// error code and message of why there are none to show (`UNAVAILABLE`
     /// when the relay gave no answer of its own).
     pub async fn pull_figures(&self) -> Result<PullFigures, (String, String)> {
-        let answer = self.internal(PULL_FIGURES_PATH, "pull figures").await?;
+        let within = Some(ANSWER_WITHIN_MS);
+        let answer = self
+            .internal(PULL_FIGURES_PATH, "pull figures", within)
+            .await?;
         serde_json::from_value(answer).map_err(|e| {
             (
                 "UNAVAILABLE".to_string(),
@@ -70,17 +75,19 @@ impl Relay {
         })
     }
 
-    /// POSTs `{}` to the relay's internal route `path`: its JSON answer on
-    /// 200, else the error code and message the relay answered (or
-    /// `UNAVAILABLE` naming what went wrong); `what` names the call.
+    /// POSTs `{}` to the relay's internal route `path`, given up after
+    /// `within_ms` if set: its JSON answer on 200, else the error code and
+    /// message the relay answered (or `UNAVAILABLE` naming what went
+    /// wrong); `what` names the call.
     async fn internal(
         &self,
         path: &str,
         what: &str,
+        within_ms: Option<u64>,
     ) -> Result<serde_json::Value, (String, String)> {
         let unavailable = |m: String| ("UNAVAILABLE".to_string(), m);
         let (status, text) = self
-            .call(path, "{}", &format!("the {what} call"))
+            .call_within(path, "{}", &format!("the {what} call"), within_ms)
             .await
             .map_err(unavailable)?;
         let answer: serde_json::Value = serde_json::from_str(&text)
@@ -115,17 +122,31 @@ impl Relay {
     /// the relay's status and answer text, or why it did not answer (`what`
     /// names the call in that message).
     pub async fn call(&self, path: &str, body: &str, what: &str) -> Result<(u16, String), String> {
+        self.call_within(path, body, what, None).await
+    }
+
+    /// [`Relay::call`], given up after `within_ms` when set (the relay's
+    /// answer then names the wait).
+    async fn call_within(
+        &self,
+        path: &str,
+        body: &str,
+        what: &str,
+        within_ms: Option<u64>,
+    ) -> Result<(u16, String), String> {
         let headers = Headers::new();
         let token = mint(&self.key, now_ms().div_euclid(1000));
         let _ = headers.set("authorization", &format!("Bearer {token}"));
         let _ = headers.set("content-type", "application/json");
-        let request = post_request::post(&format!("https://hookrelay{path}"), &headers, body)
+        let url = format!("https://hookrelay{path}");
+        let request = post_request::post_within(&url, &headers, body, within_ms)
             .map_err(|e| e.to_string())?;
+        let waited = within_ms.map_or(String::new(), |ms| format!(" within {ms} ms"));
         let mut response = self
             .fetcher
             .fetch_request(request)
             .await
-            .map_err(|e| format!("the relay did not answer {what}: {e}"))?;
+            .map_err(|e| format!("the relay did not answer {what}{waited}: {e}"))?;
         let text = response.text().await.unwrap_or_default();
         Ok((response.status_code(), text))
     }
