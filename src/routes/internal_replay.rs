@@ -10,6 +10,9 @@
 //!   DLQ worker answers with 409), and nothing changes.
 //! - An `ingest` entry ingests again and routes; its deliveries are
 //!   enqueued and go their own way, so it succeeds once ingested.
+//! - A `delivery` entry of a pull destination calls nothing: its delivery
+//!   is made pullable again with a fresh budget, which is its success
+//!   (`pipeline::pull::revive`, by `deliver::pull::revival`).
 //! - A `delivery` replay to a destination with a `rate_per_s` takes its
 //!   turn from the destination's shared rate first: it waits for a start
 //!   free within `REPLAY_MAX_WAIT_MS`, or is refused as
