@@ -453,6 +453,17 @@ pub async fn mark_handed_off(db: &D1Database, keys: &[Key<'_>], now_ms: i64) -> 
     if keys.is_empty() {
         return Ok(());
     }
+    crate::db::batch(db, handed_off_statements(db, keys, now_ms)?).await?;
+    Ok(())
+}
+
+/// The statements of [`mark_handed_off`], for a caller that batches more
+/// with them: `keys` marked, then each event's summary once.
+pub fn handed_off_statements(
+    db: &D1Database,
+    keys: &[Key<'_>],
+    now_ms: i64,
+) -> Result<Vec<D1PreparedStatement>> {
     let mut stmts = vec![handed_off_statement(db, keys, now_ms)?];
     let mut seen: Vec<&str> = Vec::new();
     for (event_id, _) in keys {
@@ -461,8 +472,7 @@ pub async fn mark_handed_off(db: &D1Database, keys: &[Key<'_>], now_ms: i64) -> 
             stmts.push(summary_statement(db, event_id, 0, None, None)?);
         }
     }
-    crate::db::batch(db, stmts).await?;
-    Ok(())
+    Ok(stmts)
 }
 
 /// The statements that close a delivery whose dead-letter entry the triage

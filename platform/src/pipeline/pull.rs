@@ -335,15 +335,8 @@ async fn mark_unpulled(
             at_ms: now,
         })
         .collect();
-    let mut stmts = vec![deliveries::handed_off_statement(db, keys, now)?];
+    let mut stmts = deliveries::handed_off_statements(db, keys, now)?;
     stmts.extend(event_steps::insert_many(db, &steps)?);
-    let mut seen: Vec<&str> = Vec::new();
-    for (event_id, _) in keys {
-        if !seen.contains(event_id) {
-            seen.push(event_id);
-            stmts.push(deliveries::summary_statement(db, event_id, 0, None, None)?);
-        }
-    }
     crate::db::batch(db, stmts).await?;
     Ok(())
 }
